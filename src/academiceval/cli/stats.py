@@ -1,0 +1,10 @@
+"""`academiceval stats` (placeholder until its issue lands; replaced by the owning module)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def stats() -> None:
+    """Not built yet."""
+    raise typer.Exit(3)

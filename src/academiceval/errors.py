@@ -1,0 +1,33 @@
+"""Typed errors shared across stages.
+
+Every error a batch can survive derives from `AcademicEvalError`; its message is meant for a person and says
+what went wrong, where (`source`), and what to do about it (`hint`).
+"""
+
+from __future__ import annotations
+
+
+class AcademicEvalError(Exception):
+    """Base class: a problem with one input that is recorded while the rest of the batch goes on."""
+
+    code: str = "error"
+
+    def __init__(self, message: str, *, source: str | None = None, hint: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.hint = hint
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        tip = f" ({self.hint})" if self.hint else ""
+        return f"{where}{self.message}{tip}"
+
+    def as_record(self) -> dict[str, str | None]:
+        return {"code": self.code, "message": self.message, "source": self.source, "hint": self.hint}
+
+
+class ConfigError(AcademicEvalError):
+    """A user-supplied option or file is invalid; raised before any work starts."""
+
+    code = "config"

@@ -1,0 +1,5 @@
+"""Running a model on a round: async runner, response cache, records, resume."""
+
+from academiceval.runs.models import RunRecord, RunSpec
+
+__all__ = ["RunRecord", "RunSpec"]

@@ -1,0 +1,274 @@
+"""The embedded workspace: one directory holding a SQLite database (WAL mode) and the files stages write.
+
+Layout under the workspace home:
+    academiceval.sqlite   papers' metadata, authors, authorship, parsed papers, files, errors, graph, rounds
+    pdf/                  downloaded PDFs, named by versionless arXiv id (slashes replaced)
+    rounds/NAME/          exported rounds
+    runs/ROUND/MODEL/     run records and scores
+    reports/              leaderboards
+
+Stages own their tables: each declares its DDL with `register_schema(name, ddl)` at import time and the
+workspace creates every registered schema on connect (all statements are `CREATE ... IF NOT EXISTS`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from academiceval.papers.models import Paper
+from academiceval.sources.models import PaperMeta
+
+ENV_HOME = "ACADEMICEVAL_HOME"
+DEFAULT_HOME = "academiceval-data"
+DB_NAME = "academiceval.sqlite"
+
+_SCHEMAS: dict[str, str] = {}
+
+CORE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS paper_meta (
+    arxiv_id TEXT PRIMARY KEY,
+    version INTEGER,
+    title TEXT NOT NULL,
+    published TEXT NOT NULL,             -- v1 date, ISO
+    primary_category TEXT,
+    source TEXT NOT NULL,
+    json TEXT NOT NULL,                  -- PaperMeta as JSON
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS paper_meta_published ON paper_meta(published);
+CREATE INDEX IF NOT EXISTS paper_meta_category ON paper_meta(primary_category);
+CREATE TABLE IF NOT EXISTS authorship (
+    arxiv_id TEXT NOT NULL,
+    position INTEGER NOT NULL,           -- 0 = first author
+    author_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (arxiv_id, position)
+);
+CREATE INDEX IF NOT EXISTS authorship_author ON authorship(author_key);
+CREATE TABLE IF NOT EXISTS parsed_paper (
+    paper_id TEXT PRIMARY KEY,           -- sha256 of the PDF, or "<source>:<id>" for pre-parsed papers
+    arxiv_id TEXT,
+    source TEXT NOT NULL,
+    path TEXT,                           -- where the input was read from (informational)
+    parser_version TEXT NOT NULL,
+    json TEXT NOT NULL,                  -- Paper as JSON
+    parsed_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS parsed_paper_arxiv ON parsed_paper(arxiv_id);
+CREATE TABLE IF NOT EXISTS ingest_error (
+    sha256 TEXT NOT NULL,
+    path TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    hint TEXT,
+    at TEXT NOT NULL,
+    PRIMARY KEY (sha256, path)
+);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, json TEXT NOT NULL);
+"""
+
+
+def register_schema(name: str, ddl: str) -> None:
+    """Declare a stage's tables; created on every connect (idempotent DDL only)."""
+    _SCHEMAS[name] = ddl
+
+
+register_schema("core", CORE_SCHEMA)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """Option beats environment beats default (`./academiceval-data`)."""
+    if home is not None:
+        return Path(home)
+    env = os.environ.get(ENV_HOME)
+    return Path(env) if env else Path(DEFAULT_HOME)
+
+
+class Workspace:
+    """Handle on a workspace directory. Cheap to create; one SQLite connection per thread."""
+
+    def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
+        self.home = resolve_home(home).resolve()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db_path = self.home / DB_NAME
+        self._local = threading.local()
+
+    # ---- directories ----------------------------------------------------------------------------
+    def subdir(self, *parts: str) -> Path:
+        p = self.home.joinpath(*parts)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    @property
+    def pdf_dir(self) -> Path:
+        return self.subdir("pdf")
+
+    @property
+    def rounds_dir(self) -> Path:
+        return self.subdir("rounds")
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.subdir("runs")
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.subdir("reports")
+
+    # ---- database -------------------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=60000")
+            for ddl in _SCHEMAS.values():
+                conn.executescript(ddl)
+            self._local.conn = conn
+        return conn
+
+    def ensure_schema(self, ddl: str) -> None:
+        self.db.executescript(ddl)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic unit of work: committed entirely or not at all (survives kill -9)."""
+        conn = self.db
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # ---- paper metadata -------------------------------------------------------------------------
+    def upsert_meta(self, metas: Iterable[PaperMeta], conn: sqlite3.Connection | None = None) -> int:
+        """Insert or replace metadata and authorship rows. Keeps the higher version when both are known."""
+        own = conn is None
+        c = self.db if conn is None else conn
+        n = 0
+        if own:
+            c.execute("BEGIN IMMEDIATE")
+        try:
+            for m in metas:
+                row = c.execute("SELECT version FROM paper_meta WHERE arxiv_id=?", (m.arxiv_id,)).fetchone()
+                if row is not None and row["version"] and m.version and row["version"] > m.version:
+                    continue
+                c.execute(
+                    "INSERT OR REPLACE INTO paper_meta VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        m.arxiv_id,
+                        m.version,
+                        m.title,
+                        m.published.isoformat(),
+                        m.primary_category,
+                        m.source,
+                        m.model_dump_json(),
+                        now_iso(),
+                    ),
+                )
+                c.execute("DELETE FROM authorship WHERE arxiv_id=?", (m.arxiv_id,))
+                c.executemany(
+                    "INSERT INTO authorship VALUES (?,?,?,?)",
+                    [(m.arxiv_id, i, a.key or a.name, a.name) for i, a in enumerate(m.authors)],
+                )
+                n += 1
+            if own:
+                c.execute("COMMIT")
+        except BaseException:
+            if own:
+                c.execute("ROLLBACK")
+            raise
+        return n
+
+    def get_meta(self, arxiv_id: str) -> PaperMeta | None:
+        row = self.db.execute("SELECT json FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
+        return PaperMeta.model_validate_json(row["json"]) if row else None
+
+    def iter_meta(self, where: str = "", params: tuple[object, ...] = ()) -> Iterator[PaperMeta]:
+        """All metadata, oldest first (by v1 date, then id). `where` is an SQL condition on paper_meta."""
+        sql = "SELECT json FROM paper_meta" + (f" WHERE {where}" if where else "") + " ORDER BY published, arxiv_id"
+        for row in self.db.execute(sql, params):
+            yield PaperMeta.model_validate_json(row["json"])
+
+    def count_meta(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
+
+    def papers_of_author(self, author_key: str, *, first_only: bool = False) -> list[str]:
+        sql = "SELECT arxiv_id FROM authorship WHERE author_key=?" + (" AND position=0" if first_only else "")
+        return [r[0] for r in self.db.execute(sql, (author_key,))]
+
+    # ---- parsed papers --------------------------------------------------------------------------
+    def has_paper(self, paper_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM parsed_paper WHERE paper_id=?", (paper_id,)).fetchone() is not None
+
+    def put_paper(self, paper: Paper, path: str | None = None) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO parsed_paper VALUES (?,?,?,?,?,?,?)",
+            (
+                paper.paper_id,
+                paper.arxiv_id,
+                paper.source,
+                path,
+                paper.parser_version,
+                paper.model_dump_json(),
+                now_iso(),
+            ),
+        )
+        self.db.execute("DELETE FROM ingest_error WHERE sha256=?", (paper.paper_id,))
+
+    def get_paper(self, paper_id: str) -> Paper | None:
+        row = self.db.execute("SELECT json FROM parsed_paper WHERE paper_id=?", (paper_id,)).fetchone()
+        return Paper.model_validate_json(row["json"]) if row else None
+
+    def get_paper_by_arxiv(self, arxiv_id: str) -> Paper | None:
+        """The parsed paper for a versionless arXiv id; PDF-parsed papers win over pre-parsed ones."""
+        row = self.db.execute(
+            "SELECT json FROM parsed_paper WHERE arxiv_id=? ORDER BY (source='pdf') DESC, parsed_at DESC LIMIT 1",
+            (arxiv_id,),
+        ).fetchone()
+        return Paper.model_validate_json(row["json"]) if row else None
+
+    def iter_papers(self) -> Iterator[Paper]:
+        for row in self.db.execute("SELECT json FROM parsed_paper ORDER BY paper_id"):
+            yield Paper.model_validate_json(row["json"])
+
+    # ---- recorded errors ------------------------------------------------------------------------
+    def record_ingest_error(self, sha256: str, path: str, code: str, message: str, hint: str | None) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO ingest_error VALUES (?,?,?,?,?,?)", (sha256, path, code, message, hint, now_iso())
+        )
+
+    def ingest_errors(self) -> list[dict[str, str]]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM ingest_error ORDER BY at, path")]
+
+    # ---- small key/value documents (options of the last build, cursors, ...) --------------------
+    def put_doc(self, key: str, value: object) -> None:
+        self.db.execute("INSERT OR REPLACE INTO kv VALUES (?,?)", (key, json.dumps(value, default=str)))
+
+    def get_doc(self, key: str) -> object | None:
+        row = self.db.execute("SELECT json FROM kv WHERE key=?", (key,)).fetchone()
+        return json.loads(row["json"]) if row else None
