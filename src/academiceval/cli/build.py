@@ -1,10 +1,165 @@
-"""`academiceval build` (placeholder until its issue lands; replaced by the owning module)."""
+"""`academiceval build --round NAME`: a dated benchmark round from the workspace (thin over rounds.build)."""
 
 from __future__ import annotations
 
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
 
-def build() -> None:
-    """Not built yet."""
-    raise typer.Exit(3)
+
+def _day(value: str | None, option: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise fail(f"{option} {value!r} is not a date; use YYYY-MM-DD") from None
+
+
+def build(
+    round_name: Annotated[str, typer.Option("--round", help="Name of the round (its directory under rounds/).")],
+    home: HomeOption = None,
+    val_from: Annotated[
+        str | None, typer.Option("--val-from", help="First v1 date of the validation window (YYYY-MM-DD).")
+    ] = None,
+    test_from: Annotated[
+        str | None, typer.Option("--test-from", help="First v1 date of the test window; test papers are newer.")
+    ] = None,
+    test_until: Annotated[
+        str | None, typer.Option("--test-until", help="Last v1 date of the test window (later papers are left out).")
+    ] = None,
+    fractions: Annotated[
+        str,
+        typer.Option("--fractions", help="train,val,test shares of the date-sorted papers when no dates are given."),
+    ] = "0.72,0.19,0.09",
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--setting",
+            help="Context setting, repeatable: zero-shot, random:K (same-category demos), coauthor:K "
+            "(co-authors' first-author papers), mixed:A+B. Default: zero-shot.",
+        ),
+    ] = None,
+    context_tokens: Annotated[
+        int | None,
+        typer.Option("--context-tokens", help="Also build a setting that adds demos until the input reaches N tokens."),
+    ] = None,
+    distractors: Annotated[
+        int, typer.Option("--distractors", help="Pad each Related-Work citation corpus with N uncited papers.")
+    ] = 0,
+    min_citations: Annotated[
+        int, typer.Option("--min-citations", help="Skip Related-Work targets with fewer resolved cited papers.")
+    ] = 1,
+    task: Annotated[
+        list[str] | None,
+        typer.Option("--task", help="Restrict to tasks: title, abstract, introduction, related_work. Repeatable."),
+    ] = None,
+    category_level: Annotated[
+        str,
+        typer.Option("--category-level", help="Random demos share the 'primary' category or only its 'archive'."),
+    ] = "primary",
+    seed: Annotated[int, typer.Option("--seed", help="Round seed; every per-sample seed derives from it.")] = 0,
+    templates: Annotated[
+        Path | None, typer.Option("--templates", help="Directory of .j2 prompt templates overriding the defaults.")
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Fetch missing PDFs and citation metadata from 'arxiv' (live) or a mirror directory. "
+            "Default: use only the workspace.",
+        ),
+    ] = None,
+    api_url: Annotated[
+        str | None, typer.Option("--api-url", help="A server speaking the arXiv protocol (overrides --source).")
+    ] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only papers submitted on/after this date.")] = None,
+    max_fetch: Annotated[
+        int | None, typer.Option("--max-fetch", help="Fetch and ingest at most N missing PDFs.")
+    ] = None,
+    previous: Annotated[
+        str | None, typer.Option("--previous", help="Earlier round (name or dir): list test samples added/retired.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing round of the same name.")] = False,
+) -> None:
+    """Build a round: chronological split, the four writing tasks, demos per setting, citation corpora; export
+    parquet + JSONL per config with a manifest (sha256 of every file) and a `datasets` card."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.rounds.build import build_round
+    from academiceval.store import Workspace
+
+    try:
+        fr = [float(x) for x in fractions.split(",")]
+    except ValueError:
+        raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
+    ws = Workspace(home)
+    src = None
+    if source or api_url:
+        from academiceval.sources import open_source
+
+        try:
+            src = open_source(source or "arxiv", api_url)
+        except AcademicEvalError as exc:
+            raise fail(str(exc)) from None
+    with progress() as bar:
+        tasks_ids: dict[str, int] = {}
+
+        def report(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks_ids:
+                tasks_ids[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks_ids[stage], completed=done, total=total)
+
+        try:
+            m = build_round(
+                ws,
+                round_name,
+                source=src,
+                val_from=_day(val_from, "--val-from"),
+                test_from=_day(test_from, "--test-from"),
+                test_until=_day(test_until, "--test-until"),
+                fractions=fr,
+                settings=setting or ["zero-shot"],
+                context_tokens=context_tokens,
+                distractors=distractors,
+                min_citations=min_citations,
+                tasks=tuple(task) if task else ("title", "abstract", "introduction", "related_work"),  # type: ignore[arg-type]
+                category_level=category_level,
+                seed=seed,
+                templates_dir=templates,
+                since=_day(since, "--since"),
+                max_fetch=max_fetch,
+                previous=previous,
+                force=force,
+                progress=report,
+            )
+        except AcademicEvalError as exc:
+            raise fail(str(exc)) from None
+    w = m.windows
+    rows = [
+        (
+            name,
+            i.task,
+            i.setting,
+            i.counts.get("train", 0),
+            i.counts.get("val", 0),
+            i.counts.get("test", 0),
+            f"{i.mean_input_tokens:,.0f}",
+        )
+        for name, i in sorted(m.configs.items())
+    ]
+    console.print(
+        summary_table(f"round {m.round}", ["config", "task", "setting", "train", "val", "test", "input tok"], rows)
+    )
+    skipped = [(k, r, n) for k, reasons in m.skipped.items() for r, n in reasons.items()]
+    if skipped:
+        console.print(summary_table("skipped", ["task/setting", "reason", "count"], skipped))
+    console.print(
+        f"windows: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · test {w.test_from}…{w.test_until}"
+    )
+    if m.previous_round:
+        console.print(f"vs {m.previous_round}: {len(m.adds)} test samples added, {len(m.retires)} retired")
+    console.print(f"written to {(Path(ws.rounds_dir) / m.round)}")

@@ -1,13 +1,90 @@
-"""`academiceval mirror` (placeholder until its issue lands)."""
+"""`academiceval mirror`: index a local arXiv bulk mirror into the workspace, or serve it over HTTP."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(help="Local arXiv bulk mirror: index it into the workspace, or serve it over HTTP.")
+from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+
+app = typer.Typer(
+    help="Local arXiv bulk mirror: index it into the workspace, or serve it over HTTP like the arXiv API.",
+    no_args_is_help=True,
+)
+
+DirArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Directory holding arXiv data: Kaggle snapshot JSON lines, .abs records, listings, saved Atom "
+        "responses, SCALAR metadata, unarXive JSONL, PDFs named by arXiv id (searched recursively).",
+        exists=True,
+        file_okay=False,
+        dir_okay=True,
+        resolve_path=True,
+    ),
+]
 
 
 @app.command("index")
-def index() -> None:
-    """Not built yet."""
-    raise typer.Exit(3)
+def index(directory: DirArg, home: HomeOption = None) -> None:
+    """Read every arXiv record under DIRECTORY into the workspace (metadata, pre-parsed unarXive papers, PDF
+    locations). Unreadable records are recorded with their reason and the rest goes on; running it again is safe."""
+    from academiceval.sources.mirror.workspace import index_mirror
+    from academiceval.store.workspace import Workspace
+
+    ws = Workspace(home)
+    with progress() as bar:
+        task = bar.add_task("indexing mirror", total=None)
+
+        def tick(name: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, description=f"indexing {name[:40]}")
+
+        report = index_mirror(ws, directory, progress=tick)
+    console.print(
+        summary_table(f"mirror index: {report.root}", ["format", "files", "records", "errors"], report.rows())
+    )
+    console.print(
+        f"papers stored: {report.papers_stored} · pre-parsed papers: {report.parsed_papers_stored} · "
+        f"PDFs found: {report.pdfs_found} · files skipped (not arXiv data): {report.skipped_files}"
+    )
+    if report.errors:
+        shown = report.errors[:10]
+        console.print(
+            summary_table("unreadable records (first 10; all in table mirror_error)", ["where", "reason"], shown)
+        )
+
+
+@app.command("serve")
+def serve(
+    directory: DirArg,
+    port: Annotated[int, typer.Option("--port", "-p", help="Port on 127.0.0.1 (0 = any free port).")] = 8088,
+    fault: Annotated[
+        str | None,
+        typer.Option(
+            "--fault",
+            help="Inject faults, e.g. '429=0.1,500=0.05,truncate=0.02,empty=0.02,html=0.01,slow=0.01,"
+            "retry_after=1,slow_seconds=2,seed=7'. Also per request with ?_fault=KIND or POST /_faults (JSON).",
+        ),
+    ] = None,
+) -> None:
+    """Answer the arXiv API protocol over DIRECTORY on 127.0.0.1: /api/query (search_query, id_list, start,
+    max_results, sortBy, sortOrder), /pdf/<id>, /_stats (request counters), /_faults. Stop with Ctrl-C."""
+    from academiceval.sources.server import FaultConfig, make_server
+
+    try:
+        faults = FaultConfig.parse(fault)
+    except ValueError as e:
+        raise fail(str(e)) from e
+    err_console.print(f"loading {directory} …")
+    server = make_server(directory, port, faults)
+    host, real_port = server.server_address[:2]
+    console.print(f"serving {len(server.index)} papers at http://{host}:{real_port}/api/query (Ctrl-C to stop)")
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        console.print(f"served: {server.stats_json()}")

@@ -1,10 +1,207 @@
-"""`academiceval run` (placeholder until its issue lands; replaced by the owning module)."""
+"""`academiceval run ROUND --model SPEC`: run a model on a round (thin wrapper over `runs.runner.run_round`)."""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
+from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.errors import AcademicEvalError, ConfigError
 
-def run() -> None:
-    """Not built yet."""
-    raise typer.Exit(3)
+
+def parse_generation_options(items: list[str]) -> dict[str, Any]:
+    """`-T key=value` pairs; values are read as JSON when they parse (0.7, 128, true, null), else as text."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"-T {item!r} is not key=value", hint="e.g. -T temperature=0 -T max_tokens=256")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def parse_rag(rag: str | None, top_k: int, chunk_size: int, chunk_overlap: int) -> dict[str, Any] | None:
+    """`bm25` | `tfidf` | `dense` | `dense:MODEL` → the run's retrieval settings (recorded in run.json)."""
+    if not rag:
+        return None
+    kind, _, model = rag.partition(":")
+    if kind not in ("bm25", "tfidf", "dense"):
+        raise ConfigError(f"--rag {rag!r}: unknown retriever", hint="bm25, tfidf, dense or dense:MODEL_PATH")
+    if model and kind != "dense":
+        raise ConfigError(f"--rag {rag!r}: only the dense retriever takes a model")
+    if top_k < 1 or chunk_size < 1 or not 0 <= chunk_overlap < chunk_size:
+        raise ConfigError("--top-k and --chunk-size must be positive and --chunk-overlap below --chunk-size")
+    out: dict[str, Any] = {"retriever": kind, "top_k": top_k, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
+    if model:
+        out["model"] = model
+    return out
+
+
+def run(
+    round_ref: Annotated[str, typer.Argument(metavar="ROUND", help="Round name in the workspace, or a round dir.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="openai/<model>, hf/<repo-or-path> or baseline/<name>.")],
+    task: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
+    setting: Annotated[list[str] | None, typer.Option("--setting", help="Only this setting (repeatable).")] = None,
+    split: Annotated[
+        list[str] | None, typer.Option("--split", help="Splits to run (repeatable; default test).")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL)"
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="Environment variable holding the API key (never stored).")
+    ] = "OPENAI_API_KEY",
+    gen: Annotated[
+        list[str] | None,
+        typer.Option("-T", help="Generation option key=value (temperature, max_tokens, top_p, seed, ...). Repeatable."),
+    ] = None,
+    max_connections: Annotated[
+        int, typer.Option("--max-connections", help="Most requests in flight; shrinks on 429 and grows back.")
+    ] = 16,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request before it is retried.")] = 600.0,
+    context_length: Annotated[
+        int | None,
+        typer.Option(
+            "--context-length", help="Model context window in tokens; longer inputs are truncated (or skipped)."
+        ),
+    ] = None,
+    tokenizer: Annotated[
+        str | None,
+        typer.Option(
+            "--tokenizer", help="Tokenizer for budgets: HF name/path, tokenizer.json, or a tiktoken encoding."
+        ),
+    ] = None,
+    on_overflow: Annotated[
+        str, typer.Option("--on-overflow", help="truncate: cut demos, then the body tail; skip: drop too-long samples.")
+    ] = "truncate",
+    count_tokens: Annotated[
+        bool, typer.Option("--count-tokens", help="Dry run: report input lengths and what would be cut; send nothing.")
+    ] = False,
+    rag: Annotated[
+        str | None, typer.Option("--rag", help="Retrieval-augmented inputs: bm25, tfidf, dense or dense:MODEL_PATH.")
+    ] = None,
+    top_k: Annotated[int, typer.Option("--top-k", help="Chunks retrieved per sample (with --rag).")] = 12,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Chunk length in tokens (with --rag).")] = 512,
+    chunk_overlap: Annotated[int, typer.Option("--chunk-overlap", help="Chunk overlap in tokens.")] = 64,
+    probe: Annotated[str | None, typer.Option("--probe", help="title-only (memorisation check) or no-context.")] = None,
+    length_instruction: Annotated[
+        bool, typer.Option("--length-instruction", help="Tell the model the reference's word count (L-Eval's LIE).")
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most N samples per task and setting.")] = None,
+    run_name: Annotated[
+        str | None,
+        typer.Option(
+            "--run-name", help="Directory name under runs/ROUND/ (default: derived from the model and variant)."
+        ),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore and do not fill the response cache.")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/."""
+    from academiceval.models.base import GenerationOptions
+    from academiceval.runs.runner import run_round
+    from academiceval.runs.summary import RunSummary
+
+    try:
+        options = GenerationOptions(**parse_generation_options(gen or []))
+        rag_opts = parse_rag(rag, top_k, chunk_size, chunk_overlap)
+    except (AcademicEvalError, ValueError) as e:
+        raise fail(str(e)) from None
+    # the workspace home (option > $ACADEMICEVAL_HOME > ./academiceval-data, as store.workspace.resolve_home);
+    # not imported from the store to keep the PDF stack out of a model run's start-up
+    ws = Path(home or os.environ.get("ACADEMICEVAL_HOME") or "academiceval-data")
+    bar = progress()
+    task_id = None
+
+    def on_progress(done: int, total: int) -> None:
+        nonlocal task_id
+        if task_id is None:
+            bar.start()
+            task_id = bar.add_task(f"{model}", total=total)
+        bar.update(task_id, completed=done, total=total)
+
+    try:
+        summary: RunSummary = run_round(
+            ws,
+            round_ref,
+            model,
+            tasks=task or None,
+            settings=setting or None,
+            splits=split or ("test",),
+            options=options,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            max_connections=max_connections,
+            timeout=timeout,
+            context_length=context_length,
+            tokenizer=tokenizer,
+            on_overflow=on_overflow,
+            rag=rag_opts,
+            probe=probe,
+            length_instruction=length_instruction,
+            count_tokens_only=count_tokens,
+            progress=None if count_tokens else on_progress,
+            run_name=run_name,
+            use_cache=not no_cache,
+            limit=limit,
+        )
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+    finally:
+        if task_id is not None:
+            bar.stop()
+    if summary.count_tokens_only:
+        _print_token_report(summary)
+        return
+    console.print(summary_table(f"{summary.model} on {summary.round}", summary.COLUMNS, summary.rows()))
+    extra = f"requests {summary.requests} (retries {summary.retries}, 429s {summary.rate_limited})"
+    if summary.error_codes:
+        extra += "; errors: " + ", ".join(f"{k} {v}" for k, v in summary.error_codes.most_common())
+    err_console.print(f"{extra}; {summary.elapsed_s:.1f} s; records in {summary.run_dir}")
+    if "no truncation" in summary.prompt_preparation:
+        err_console.print(f"[yellow]note:[/] prompts prepared by {summary.prompt_preparation}")
+
+
+def _print_token_report(summary: Any) -> None:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in summary.token_report:
+        groups.setdefault((row["task"], row["setting"]), []).append(row)
+    rows = []
+    for (task, setting), items in sorted(groups.items()):
+        ok = [r for r in items if "error" not in r]
+        toks = sorted(r["input_tokens"] for r in ok) or [0]
+        rows.append(
+            (
+                task,
+                setting,
+                len(items),
+                toks[len(toks) // 2],
+                toks[-1],
+                sum(1 for r in ok if r["tokens_cut"] > 0),
+                sum(r["tokens_cut"] for r in ok),
+                sum(1 for r in ok if r["skipped"]),
+                len(items) - len(ok),
+            )
+        )
+    cols = (
+        "task",
+        "setting",
+        "samples",
+        "median tokens",
+        "max tokens",
+        "would cut",
+        "tokens cut",
+        "would skip",
+        "errors",
+    )
+    console.print(summary_table(f"token counts ({summary.prompt_preparation})", cols, rows))

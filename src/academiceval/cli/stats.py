@@ -1,10 +1,51 @@
-"""`academiceval stats` (placeholder until its issue lands; replaced by the owning module)."""
+"""`academiceval stats ROUND`: the round's Table 2 (samples, splits, WordPiece lengths, compression, timespan)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+from academiceval.cli.common import HomeOption, console, fail, summary_table
 
-def stats() -> None:
-    """Not built yet."""
-    raise typer.Exit(3)
+
+def stats(
+    round_ref: Annotated[
+        str, typer.Argument(metavar="ROUND", help="Round name in the workspace, or a round directory.")
+    ],
+    home: HomeOption = None,
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Also write the table as Markdown to this file.")
+    ] = None,
+    recount: Annotated[
+        bool, typer.Option("--recount", help="Re-tokenise every rendered prompt instead of using stored counts.")
+    ] = False,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Skip checking file sha256s against the manifest.")
+    ] = False,
+) -> None:
+    """Per-setting statistics of a round: samples, split %, mean input/output BERT WordPiece tokens, compression
+    rate (input/output) and the test timespan."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.rounds import stats as rs
+    from academiceval.rounds.io import load_round
+    from academiceval.store import Workspace
+
+    p = Path(round_ref)
+    if not (p / "manifest.json").is_file():
+        p = Workspace(home).rounds_dir / round_ref
+    try:
+        rnd = load_round(p, verify=not no_verify)
+        table = rs.round_stats(rnd, recount=recount)
+    except AcademicEvalError as exc:
+        raise fail(str(exc)) from None
+    w = rnd.manifest.windows
+    title = (
+        f"round {rnd.name}: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · "
+        f"test {w.test_from}…{w.test_until}"
+    )
+    console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
+    if markdown is not None:
+        markdown.write_text(rs.markdown(table, title=title), encoding="utf-8")
+        console.print(f"Markdown written to {markdown}")

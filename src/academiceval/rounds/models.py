@@ -52,6 +52,8 @@ class Sample(BaseModel):
     label: str
     prompt_sha256: str = ""
     seed: int = 0
+    input_tokens: int | None = None  # BERT WordPiece tokens of the default rendered prompt (no special tokens)
+    label_tokens: int | None = None  # BERT WordPiece tokens of the label
 
 
 class SplitWindows(BaseModel):
@@ -60,6 +62,18 @@ class SplitWindows(BaseModel):
     val_until: date | None = None
     test_from: date | None = None
     test_until: date | None = None
+
+
+class ConfigInfo(BaseModel):
+    """One exported task-setting (a `datasets` config): what it holds and where."""
+
+    task: Task
+    setting: str  # the setting spec, e.g. "random:2"
+    setting_name: str  # the config name, e.g. "title-30K"
+    counts: dict[str, int] = Field(default_factory=dict)  # split -> samples
+    mean_input_tokens: float = 0.0
+    mean_label_tokens: float = 0.0
+    files: list[str] = Field(default_factory=list)  # relative paths (parquet and JSONL, one per split)
 
 
 class RoundManifest(BaseModel):
@@ -75,3 +89,5 @@ class RoundManifest(BaseModel):
     adds: list[str] = Field(default_factory=list)  # sample ids new in this round (vs previous round)
     retires: list[str] = Field(default_factory=list)  # sample ids of the previous round not carried over
     previous_round: str | None = None
+    configs: dict[str, ConfigInfo] = Field(default_factory=dict)  # config name -> what it holds
+    notes: dict[str, dict[str, int]] = Field(default_factory=dict)  # per task: non-fatal observations -> count

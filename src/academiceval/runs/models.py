@@ -23,6 +23,14 @@ class RunSpec(BaseModel):
     length_instruction: bool = False
     package_version: str
     created_at: str
+    # added by the runs area (optional, backward compatible)
+    on_overflow: str = "truncate"  # or "skip"
+    tokenizer: str | None = None  # what counted tokens for truncation
+    prompt_preparation: str = ""  # which code rendered/truncated prompts (module.function)
+    max_connections: int | None = None
+    timeout_s: float | None = None
+    task_max_tokens: dict[str, int] = Field(default_factory=dict)  # output length used per task when not set
+    updated_at: str = ""
 
 
 class RunRecord(BaseModel):
@@ -45,3 +53,11 @@ class RunRecord(BaseModel):
     cached: bool = False
     error: str | None = None
     finished_at: str = ""
+    # added by the runs area (optional, backward compatible)
+    error_code: str | None = None  # machine-readable: rate_limited, timeout, context_length, empty_answer, ...
+    retryable: bool = False  # the error may go away on a rerun: the next run requests this sample again
+    skipped: bool = False  # --on-overflow skip: too long, not sent
+    finish_reason: str | None = None
+    attempts: int = 0  # HTTP attempts this run made for the sample (0 when cached or skipped)
+    warnings: list[str] = Field(default_factory=list)  # e.g. invalid_utf8 in the answer
+    prompt_info: dict[str, Any] = Field(default_factory=dict)  # demos/citations dropped, tokenizer, retrieved chunks

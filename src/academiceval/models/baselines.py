@@ -1,0 +1,165 @@
+"""Baselines that need no model: a floor for every leaderboard.
+
+- `lead`: the opening of the available text, cut to the task's target length (the classic lead-k summary).
+- `demo-copy`: the label of the demonstration most similar to the target's input; measures how much a
+  setting's demos alone already "answer" the task. Without demos it falls back to `lead` (recorded).
+- `extractive`: the sentences that best match the task's retrieval query (BM25), up to the target length,
+  kept in document order.
+
+They read the sample's fields, not the prompt, so truncation and templates do not change their output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from academiceval.errors import ConfigError
+from academiceval.runs.errors import BackendError
+from academiceval.models.base import Completion, GenerationOptions
+from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
+from academiceval.models.truncate import content_field
+from academiceval.rounds.models import Sample
+
+BASELINES = ("lead", "demo-copy", "extractive")
+BASELINE_VERSION = "1"
+# Target lengths in words, from the task requirements (title ~10, abstract ~200, intro 1000-1500, related 500-1000).
+TARGET_WORDS: dict[str, int] = {"title": 10, "abstract": 200, "introduction": 1200, "related_work": 700}
+MIN_SENTENCE_WORDS = 4
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+class BaselineError(BackendError):
+    code = "baseline"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of paper text (regex on end punctuation + capital; no model or download needed)."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = " ".join(para.split())
+        if para:
+            out.extend(s.strip() for s in _SENTENCE_END.split(para) if s.strip())
+    return out
+
+
+def cut_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n])
+
+
+def source_text(sample: Sample) -> tuple[str, str]:
+    """(field name, text) a baseline draws from: the abstract for titles, else the paper body."""
+    body = content_field(sample.fields)
+    order = ["abstract", body] if sample.task == "title" else [body, "abstract"]
+    for name in order:
+        if name and sample.fields.get(name, "").strip():
+            return name, sample.fields[name]
+    for name, value in sample.fields.items():
+        if value.strip():
+            return name, value
+    return "", ""
+
+
+def input_text(fields: dict[str, str]) -> str:
+    return "\n\n".join(v for v in fields.values() if v)
+
+
+class BaselineBackend:
+    """Backend protocol implementation for `baseline/<lead|demo-copy|extractive>`."""
+
+    name = "baseline"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        similarity: str = "tfidf",
+        target_words: dict[str, int] | None = None,
+        templates_dir: str | None = None,
+    ) -> None:
+        if model not in BASELINES:
+            raise ConfigError(f"unknown baseline {model!r}", source="--model", hint=f"one of {', '.join(BASELINES)}")
+        if similarity not in ("tfidf", "bm25"):
+            raise ConfigError(f"unknown demo similarity {similarity!r}", hint="tfidf or bm25")
+        self.model = model
+        self.similarity = similarity
+        self.target_words = {**TARGET_WORDS, **(target_words or {})}
+        self.templates_dir = templates_dir
+
+    def cache_identity(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"backend": "baseline", "model": self.model, "version": BASELINE_VERSION}
+        if self.model == "demo-copy":
+            out["similarity"] = self.similarity
+        out["target_words"] = dict(sorted(self.target_words.items()))
+        return out
+
+    async def aclose(self) -> None:
+        return None
+
+    async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
+        # cheap but CPU-bound (BM25 over a paper's sentences): keep it off the event loop
+        return await asyncio.to_thread(self.run, sample)
+
+    def run(self, sample: Sample | None) -> Completion:
+        if sample is None:
+            raise BaselineError(
+                f"baseline/{self.model} needs the sample, not only a prompt", source="models.baselines"
+            )
+        n = self.target_words.get(sample.task, 200)
+        if self.model == "lead":
+            text, raw = self._lead(sample, n)
+        elif self.model == "demo-copy":
+            text, raw = self._demo_copy(sample, n)
+        else:
+            text, raw = self._extractive(sample, n)
+        raw = {"baseline": self.model, "target_words": n, **raw}
+        return Completion(text=text, output_tokens=len(text.split()), finish_reason="stop", raw=raw)
+
+    # -- the three baselines ----------------------------------------------------------------------------------
+
+    def _lead(self, sample: Sample, n: int) -> tuple[str, dict[str, Any]]:
+        name, text = source_text(sample)
+        return cut_words(text, n), {"source_field": name}
+
+    def _demo_copy(self, sample: Sample, n: int) -> tuple[str, dict[str, Any]]:
+        demos = [d for d in sample.demos if d.label.strip()]
+        if not demos:
+            text, raw = self._lead(sample, n)
+            return text, {**raw, "fallback": "lead", "fallback_reason": "the sample has no demonstrations"}
+        retriever = TfidfRetriever() if self.similarity == "tfidf" else BM25Retriever()
+        scores = retriever.scores(input_text(sample.fields), [input_text(d.fields) for d in demos])
+        best = top_k(scores, 1)[0]
+        chosen = demos[best]
+        return chosen.label.strip(), {
+            "demo_arxiv_id": chosen.arxiv_id,
+            "demo_index": sample.demos.index(chosen),
+            "similarity": self.similarity,
+            "score": round(float(scores[best]), 6),
+        }
+
+    def _extractive(self, sample: Sample, n: int) -> tuple[str, dict[str, Any]]:
+        from academiceval.rounds.prompts import retrieval_query
+
+        name, text = source_text(sample)
+        sentences = [s for s in split_sentences(text) if len(s.split()) >= MIN_SENTENCE_WORDS]
+        if not sentences:
+            return cut_words(text, n), {"source_field": name, "sentences": 0}
+        query = retrieval_query(sample, templates_dir=self.templates_dir)
+        scores = BM25Retriever().scores(query, sentences)
+        chosen: list[int] = []
+        used = 0
+        for i in top_k(scores, len(sentences)):
+            words = len(sentences[i].split())
+            if used + words <= n:
+                chosen.append(i)
+                used += words
+            if used >= n - MIN_SENTENCE_WORDS:
+                break
+        if not chosen:  # every sentence is longer than the target (titles): the best one, cut
+            best = top_k(scores, 1)[0]
+            return cut_words(sentences[best], n), {"source_field": name, "sentences": [best]}
+        chosen.sort()
+        return " ".join(sentences[i] for i in chosen), {"source_field": name, "sentences": chosen}

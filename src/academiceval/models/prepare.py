@@ -1,0 +1,191 @@
+"""From a sample to the exact prompt a model receives: probes, retrieval, length instruction, budget fitting.
+
+`prepare_prompt` is the one place where the runner's options (context length, output reserve, probe, RAG,
+overflow policy) meet the round's templates. It always renders through `rounds.prompts.render_prompt`, also
+after every cut, so the text that is counted is the text that is sent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from academiceval.errors import ConfigError
+from academiceval.models.rag import RagConfig, retrieve
+from academiceval.models.tokenize import Tokenizer, load_tokenizer, tokenizer_for_model
+from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
+from academiceval.rounds.models import Sample
+
+Probe = Literal["title-only", "no-context"]
+PROBES: tuple[str, ...] = ("title-only", "no-context")
+OnOverflow = Literal["truncate", "skip"]
+
+
+class PreparedPrompt(BaseModel):
+    """The prompt for one sample and an exact account of how it was made to fit."""
+
+    sample_id: str = ""
+    prompt: str
+    prompt_sha256: str
+    input_tokens: int  # counted with `tokenizer`, including the backend's fixed prompt wrapping
+    full_tokens: int = 0  # the same count before any cut
+    tokens_cut: int = 0  # full_tokens - input_tokens
+    budget: int | None = None  # context length - output tokens (None: no limit known)
+    policy: str = "none"  # "none" or the cuts applied in order, e.g. "demos-dropped+body-tail-cut"
+    skipped: bool = False
+    reason: str | None = None
+    demos_kept: int = 0
+    demos_dropped: int = 0
+    citations_dropped: int = 0
+    chunks_dropped: int = 0
+    probe: str | None = None
+    variant: str | None = None
+    length_words: int | None = None
+    tokenizer: dict[str, Any] = Field(default_factory=dict)
+    retrieved: list[dict[str, Any]] = Field(default_factory=list)  # chunk id, source, score, rank (RAG only)
+
+
+def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir: Any, length_words: int | None) -> str:
+    from academiceval.rounds.prompts import render_prompt
+
+    view = sample.model_copy(update={"fields": parts.fields, "demos": parts.demos, "citations": parts.citations})
+    return render_prompt(
+        view,
+        variant=variant,
+        templates_dir=templates_dir,
+        retrieved=parts.retrieved,
+        length_words=length_words,
+    )
+
+
+def _sha256(text: str) -> str:
+    from academiceval.rounds.prompts import prompt_sha256
+
+    return prompt_sha256(text)
+
+
+def probe_parts(sample: Sample, probe: str) -> tuple[Parts | None, str | None]:
+    """The inputs a probe leaves, or (None, reason) when the probe does not apply to the task.
+
+    title-only: every input field emptied except the title (AcademicEval's memorisation check; meaningless for
+    the title task, whose label is the title). no-context: the paper content is emptied, the short required
+    fields (title/abstract) stay; demos and citations go.
+    """
+    if probe == "title-only":
+        title = sample.fields.get("title", "")
+        if sample.task == "title" or not title:
+            why = "the title is the label" if sample.task == "title" else "the sample has no title field"
+            return None, f"probe title-only does not apply to {sample.task} samples ({why})"
+        return Parts(fields={k: (v if k == "title" else "") for k, v in sample.fields.items()}), None
+    if probe == "no-context":
+        fields = {k: (v if k in PROTECTED_FIELDS else "") for k, v in sample.fields.items()}
+        return Parts(fields=fields), None
+    raise ConfigError(f"unknown probe {probe!r}", source="--probe", hint="use title-only or no-context")
+
+
+def prepare_prompt(
+    sample: Sample,
+    *,
+    tokenizer: Tokenizer | str | None = None,
+    context_length: int | None,
+    max_output_tokens: int,
+    templates_dir: str | Path | None = None,
+    variant: str | None = None,
+    rag: RagConfig | dict[str, Any] | str | None = None,
+    probe: str | None = None,
+    length_instruction: bool = False,
+    on_overflow: OnOverflow = "truncate",
+    model: str | None = None,
+) -> PreparedPrompt:
+    """Render `sample` for a model with `context_length` tokens, leaving `max_output_tokens` for the answer.
+
+    Cuts only paper content (see `truncate`); with `on_overflow="skip"` a too-long sample is marked skipped
+    instead (its full prompt and count are still returned, for `--count-tokens`). `tokenizer` may be a
+    `Tokenizer` or a spec; when it is None the model spec picks one (tiktoken for `openai/...`, the checkpoint's
+    own for a local `hf/...`), else the bert-base-uncased estimator.
+    """
+    rag = RagConfig.coerce(rag)
+    if on_overflow not in ("truncate", "skip"):
+        raise ConfigError(f"unknown overflow policy {on_overflow!r}", source="--on-overflow", hint="truncate or skip")
+    if probe is not None and rag is not None:
+        raise ConfigError("a probe cannot be combined with retrieval", source="--probe/--rag")
+    tok = load_tokenizer(tokenizer if tokenizer is not None else tokenizer_for_model(model))
+    length_words = len(sample.label.split()) if length_instruction else None
+    budget = None if context_length is None else context_length - max_output_tokens
+    base = PreparedPrompt(
+        sample_id=sample.sample_id,
+        prompt="",
+        prompt_sha256="",
+        input_tokens=0,
+        budget=budget,
+        probe=probe,
+        variant=variant,
+        length_words=length_words,
+        tokenizer=tok.identity(),
+    )
+
+    parts = Parts(fields=dict(sample.fields), demos=list(sample.demos), citations=list(sample.citations))
+    if probe is not None:
+        probed, why = probe_parts(sample, probe)
+        if probed is None:
+            return base.model_copy(update={"skipped": True, "reason": why, "policy": "skip"})
+        parts = probed
+        variant = variant or "plain"
+    if rag is not None:
+        ranked = retrieve(sample, rag, tok)
+        base.retrieved = [
+            {"chunk_id": r.chunk.chunk_id, "source": r.chunk.source, "score": round(r.score, 6), "rank": r.rank}
+            for r in ranked
+        ]
+        # The retrieved chunks replace the long inputs: the template shows them instead of body/demos/citations.
+        fields = {k: (v if k in PROTECTED_FIELDS else "") for k, v in sample.fields.items()}
+        parts = Parts(fields=fields, retrieved=[r.chunk.text for r in ranked])
+        variant = "rag"
+    base.variant = variant
+
+    def render(p: Parts) -> str:
+        return _render(sample, p, variant=variant, templates_dir=templates_dir, length_words=length_words)
+
+    if budget is not None and budget <= 0:
+        raise ConfigError(
+            f"context length {context_length} leaves no room after {max_output_tokens} output tokens",
+            source="--context-length",
+        )
+    fitter = Fitter(render, tok, budget if budget is not None else 1 << 62)
+    if budget is None or on_overflow == "skip":
+        prompt, tokens = fitter.measure(parts)
+        update: dict[str, Any] = {"prompt": prompt, "input_tokens": tokens, "full_tokens": tokens}
+        update["demos_kept"] = len(parts.demos)
+        if budget is not None and tokens > budget:
+            update.update(skipped=True, policy="skip", reason=f"input of {tokens} tokens exceeds the budget {budget}")
+        return _finish(base, update)
+
+    fit = fitter.fit(parts)
+    update = {
+        "prompt": fit.prompt,
+        "input_tokens": fit.input_tokens,
+        "full_tokens": fit.full_tokens,
+        "tokens_cut": fit.tokens_cut,
+        "policy": fit.policy,
+        "demos_kept": len(fit.parts.demos),
+        "demos_dropped": fit.demos_dropped,
+        "citations_dropped": fit.citations_dropped,
+        "chunks_dropped": fit.chunks_dropped,
+    }
+    if not fit.fits:
+        update.update(
+            skipped=True,
+            reason=(
+                f"the parts that are never cut (instruction, title, abstract, headers) need {fit.input_tokens} "
+                f"tokens, more than the budget {budget}"
+            ),
+        )
+    return _finish(base, update)
+
+
+def _finish(base: PreparedPrompt, update: dict[str, Any]) -> PreparedPrompt:
+    out = base.model_copy(update=update)
+    out.prompt_sha256 = _sha256(out.prompt)
+    return out

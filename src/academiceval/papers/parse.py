@@ -1,0 +1,207 @@
+"""`parse_pdf(path) -> Paper`: the one entry point from a PDF file to a structured paper.
+
+Order of work: check the bytes (empty, HTML, truncated), open with PyMuPDF (corrupt, encrypted, page cap,
+text layer), lay the pages out into reading-ordered lines (layout.py), find title/abstract/headings
+(structure.py), cut the sections, split and parse the references (references.py) and find in-text citations
+(citations.py). Every unusable input raises a typed `PaperError` subclass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import pymupdf
+
+from academiceval.papers.citations import find_citations
+from academiceval.papers.errors import (
+    CorruptPdfError,
+    EmptyFileError,
+    EncryptedPdfError,
+    HtmlNotPdfError,
+    NoSectionsError,
+    NoTextLayerError,
+    NotAPdfError,
+    TooManyPagesError,
+    TruncatedPdfError,
+)
+from academiceval.papers.layout import extract_layout
+from academiceval.papers.models import Paper, Section, SectionRole
+from academiceval.papers.references import parse_reference, reference_style, split_entries
+from academiceval.papers.roles import role_of
+from academiceval.papers.structure import find_abstract, find_headings, find_title, text_of
+
+PARSER_VERSION = "pymupdf-heuristic-1"
+DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
+
+_ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
+_ARXIV_FILENAME = re.compile(r"^(\d{4}\.\d{4,5})(?:v(\d+))?(?=$|[^\d])")
+
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_bytes(path: Path) -> None:
+    size = path.stat().st_size
+    src = str(path)
+    if size == 0:
+        raise EmptyFileError("the file is empty (0 bytes)", source=src)
+    with open(path, "rb") as f:
+        head = f.read(1024)
+        f.seek(max(0, size - 2048))
+        tail = f.read()
+    if b"%PDF-" not in head:
+        low = head.lstrip().lower()
+        if low.startswith((b"<!doctype html", b"<html", b"<?xml")) or b"<html" in low or b"<head" in low:
+            raise HtmlNotPdfError("the file is an HTML page, not a PDF", source=src)
+        raise NotAPdfError("the file has no PDF header (%PDF-)", source=src)
+    if b"%%EOF" not in tail:
+        # MuPDF may still repair it; the caller decides after opening
+        raise _MaybeTruncated()
+
+
+class _MaybeTruncated(Exception):
+    pass
+
+
+def _open(path: Path) -> pymupdf.Document:
+    src = str(path)
+    truncated = False
+    try:
+        _check_bytes(path)
+    except _MaybeTruncated:
+        truncated = True
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:
+        if truncated:
+            raise TruncatedPdfError("the PDF is cut off before its end marker and cannot be opened", source=src) from exc
+        raise CorruptPdfError(f"PyMuPDF cannot open the PDF ({exc})", source=src) from exc
+    if doc.needs_pass:
+        doc.close()
+        raise EncryptedPdfError("the PDF is encrypted and needs a password", source=src)
+    if doc.page_count == 0 or (truncated and doc.is_repaired):
+        doc.close()
+        if truncated:
+            raise TruncatedPdfError("the PDF is cut off before its end marker (no %%EOF)", source=src)
+        raise CorruptPdfError("the PDF has no readable pages", source=src)
+    return doc
+
+
+def _arxiv_from(texts: list[str], filename: str) -> tuple[str | None, int | None]:
+    for t in texts:
+        m = _ARXIV_STAMP.search(t)
+        if m:
+            return m.group(1), int(m.group(2)) if m.group(2) else None
+    m = _ARXIV_FILENAME.match(filename)
+    if m:
+        return m.group(1), int(m.group(2)) if m.group(2) else None
+    return None, None
+
+
+def parse_pdf(
+    path: str | os.PathLike[str], *, max_pages: int = DEFAULT_MAX_PAGES, paper_id: str | None = None
+) -> Paper:
+    """Parse one PDF into a `Paper`. Raises a `PaperError` subclass for unusable input."""
+    p = Path(path)
+    src = str(p)
+    doc = _open(p)
+    try:
+        if doc.page_count > max_pages:
+            raise TooManyPagesError(
+                f"the document has {doc.page_count} pages, more than the cap of {max_pages}", source=src
+            )
+        try:
+            layout = extract_layout(doc)
+        except Exception as exc:  # MuPDF can fail mid-document on damaged content streams
+            raise CorruptPdfError(f"text extraction failed ({exc})", source=src) from exc
+        chars = sum(len(ln.text) for ln in layout.lines)
+        if chars < 200 * min(layout.page_count, 3) * 0.5 or chars < 30 * layout.page_count:
+            has_images = any(doc[i].get_images() for i in range(min(3, doc.page_count)))
+            what = "only images" if has_images else "almost no text"
+            raise NoTextLayerError(f"the PDF has {what} ({chars} characters on {layout.page_count} pages)", source=src)
+        return _build(layout, p, paper_id or sha256_file(p))
+    finally:
+        doc.close()
+
+
+def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyped-def]
+    lines = layout.lines
+    warnings: list[str] = []
+    arxiv_id, version = _arxiv_from([*layout.vertical_text, layout.first_page_text[:3000]], path.name)
+    title, title_end = find_title(layout)
+    headings = find_headings(layout)
+    headings = [h for h in headings if h.line > title_end]
+    if not headings:
+        raise NoSectionsError("no section headings were recognised", source=str(path))
+    abstract = find_abstract(layout, title_end, headings[0].line)
+    sections: list[Section] = []
+    ref_lines = []
+    ref_section = -1
+    for k, h in enumerate(headings):
+        end = headings[k + 1].line if k + 1 < len(headings) else len(lines)
+        body = lines[max(h.line, h.last) + 1 : end]
+        role = role_of(h.text)
+        if h.kind == "letter" and (ref_section >= 0 or h.level == 1) and role is None:
+            role = SectionRole.appendix if ref_section >= 0 or h.text.lower().startswith("appendix") else None
+        sec = Section(heading=h.text, number=h.number, level=h.level, role=role, text="")
+        if role == SectionRole.references and ref_section < 0:
+            ref_section = len(sections)
+            ref_lines = list(body)
+        else:
+            sec.text = text_of(body)
+        sections.append(sec)
+    _inherit_roles(sections, ref_section)
+    refs = [parse_reference(i, label, raw) for i, (label, raw) in enumerate(split_entries(ref_lines))]
+    if ref_section >= 0:
+        sections[ref_section].text = "\n".join(r.raw for r in refs)
+    else:
+        warnings.append("no References section found")
+    if not any(s.role == SectionRole.introduction for s in sections):
+        warnings.append("no Introduction section found")
+    if not abstract:
+        warnings.append("no abstract found")
+    citations = find_citations(sections, refs, reference_style(refs))
+    if layout.footnotes:
+        warnings.append(f"{len(layout.footnotes)} footnote blocks left out of the section text")
+    return Paper(
+        paper_id=paper_id,
+        source="pdf",
+        arxiv_id=arxiv_id,
+        version=version,
+        title=title,
+        abstract=abstract,
+        sections=sections,
+        references=refs,
+        citations=citations,
+        pages=layout.page_count,
+        parser_version=PARSER_VERSION,
+        warnings=warnings,
+    )
+
+
+def _inherit_roles(sections: list[Section], ref_section: int) -> None:
+    """Subsections without a role take their parent's; unlabelled sections after the references are
+    appendix material."""
+    stack: list[Section] = []
+    in_appendix = False
+    for i, s in enumerate(sections):
+        while stack and stack[-1].level >= s.level:
+            stack.pop()
+        if s.role == SectionRole.appendix and s.level == 1:
+            in_appendix = True
+        if s.role is None and stack and stack[-1].role is not None:
+            s.role = stack[-1].role
+        elif s.role is None and (in_appendix or (0 <= ref_section < i)):
+            s.role = SectionRole.appendix
+        stack.append(s)

@@ -1,0 +1,145 @@
+"""Reference list: split the References section into entries and read authors, year, title and arXiv id.
+
+Entries are split by their printed labels ("[12]", "12.") when the list is numbered, otherwise by the hanging
+indent of author-year lists (the first line of an entry starts further left than its continuation lines),
+falling back to PyMuPDF's block boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from academiceval.papers.layout import Line
+from academiceval.papers.models import Reference
+from academiceval.papers.structure import join_lines
+
+_BRACKET_LABEL = re.compile(r"^\[(\d{1,4}|[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?)\]\s*")
+_DOT_LABEL = re.compile(r"^(\d{1,4})\.\s+(?=\S)")
+_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d{2})[a-z]?(?![\d])")
+_ARXIV = re.compile(
+    r"(?:arxiv(?:\s*preprint)?\s*(?:abs/)?[:\s]*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})"
+    r"(?:v\d+)?",
+    re.I,
+)
+# a full stop that ends a sentence-like segment (not an initial such as "J." or "et al.")
+_SEGMENT_END = re.compile(r"(?<![A-Z])(?<!\bal)(?<!\bet)(?<!\bvs)(?<!\bEd)(?<!\bed)(?<!\bpp)\.\s+(?=[A-Z0-9“\"'(])")
+_INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?\s*-?\s*)+$")
+
+
+def split_entries(lines: list[Line]) -> list[tuple[str | None, str]]:
+    """Reference lines → (label, raw text) per entry."""
+    lines = [ln for ln in lines if ln.text.strip()]
+    if not lines:
+        return []
+    bracket = sum(1 for ln in lines if _BRACKET_LABEL.match(ln.text))
+    dotted = sum(1 for ln in lines if _DOT_LABEL.match(ln.text))
+    if bracket >= 3 and bracket >= 0.15 * len(lines):
+        return _split_by_label(lines, _BRACKET_LABEL)
+    if dotted >= 3 and dotted >= 0.15 * len(lines) and _labels_increase(lines):
+        return _split_by_label(lines, _DOT_LABEL)
+    return [(None, raw) for raw in _split_by_indent(lines)]
+
+
+def _labels_increase(lines: list[Line]) -> bool:
+    nums = [int(m.group(1)) for ln in lines if (m := _DOT_LABEL.match(ln.text))]
+    ups = sum(1 for a, b in zip(nums, nums[1:], strict=False) if b == a + 1)
+    return ups >= 0.6 * max(1, len(nums) - 1)
+
+
+def _split_by_label(lines: list[Line], pat: re.Pattern[str]) -> list[tuple[str | None, str]]:
+    out: list[tuple[str | None, list[str]]] = []
+    for ln in lines:
+        m = pat.match(ln.text)
+        if m:
+            out.append((m.group(1), [ln.text[m.end() :]]))
+        elif out:
+            out[-1][1].append(ln.text)
+    return [(label, join_lines(parts)) for label, parts in out if join_lines(parts)]
+
+
+def _split_by_indent(lines: list[Line]) -> list[str]:
+    """Hanging indent: per column, the leftmost x is an entry start; indented lines continue it."""
+    starts: list[bool] = []
+    # the left edge of each column: the most common x0 among lines of that (page, column)
+    edges: dict[tuple[int, bool], float] = {}
+    groups: dict[tuple[int, bool], list[float]] = {}
+    for ln in lines:
+        groups.setdefault((ln.page, ln.col_left), []).append(ln.x0)
+    for key, xs in groups.items():
+        edges[key] = min(xs)
+    indented = sum(1 for ln in lines if ln.x0 - edges[(ln.page, ln.col_left)] > 4)
+    use_indent = indented >= 0.2 * len(lines)
+    for k, ln in enumerate(lines):
+        if use_indent:
+            starts.append(ln.x0 - edges[(ln.page, ln.col_left)] <= 4)
+        else:
+            new_block = k == 0 or ln.block != lines[k - 1].block
+            starts.append(new_block)
+    entries: list[list[str]] = []
+    for ln, is_start in zip(lines, starts, strict=True):
+        if is_start or not entries:
+            entries.append([ln.text])
+        else:
+            entries[-1].append(ln.text)
+    out = [join_lines(e) for e in entries]
+    if not use_indent:
+        # blocks can hold several entries: split at "Surname, X. ... year." boundaries is too risky; keep
+        out = [o for o in out if o]
+    return [o for o in out if len(o) > 10]
+
+
+def parse_reference(index: int, label: str | None, raw: str) -> Reference:
+    raw = re.sub(r"\s+", " ", raw).strip()
+    years = [int(m.group(1)) for m in _YEAR.finditer(raw)]
+    year = years[0] if years else None
+    m = _ARXIV.search(raw)
+    arxiv_id = m.group(1) if m else None
+    authors, title = _authors_title(raw)
+    return Reference(index=index, raw=raw, label=label, authors=authors, year=year, title=title, arxiv_id=arxiv_id)
+
+
+def _authors_title(raw: str) -> tuple[list[str], str | None]:
+    # author-year: "Names. 2020. Title. Venue" / "Names (2020). Title. Venue" / "Names, 2020. Title"
+    m = re.match(r"^(?P<a>.{3,400}?)[\s,.]*\(?(?:19|20)\d{2}[a-z]?\)?[.,:]\s+(?P<rest>.+)$", raw)
+    if m and _looks_like_names(m.group("a")):
+        author_part, rest = m.group("a"), m.group("rest")
+        title = _SEGMENT_END.split(rest, maxsplit=1)[0]
+    else:
+        segs = _SEGMENT_END.split(raw, maxsplit=2)
+        author_part = segs[0]
+        title = segs[1] if len(segs) > 1 else None
+        if not _looks_like_names(author_part):
+            return [], segs[0].strip(' ."“”') or None
+    title = title.strip(' .,"“”') if title else None
+    return _split_authors(author_part), (title or None)
+
+
+def _looks_like_names(s: str) -> bool:
+    words = s.replace(",", " ").split()
+    if not words or len(words) > 80:
+        return False
+    caps = sum(1 for w in words if w[:1].isupper() or w in {"and", "&", "et", "al.", "de", "van", "der", "von"})
+    return caps >= 0.7 * len(words)
+
+
+def _split_authors(s: str) -> list[str]:
+    s = re.sub(r"\bet al\.?", "", s).strip(" ,.")
+    pieces = [p.strip() for p in re.split(r",\s*and\s+|\s+and\s+|\s*&\s*|;\s*|,\s*", s) if p.strip()]
+    names: list[str] = []
+    for p in pieces:
+        if names and _INITIALS.match(p) and " " not in names[-1].strip():
+            names[-1] = f"{p} {names[-1]}".strip()  # "Smith, J." → "J. Smith"
+        else:
+            names.append(p)
+    return [n for n in names if any(c.isalpha() for c in n)][:100]
+
+
+def surname(name: str) -> str:
+    parts = [p for p in re.split(r"\s+", name.strip()) if p and not p.endswith(".")]
+    return (parts[-1] if parts else name).strip(",.").lower()
+
+
+def reference_style(refs: list[Reference]) -> str:
+    labelled = Counter(bool(r.label and r.label.isdigit()) for r in refs)
+    return "numeric" if labelled[True] >= max(1, 0.5 * len(refs)) else "author_year"

@@ -1,0 +1,162 @@
+"""The leaderboard as data (ranked tables) and as Markdown.
+
+Models are ranked per round, task and setting, never across settings: a co-author few-shot score and a
+zero-shot score answer different questions. Each table names the metric and the value that ranks it
+(e.g. ``rouge-l`` F) and its configuration hash, so numbers from different metric settings are never compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from academiceval.report.results import ResultRow, Results
+from academiceval.report.stats import Estimate
+
+TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
+
+
+@dataclass
+class Entry:
+    rank: int | None  # None: nothing scored
+    row: ResultRow
+    main: Estimate
+    others: dict[str, Estimate]
+
+
+@dataclass
+class Table:
+    round: str
+    task: str
+    setting: str
+    metric: str | None  # results key of the ranking metric
+    value_key: str
+    config_hash: str
+    entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def other_keys(self) -> list[str]:
+        return sorted({k for e in self.entries for k in e.others})
+
+    @property
+    def total_samples(self) -> int:
+        return sum(e.row.counts.samples for e in self.entries)
+
+    @property
+    def metric_label(self) -> str:
+        return f"{self.metric} ({self.value_key})" if self.metric else "no metric"
+
+
+def fmt(est: Estimate | None, digits: int = 3) -> str:
+    if est is None or est.mean is None:
+        return "—"
+    if est.ci_low is None or est.ci_high is None:
+        return f"{est.mean:.{digits}f}"
+    return f"{est.mean:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
+
+
+def rounds_of(results: Results) -> list[str]:
+    return sorted({r.round for r in results.rows})
+
+
+def tables(results: Results, prefer_metric: str | None = None) -> list[Table]:
+    """One ranked table per round × task × setting. Ties share a rank (equal means)."""
+    out = []
+    for rnd in rounds_of(results):
+        sub = results.model_copy(update={"rows": [r for r in results.rows if r.round == rnd]})
+        for task in sub.tasks():
+            metric = sub.primary_metric(task, prefer_metric)
+            others = [k for k in sub.metric_keys(task) if k != metric]
+            for setting in sub.settings(task):
+                rows = (
+                    sub.ranked(task, setting, metric)
+                    if metric
+                    else [r for r in sub.rows if r.task == task and r.setting == setting]
+                )
+                mr = next((r.metrics[metric] for r in rows if metric in r.metrics), None) if metric else None
+                t = Table(
+                    round=rnd,
+                    task=task,
+                    setting=setting,
+                    metric=metric,
+                    value_key=mr.primary if mr else "",
+                    config_hash=mr.config_hash if mr else "",
+                )
+                rank, prev = 0, None
+                for i, r in enumerate(rows, 1):
+                    main = r.metrics[metric].main if metric and metric in r.metrics else Estimate(n=0)
+                    if main.mean is not None and main.mean != prev:
+                        rank, prev = i, main.mean
+                    t.entries.append(
+                        Entry(
+                            rank=rank if main.mean is not None else None,
+                            row=r,
+                            main=main,
+                            others={k: r.metrics[k].main for k in others if k in r.metrics},
+                        )
+                    )
+                out.append(t)
+    return out
+
+
+def _md_cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def window_text(results: Results) -> str:
+    w = results.window
+    if w.after is None:
+        return "all target papers"
+    why = f" ({w.reason})" if w.reason else ""
+    return f"target papers first submitted after {w.after.isoformat()}{why}"
+
+
+def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
+    bs = results.bootstrap
+    lines = [
+        "# academiceval leaderboard",
+        "",
+        f"- Generated {results.generated_at} by academiceval {results.package_version}",
+        f"- Window: {window_text(results)}" + (f"; split: {results.split}" if results.split else ""),
+        f"- Intervals: {int(bs.level * 100)}% percentile bootstrap over samples, {bs.resamples} resamples, "
+        f"base seed {bs.seed}",
+    ]
+    rounds = rounds_of(results)
+    for rnd in rounds:
+        sha = next(r.round_manifest_sha256 for r in results.rows if r.round == rnd)
+        lines.append(f"- Round `{rnd}`: manifest sha256 `{sha}`")
+    if not results.rows:
+        lines += ["", "_No run records found (or none inside the window)._", ""]
+        return "\n".join(lines)
+    for t in tables(results, prefer_metric):
+        head = f"## {TASK_TITLES.get(t.task, t.task)} · {t.setting}"
+        if len(rounds) > 1:
+            head += f" · round {t.round}"
+        lines += ["", head, ""]
+        cfg = f", config `{t.config_hash[:12]}`" if t.config_hash else ""
+        lines.append(f"Ranked by **{t.metric_label}**{cfg}; mean [95% CI].")
+        lines.append("")
+        other_keys = t.other_keys
+        cols = ["#", "model", "backend", t.metric_label, *other_keys, "n", "scored", "errors", "truncated %", "skipped"]
+        lines.append("| " + " | ".join(_md_cell(c) for c in cols) + " |")
+        lines.append("|" + "|".join("---:" if i != 1 and i != 2 else "---" for i in range(len(cols))) + "|")
+        for e in t.entries:
+            c = e.row.counts
+            cells = [
+                e.rank if e.rank is not None else "—",
+                e.row.label,
+                e.row.backend,
+                fmt(e.main),
+                *[fmt(e.others.get(k)) for k in other_keys],
+                c.samples,
+                c.scored,
+                c.errors,
+                f"{c.truncated_pct:.1f}",
+                "—" if c.skipped is None else c.skipped,
+            ]
+            lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+        if t.total_samples == 0:
+            lines += ["", "_No samples inside the window for this task and setting._"]
+    if results.problems:
+        lines += ["", "## Problems", ""] + [f"- {_md_cell(p)}" for p in results.problems]
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,246 @@
+"""Report figures (matplotlib, Agg backend), each saved as SVG (for the page) and PNG (for anything else).
+
+Three questions the leaderboard alone cannot answer:
+- does a model's score fall as its input gets longer (score vs input tokens, per task)?
+- how do the settings compare (zero-shot, random or co-author demos, context budgets)?
+- do demonstrations help, and do co-author demos help more than random ones? The few-shot effect is the
+  *paired* difference to zero-shot on the same target papers, so paper difficulty cancels out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from academiceval.report.results import Results, metric_key_map, setting_sort_key
+from academiceval.report.rundata import RunData, in_window
+from academiceval.report.stats import Estimate, bootstrap_mean, derive_seed
+
+TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
+
+
+@dataclass
+class Figure:
+    name: str  # file stem under plots/
+    title: str
+    caption: str
+    svg: str  # path relative to the report directory
+    png: str
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "academiceval"})
+    return plt
+
+
+def colors_for(labels: Sequence[str]) -> dict[str, str]:
+    """One stable colour per run label across every figure."""
+    palette = [
+        "#1f77b4",
+        "#d62728",
+        "#2ca02c",
+        "#9467bd",
+        "#ff7f0e",
+        "#8c564b",
+        "#e377c2",
+        "#17becf",
+        "#7f7f7f",
+        "#bcbd22",
+    ]
+    return {lab: palette[i % len(palette)] for i, lab in enumerate(sorted(labels))}
+
+
+def _save(fig, out_dir: Path, name: str) -> tuple[str, str]:
+    plots = out_dir / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    fig.savefig(plots / f"{name}.svg", bbox_inches="tight", metadata={"Date": None})
+    fig.savefig(plots / f"{name}.png", dpi=110, bbox_inches="tight")
+    return f"plots/{name}.svg", f"plots/{name}.png"
+
+
+def _grid(plt, n: int):
+    cols = min(n, 2) if n > 1 else 1
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 3.4 * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def sample_points(
+    runs: Sequence[RunData], metric: str, value_key: str, *, after: date | None, split: str | None
+) -> dict[tuple[str, str, str], list[tuple[str, int, float]]]:
+    """(label, task, setting) -> [(arxiv_id, input_tokens, value)] for one metric key of the results."""
+    out: dict[tuple[str, str, str], list[tuple[str, int, float]]] = defaultdict(list)
+    keys = metric_key_map(runs)
+    for run in runs:
+        for (sid, m, h), sr in run.scores.items():
+            key = keys[(m, h)]
+            if key != metric or sr.error or value_key not in sr.values:
+                continue
+            rec = run.records.get(sid)
+            if rec is None or not in_window(rec.published, after) or (split and rec.split != split):
+                continue
+            v = float(sr.values[value_key])
+            if math.isfinite(v):
+                out[(run.label, rec.task, rec.setting)].append((rec.arxiv_id, rec.input_tokens, v))
+    return out
+
+
+def plot_length(results: Results, points, metric: str, value_key: str, out_dir: Path) -> Figure | None:
+    """Score against input length: one panel per task, points per model plus binned means."""
+    import numpy as np
+
+    tasks = [t for t in results.tasks() if any(k[1] == t for k in points)]
+    if not tasks:
+        return None
+    plt = _plt()
+    colors = colors_for(results.labels())
+    fig, axes = _grid(plt, len(tasks))
+    for ax, task in zip(axes, tasks, strict=True):
+        xs_all = [x for k, pts in points.items() if k[1] == task for _, x, _ in pts if x > 0]
+        log = bool(xs_all) and max(xs_all) / max(1, min(xs_all)) > 20
+        edges = (
+            np.geomspace(min(xs_all), max(xs_all) + 1, 7)
+            if log
+            else np.linspace(min(xs_all, default=0), max(xs_all, default=1) + 1, 7)
+        )
+        for label in results.labels():
+            pts = [p for k, ps in points.items() if k[0] == label and k[1] == task for p in ps]
+            if not pts:
+                continue
+            x = np.array([p[1] for p in pts], dtype=float)
+            y = np.array([p[2] for p in pts], dtype=float)
+            ax.scatter(x, y, s=9, alpha=0.35, color=colors[label], linewidths=0)
+            idx = np.clip(np.digitize(x, edges) - 1, 0, len(edges) - 2)
+            bx, by = [], []
+            for b in range(len(edges) - 1):
+                sel = idx == b
+                if sel.any():
+                    bx.append(float(x[sel].mean()))
+                    by.append(float(y[sel].mean()))
+            ax.plot(bx, by, "-o", ms=3, lw=1.4, color=colors[label], label=label)
+        if log:
+            ax.set_xscale("log")
+        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_xlabel("input tokens")
+        ax.set_ylabel(f"{metric} ({value_key})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    svg, png = _save(fig, out_dir, "score_vs_length")
+    plt.close(fig)
+    return Figure(
+        "score_vs_length",
+        "Score vs input length",
+        f"Each dot is one sample ({metric}, {value_key}); lines join the mean of each input-length bin. All settings.",
+        svg,
+        png,
+    )
+
+
+def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None:
+    """Mean per setting, grouped by model, with the bootstrap interval as error bar."""
+    tasks = [t for t in results.tasks() if any(metric in r.metrics for r in results.rows if r.task == t)]
+    if not tasks:
+        return None
+    plt = _plt()
+    labels = results.labels()
+    colors = colors_for(labels)
+    fig, axes = _grid(plt, len(tasks))
+    width = 0.8 / max(1, len(labels))
+    for ax, task in zip(axes, tasks, strict=True):
+        settings = results.settings(task)
+        for j, label in enumerate(labels):
+            xs, ys, lo, hi = [], [], [], []
+            for i, s in enumerate(settings):
+                row = next((r for r in results.rows if r.task == task and r.setting == s and r.label == label), None)
+                est = row.metrics[metric].main if row and metric in row.metrics else None
+                if est is None or est.mean is None:
+                    continue
+                xs.append(i + (j - (len(labels) - 1) / 2) * width)
+                ys.append(est.mean)
+                lo.append(est.mean - (est.ci_low if est.ci_low is not None else est.mean))
+                hi.append((est.ci_high if est.ci_high is not None else est.mean) - est.mean)
+            if xs:
+                ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, color=colors[label], label=label)
+        ax.set_xticks(range(len(settings)))
+        ax.set_xticklabels(settings, rotation=0)
+        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_ylabel(metric)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    svg, png = _save(fig, out_dir, "settings")
+    plt.close(fig)
+    return Figure(
+        "settings", "Per-setting comparison", f"Mean {metric} per setting; error bars: 95% bootstrap CI.", svg, png
+    )
+
+
+def fewshot_effects(results: Results, points, *, seed: int) -> dict[tuple[str, str, str], Estimate]:
+    """(label, task, few-shot setting) -> paired difference to zero-shot on the same papers."""
+    out: dict[tuple[str, str, str], Estimate] = {}
+    for (label, task, setting), pts in points.items():
+        family = setting.split(":")[0].lower()
+        if family not in ("random", "coauthor", "co-author", "mixed"):
+            continue
+        zero = {a: v for a, _, v in points.get((label, task, "zero-shot"), [])}
+        diffs = [v - zero[a] for a, _, v in pts if a in zero]
+        if diffs:
+            out[(label, task, setting)] = bootstrap_mean(diffs, seed=derive_seed(seed, "fewshot", label, task, setting))
+    return out
+
+
+def plot_fewshot(results: Results, effects: dict, metric: str, out_dir: Path) -> Figure | None:
+    """Paired gain over zero-shot of each few-shot setting (random vs co-author demos), per model."""
+    tasks = [t for t in results.tasks() if any(k[1] == t for k in effects)]
+    if not tasks:
+        return None
+    plt = _plt()
+    labels = results.labels()
+    colors = colors_for(labels)
+    fig, axes = _grid(plt, len(tasks))
+    width = 0.8 / max(1, len(labels))
+    for ax, task in zip(axes, tasks, strict=True):
+        settings = sorted({k[2] for k in effects if k[1] == task}, key=setting_sort_key)
+        for j, label in enumerate(labels):
+            xs, ys, lo, hi = [], [], [], []
+            for i, s in enumerate(settings):
+                est = effects.get((label, task, s))
+                if est is None or est.mean is None:
+                    continue
+                xs.append(i + (j - (len(labels) - 1) / 2) * width)
+                ys.append(est.mean)
+                lo.append(est.mean - est.ci_low)
+                hi.append(est.ci_high - est.mean)
+            if xs:
+                ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, color=colors[label], label=label)
+        ax.axhline(0, color="#333", lw=0.8)
+        ax.set_xticks(range(len(settings)))
+        ax.set_xticklabels(settings)
+        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_ylabel(f"Δ {metric} vs zero-shot")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    svg, png = _save(fig, out_dir, "fewshot")
+    plt.close(fig)
+    return Figure(
+        "fewshot",
+        "Few-shot effect",
+        f"Mean paired difference in {metric} to zero-shot on the same target papers (above 0: the demos help); "
+        "error bars: 95% bootstrap CI.",
+        svg,
+        png,
+    )

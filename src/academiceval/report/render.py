@@ -1,0 +1,242 @@
+"""`academiceval report`: saved runs → results.json, leaderboard.md, index.html, examples.html and plots/.
+
+The page is static and self-contained (inline CSS, figures as files beside it, no external URLs) so it can
+be opened from disk, attached to an issue or served by any static host. Every model output is untrusted text
+and is HTML-escaped by jinja2's autoescaping; nothing from a record is ever marked safe.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from importlib import resources
+from pathlib import Path
+
+from academiceval.report import leaderboard as lb
+from academiceval.report import plots
+from academiceval.report.results import BootstrapConfig, Results, build_results
+from academiceval.report.rounddata import round_samples
+from academiceval.report.rundata import RunData, find_run_dirs, in_window, load_run
+
+MAX_EXAMPLE_CHARS = 6000  # longer texts are cut on the examples page (the full text is in the run records)
+
+
+@dataclass
+class ReportPaths:
+    out_dir: Path
+    results_json: Path
+    leaderboard_md: Path
+    index_html: Path
+    examples_html: Path
+    figures: list[Path] = field(default_factory=list)
+    results: Results | None = None
+
+
+@dataclass
+class Example:
+    sample_id: str
+    arxiv_id: str
+    published: date
+    reference: str | None
+    outputs: list[tuple[str, str, str]]  # (label, output or error, score text)
+
+
+def _env():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("academiceval.report", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "j2"), default=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["est"] = lb.fmt
+    return env
+
+
+def _css() -> str:
+    return resources.files("academiceval.report").joinpath("templates", "report.css").read_text(encoding="utf-8")
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_EXAMPLE_CHARS:
+        return text
+    return text[:MAX_EXAMPLE_CHARS] + f"\n… [{len(text) - MAX_EXAMPLE_CHARS} more characters]"
+
+
+def examples(
+    results: Results,
+    runs: Sequence[RunData],
+    metric: str | None,
+    *,
+    per_task: int = 3,
+    rounds_dir: str | Path | None = None,
+) -> dict[tuple[str, str, str], list[Example]]:
+    """(round, task, setting) -> a few samples with the reference and every run's output beside it.
+
+    Samples are those answered by the most runs (then by id), so the comparison is as complete as possible
+    and the choice is the same on every re-render.
+    """
+    out: dict[tuple[str, str, str], list[Example]] = {}
+    after, split = results.window.after, results.split
+    by_round: dict[str, list[RunData]] = defaultdict(list)
+    for r in runs:
+        by_round[r.spec.round].append(r)
+    for rnd, rruns in sorted(by_round.items()):
+        refs = round_samples(rnd, rounds_dir=rounds_dir, run_dir=rruns[0].path) or {}
+        for task in results.tasks():
+            settings = results.settings(task)
+            if not settings:
+                continue
+            setting = settings[0]
+            have: dict[str, int] = defaultdict(int)
+            for run in rruns:
+                for rec in run.records.values():
+                    same = rec.task == task and rec.setting == setting and (not split or rec.split == split)
+                    if same and in_window(rec.published, after):
+                        have[rec.sample_id] += 1
+            chosen = sorted(have, key=lambda s: (-have[s], s))[:per_task]
+            exs = []
+            for sid in chosen:
+                first = next(run.records[sid] for run in rruns if sid in run.records)
+                ref = refs.get(sid)
+                outs = []
+                for run in sorted(rruns, key=lambda r: r.label):
+                    rec = run.records.get(sid)
+                    if rec is None:
+                        continue
+                    text = f"[error] {rec.error}" if rec.error else _clip(rec.output)
+                    score = ""
+                    if metric:
+                        for (s2, m, _h), sr in run.scores.items():
+                            if s2 == sid and (m == metric or metric.startswith(m + "@")) and sr.values:
+                                key = "f" if "f" in sr.values else sorted(sr.values)[0]
+                                score = f"{m} {key} = {sr.values[key]:.3f}"
+                    outs.append((run.label, text, score))
+                exs.append(Example(sid, first.arxiv_id, first.published, _clip(ref.label) if ref else None, outs))
+            if exs:
+                out[(rnd, task, setting)] = exs
+    return out
+
+
+def render(
+    results: Results,
+    runs: Sequence[RunData],
+    out_dir: str | Path,
+    *,
+    prefer_metric: str | None = None,
+    rounds_dir: str | Path | None = None,
+    examples_per_task: int = 3,
+) -> ReportPaths:
+    """Write every report file for already computed `results` (and the runs they came from, for plots)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results_json = results.write(out / "results.json")
+    md = out / "leaderboard.md"
+    md.write_text(lb.to_markdown(results, prefer_metric), encoding="utf-8")
+
+    metric = results.primary_metric(None, prefer_metric)
+    figures: list[plots.Figure] = []
+    if metric:
+        value_key = next((r.metrics[metric].primary for r in results.rows if metric in r.metrics), "f")
+        points = plots.sample_points(runs, metric, value_key, after=results.window.after, split=results.split)
+        effects = plots.fewshot_effects(results, points, seed=results.bootstrap.seed)
+        for fig in (
+            plots.plot_length(results, points, metric, value_key, out),
+            plots.plot_settings(results, metric, out),
+            plots.plot_fewshot(results, effects, metric, out),
+        ):
+            if fig is not None:
+                figures.append(fig)
+
+    env = _env()
+    common = {
+        "results": results,
+        "css": _css(),
+        "window": lb.window_text(results),
+        "rounds": sorted({(r.round, r.round_manifest_sha256) for r in results.rows}),
+    }
+    index = out / "index.html"
+    index.write_text(
+        env.get_template("index.html.j2").render(
+            **common,
+            tables=lb.tables(results, prefer_metric),
+            figures=figures,
+            task_titles=lb.TASK_TITLES,
+            overview=_overview(results, prefer_metric),
+        ),
+        encoding="utf-8",
+    )
+    ex = out / "examples.html"
+    ex.write_text(
+        env.get_template("examples.html.j2").render(
+            **common,
+            metric=metric,
+            groups=examples(results, runs, metric, per_task=examples_per_task, rounds_dir=rounds_dir),
+            task_titles=lb.TASK_TITLES,
+        ),
+        encoding="utf-8",
+    )
+    return ReportPaths(
+        out_dir=out,
+        results_json=results_json,
+        leaderboard_md=md,
+        index_html=index,
+        examples_html=ex,
+        figures=[out / f.png for f in figures] + [out / f.svg for f in figures],
+        results=results,
+    )
+
+
+def _overview(results: Results, prefer_metric: str | None) -> dict:
+    """Label × (task, setting) matrix of the ranking metric, for the top of the page."""
+    cols = [(t, s, results.primary_metric(t, prefer_metric)) for t in results.tasks() for s in results.settings(t)]
+    cells = {}
+    for r in results.rows:
+        for t, s, m in cols:
+            if r.task == t and r.setting == s and m in r.metrics:
+                cells[(r.round, r.label, t, s)] = r.metrics[m].main
+    return {
+        "columns": cols,
+        "rows": sorted({(r.round, r.label) for r in results.rows}),
+        "cells": cells,
+    }
+
+
+def make_report(
+    runs: str | Path | Iterable[str | Path],
+    out_dir: str | Path,
+    *,
+    round_name: str | None = None,
+    after: date | None = None,
+    after_reason: str | None = None,
+    split: str | None = None,
+    prefer_metric: str | None = None,
+    rounds_dir: str | Path | None = None,
+    bootstrap: BootstrapConfig | None = None,
+    examples_per_task: int = 3,
+) -> ReportPaths:
+    """Load saved runs, summarize them (window applied to saved records) and write the report."""
+    paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
+    loaded = [load_run(d) for d in find_run_dirs(paths)]
+    if round_name:
+        loaded = [r for r in loaded if r.spec.round == round_name]
+    results = build_results(
+        loaded,
+        after=after,
+        after_reason=after_reason,
+        split=split,
+        rounds_dir=rounds_dir,
+        bootstrap=bootstrap,
+    )
+    return render(
+        results,
+        loaded,
+        out_dir,
+        prefer_metric=prefer_metric,
+        rounds_dir=rounds_dir,
+        examples_per_task=examples_per_task,
+    )

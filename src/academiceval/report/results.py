@@ -1,0 +1,364 @@
+"""The results schema: one pydantic document (`results.json`) behind the leaderboard, the HTML page and the API.
+
+One row per (round, run, task, setting). A *run* is one run directory: a model spec with its backend,
+generation options and input variant (RAG, probe, context length), so two runs of the same model with
+different options are two rows rather than a silent mix. Metrics are keyed by their ScoreRecord name, which
+carries the configuration that matters (e.g. ``bertscore-all-MiniLM-L6-v2-L6``); when one name was scored with
+several configurations, the key gets ``@<config hash prefix>`` so they are never averaged together.
+
+Everything here is recomputed from saved RunRecord/ScoreRecord lines: a knowledge-cutoff window (`after`)
+only filters records by the target paper's v1 date, it never re-runs or re-scores anything.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from academiceval import __version__
+from academiceval.report.rundata import RunData, find_run_dirs, in_window, load_run
+from academiceval.report.stats import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Estimate,
+    bootstrap_mean,
+    derive_seed,
+)
+from academiceval.store.workspace import now_iso
+
+SCHEMA_VERSION = 1
+RESULTS_FILE = "results.json"
+
+# Which value of a metric ranks models, in order of preference (F-measure for overlap metrics, win rate for
+# the judge). Other values (precision, recall, per-criterion rates) are still reported.
+PRIMARY_VALUE_KEYS = ("f", "f1", "fmeasure", "win_rate", "overall", "score", "mean", "value")
+
+
+class Window(BaseModel):
+    """Which target papers count: those first submitted strictly after `after` (None: all)."""
+
+    after: date | None = None
+    reason: str | None = None  # e.g. "knowledge cutoff of gpt-4o-mini (2023-10-01)"
+
+
+class BootstrapConfig(BaseModel):
+    resamples: int = DEFAULT_RESAMPLES
+    level: float = DEFAULT_LEVEL
+    seed: int = DEFAULT_SEED  # base seed; each estimate derives its own from the row identity
+
+
+class MetricResult(BaseModel):
+    """Means with confidence intervals for every value a metric records (e.g. p, r, f)."""
+
+    metric: str  # the ScoreRecord metric name (carries model/layer where that matters)
+    config_hash: str
+    primary: str  # the value key used for ranking, e.g. "f"
+    values: dict[str, Estimate] = Field(default_factory=dict)
+    errors: int = 0  # score records with an error (no value), excluded from the means
+
+    @property
+    def main(self) -> Estimate:
+        return self.values.get(self.primary) or Estimate(n=0)
+
+
+class Counts(BaseModel):
+    """How many samples a row rests on, and what happened to them."""
+
+    samples: int = 0  # run records inside the window (one per sample; resumed duplicates merged)
+    scored: int = 0  # samples with at least one valid score
+    errors: int = 0  # samples whose generation failed (RunRecord.error)
+    truncated: int = 0  # samples whose input was cut (tokens_cut > 0)
+    truncated_pct: float = 0.0  # truncated / samples * 100
+    skipped: int | None = None  # round samples of this task/setting/split with no run record (None: round unknown)
+    outside_window: int = 0  # run records excluded by the window
+    by_split: dict[str, int] = Field(default_factory=dict)
+
+
+class ResultRow(BaseModel):
+    round: str
+    round_manifest_sha256: str
+    model: str  # model spec as given to `academiceval run`
+    label: str  # model plus input variant, as shown in tables
+    backend: str
+    base_url: str | None = None
+    options: dict[str, object] = Field(default_factory=dict)
+    context_length: int | None = None
+    rag: dict[str, object] | None = None
+    probe: str | None = None
+    package_version: str = ""
+    run_dir: str
+    task: str
+    setting: str
+    counts: Counts = Field(default_factory=Counts)
+    mean_input_tokens: float | None = None
+    mean_output_tokens: float | None = None
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+
+
+class Results(BaseModel):
+    """The whole report as data. Written as `results.json`; `Results.read` loads it back unchanged."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    generated_at: str = Field(default_factory=now_iso)
+    package_version: str = __version__
+    window: Window = Field(default_factory=Window)
+    split: str | None = None  # only samples of this split (None: all splits present in the runs)
+    bootstrap: BootstrapConfig = Field(default_factory=BootstrapConfig)
+    runs: list[str] = Field(default_factory=list)
+    rows: list[ResultRow] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)  # unreadable lines, unknown rounds, ... (never fatal)
+
+    # ---- files ----------------------------------------------------------------------------------
+    def write(self, path: str | Path) -> Path:
+        p = Path(path)
+        if p.is_dir() or p.suffix != ".json":
+            p = p / RESULTS_FILE
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(".json.tmp")
+        tmp.write_text(self.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(p)
+        return p
+
+    @classmethod
+    def read(cls, path: str | Path) -> Results:
+        p = Path(path)
+        if p.is_dir():
+            p = p / RESULTS_FILE
+        return cls.model_validate_json(p.read_text(encoding="utf-8"))
+
+    # ---- views ----------------------------------------------------------------------------------
+    def tasks(self) -> list[str]:
+        order = {"title": 0, "abstract": 1, "introduction": 2, "related_work": 3}
+        return sorted({r.task for r in self.rows}, key=lambda t: (order.get(t, 9), t))
+
+    def settings(self, task: str | None = None) -> list[str]:
+        return sorted({r.setting for r in self.rows if task is None or r.task == task}, key=setting_sort_key)
+
+    def labels(self) -> list[str]:
+        return sorted({r.label for r in self.rows})
+
+    def metric_keys(self, task: str | None = None) -> list[str]:
+        keys = {k for r in self.rows if task is None or r.task == task for k in r.metrics}
+        return sorted(keys, key=metric_sort_key)
+
+    def primary_metric(self, task: str | None = None, prefer: str | None = None) -> str | None:
+        """The metric that ranks models: `prefer` (exact key or prefix) if present, else ROUGE-L first."""
+        keys = self.metric_keys(task)
+        if prefer:
+            for k in keys:
+                if k == prefer or k.startswith(prefer):
+                    return k
+        return keys[0] if keys else None
+
+    def ranked(self, task: str, setting: str, metric: str) -> list[ResultRow]:
+        """Rows of one task and setting, best first on `metric`'s primary value; unscored rows last."""
+        rows = [r for r in self.rows if r.task == task and r.setting == setting]
+
+        def key(r: ResultRow) -> tuple[int, float, str]:
+            m = r.metrics.get(metric)
+            mean = m.main.mean if m else None
+            return (0, -mean, r.label) if mean is not None else (1, 0.0, r.label)
+
+        return sorted(rows, key=key)
+
+
+def metric_sort_key(key: str) -> tuple[int, str]:
+    """ROUGE-L first (the paper's headline metric), then other ROUGE, BERTScore, judge, the rest."""
+    k = key.lower()
+    for i, prefix in enumerate(("rouge-l", "rougel", "rouge", "bertscore", "judge")):
+        if k.startswith(prefix):
+            return (i, k)
+    return (9, k)
+
+
+def setting_sort_key(setting: str) -> tuple[int, str]:
+    """zero-shot, then random, co-author, mixed, then anything else (context budgets...)."""
+    s = setting.lower()
+    for i, prefix in enumerate(("zero", "random", "coauthor", "co-author", "mixed")):
+        if s.startswith(prefix):
+            return (i, s)
+    return (9, s)
+
+
+def primary_value_key(keys: Iterable[str]) -> str:
+    ks = list(keys)
+    for k in PRIMARY_VALUE_KEYS:
+        if k in ks:
+            return k
+    return sorted(ks)[0] if ks else "f"
+
+
+def metric_key_map(runs: Iterable[RunData]) -> dict[tuple[str, str], str]:
+    """Map (metric, config_hash) to the key used in results: the name, or name@hash when the same name was
+    scored with several configurations anywhere in the report (so keys stay comparable across runs)."""
+    by_name: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        for _, metric, h in run.scores:
+            by_name[metric].add(h)
+    out = {}
+    for name, hashes in by_name.items():
+        for h in hashes:
+            out[(name, h)] = name if len(hashes) == 1 else f"{name}@{h[:8]}"
+    return out
+
+
+def summarize_run(
+    run: RunData,
+    *,
+    after: date | None = None,
+    split: str | None = None,
+    expected: Mapping[tuple[str, str], Sequence[tuple[str, date, str]]] | None = None,
+    bootstrap: BootstrapConfig | None = None,
+    metric_keys: Mapping[tuple[str, str], str] | None = None,
+) -> list[ResultRow]:
+    """One ResultRow per task/setting of a run. `expected` lists the round's (sample_id, published, split)
+    per (task, setting) so samples never run can be counted as skipped; `metric_keys` comes from
+    `metric_key_map` over every run of the report."""
+    bs = bootstrap or BootstrapConfig()
+    spec = run.spec
+    mkeys = metric_keys if metric_keys is not None else metric_key_map([run])
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    outside: dict[tuple[str, str], int] = defaultdict(int)
+    for rec in run.records.values():
+        if split and rec.split != split:
+            continue
+        if in_window(rec.published, after):
+            groups[(rec.task, rec.setting)].append(rec)
+        else:
+            outside[(rec.task, rec.setting)] += 1
+    scores_by_sample: dict[str, list] = defaultdict(list)
+    for (sid, _, _), sr in run.scores.items():
+        scores_by_sample[sid].append(sr)
+
+    rows = []
+    for ts in sorted(set(groups) | set(outside)):
+        task, setting = ts
+        recs = groups.get(ts, [])
+        n = len(recs)
+        truncated = sum(1 for r in recs if r.tokens_cut > 0)
+        by_split: dict[str, int] = defaultdict(int)
+        for r in recs:
+            by_split[r.split] += 1
+        skipped = None
+        if expected is not None:
+            have = {r.sample_id for r in run.records.values()}
+            skipped = sum(
+                1
+                for sid, pub, sp in expected.get(ts, ())
+                if sid not in have and in_window(pub, after) and (not split or sp == split)
+            )
+        per_metric: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        metric_errors: dict[str, int] = defaultdict(int)
+        metric_hash: dict[str, tuple[str, str]] = {}
+        scored_ids: set[str] = set()
+        for r in recs:
+            for sr in scores_by_sample.get(r.sample_id, ()):
+                key = mkeys[(sr.metric, sr.config_hash)]
+                metric_hash[key] = (sr.metric, sr.config_hash)
+                if sr.error or not sr.values:
+                    metric_errors[key] += 1
+                    continue
+                scored_ids.add(r.sample_id)
+                for vk, v in sr.values.items():
+                    per_metric[key][vk].append(float(v))
+        metrics = {}
+        for key in sorted(metric_hash, key=metric_sort_key):
+            name, h = metric_hash[key]
+            vals = per_metric.get(key, {})
+            metrics[key] = MetricResult(
+                metric=name,
+                config_hash=h,
+                primary=primary_value_key(vals),
+                errors=metric_errors.get(key, 0),
+                values={
+                    vk: bootstrap_mean(
+                        xs,
+                        seed=derive_seed(bs.seed, spec.round, run.label, task, setting, key, vk, after),
+                        resamples=bs.resamples,
+                        level=bs.level,
+                    )
+                    for vk, xs in sorted(vals.items())
+                },
+            )
+        ok = [r for r in recs if not r.error]
+        rows.append(
+            ResultRow(
+                round=spec.round,
+                round_manifest_sha256=spec.round_manifest_sha256,
+                model=spec.model,
+                label=run.label,
+                backend=spec.backend,
+                base_url=spec.base_url,
+                options=dict(spec.options),
+                context_length=spec.context_length,
+                rag=spec.rag,
+                probe=spec.probe,
+                package_version=spec.package_version,
+                run_dir=str(run.path),
+                task=task,
+                setting=setting,
+                counts=Counts(
+                    samples=n,
+                    scored=len(scored_ids),
+                    errors=n - len(ok),
+                    truncated=truncated,
+                    truncated_pct=round(100.0 * truncated / n, 2) if n else 0.0,
+                    skipped=skipped,
+                    outside_window=outside.get(ts, 0),
+                    by_split=dict(sorted(by_split.items())),
+                ),
+                mean_input_tokens=(sum(r.input_tokens for r in ok) / len(ok)) if ok else None,
+                mean_output_tokens=(sum(r.output_tokens for r in ok) / len(ok)) if ok else None,
+                metrics=metrics,
+            )
+        )
+    return rows
+
+
+def build_results(
+    runs: str | Path | Iterable[str | Path] | Iterable[RunData],
+    *,
+    after: date | None = None,
+    after_reason: str | None = None,
+    split: str | None = None,
+    round_name: str | None = None,
+    rounds_dir: str | Path | None = None,
+    bootstrap: BootstrapConfig | None = None,
+) -> Results:
+    """Summarize saved runs into a `Results` document.
+
+    `runs` is a runs directory (searched for run directories), a list of run directories, or already
+    loaded `RunData`. `round_name` keeps only runs of that round. `rounds_dir` (default: the `rounds/`
+    sibling of a `<home>/runs` tree, when it exists) lets the report count round samples that were never run.
+    """
+    from academiceval.report.rounddata import expected_samples
+
+    bs = bootstrap or BootstrapConfig()
+    if isinstance(runs, (str, Path)):
+        runs = [runs]
+    items = list(runs)
+    loaded: list[RunData] = [r for r in items if isinstance(r, RunData)]
+    paths = [p for p in items if not isinstance(p, RunData)]
+    for d in find_run_dirs(paths):
+        loaded.append(load_run(d))
+    if round_name:
+        loaded = [r for r in loaded if r.spec.round == round_name]
+    res = Results(window=Window(after=after, reason=after_reason), split=split, bootstrap=bs)
+    cache: dict[str, Mapping | None] = {}
+    mkeys = metric_key_map(loaded)
+    for run in sorted(loaded, key=lambda r: (r.spec.round, r.label, str(r.path))):
+        res.runs.append(str(run.path))
+        res.problems.extend(f"{run.path}: {b}" for b in run.bad_lines)
+        rname = run.spec.round
+        if rname not in cache:
+            cache[rname] = expected_samples(rname, rounds_dir=rounds_dir, run_dir=run.path, problems=res.problems)
+        res.rows.extend(
+            summarize_run(run, after=after, split=split, expected=cache[rname], bootstrap=bs, metric_keys=mkeys)
+        )
+    return res

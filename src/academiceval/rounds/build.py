@@ -1,0 +1,472 @@
+"""`build_round`: workspace papers → a dated benchmark round on disk.
+
+Stages: (1) catalogue every paper that has metadata and a parse (fetching and ingesting PDFs on demand through
+the source), tokenising each once; (2) split by v1 date; (3) for every target, task and setting, select demos,
+assemble the sample, check the leakage invariants and stage it; (4) name configs from measured mean input
+lengths and export. Only small per-paper records are held; texts are re-read per target from the workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import shutil
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from academiceval import __version__
+from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.rounds import citations as cit
+from academiceval.rounds.export import StagingWriter, dataset_card, file_sha256, manifest_json, write_config
+from academiceval.rounds.leakage import check_sample, check_windows
+from academiceval.rounds.models import TASKS, ConfigInfo, Demo, RoundManifest, Sample, SplitWindows, Task
+from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton, template_files
+from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting, setting_names
+from academiceval.rounds.split import (
+    DEFAULT_FRACTIONS,
+    assign,
+    check_fractions,
+    windows_from_dates,
+    windows_from_fractions,
+)
+from academiceval.rounds.tasks import TaskViews, contains, task_views
+from academiceval.rounds.tokens import count_tokens
+from academiceval.store.workspace import Workspace
+
+Progress = Callable[[str, int, int | None], None]
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def derive_seed(round_seed: int, *parts: str) -> int:
+    """A per-sample seed from the round seed (no global RNG anywhere)."""
+    h = hashlib.sha256(":".join([str(round_seed), *parts]).encode()).hexdigest()
+    return int(h[:12], 16)
+
+
+class _Views:
+    """Small LRU of task texts per paper (texts are re-derived from the workspace, never all held)."""
+
+    def __init__(self, ws: Workspace, tasks: tuple[Task, ...], size: int = 96) -> None:
+        self.ws, self.tasks, self.size = ws, tasks, size
+        self._lru: OrderedDict[str, TaskViews] = OrderedDict()
+
+    def get(self, arxiv_id: str) -> TaskViews:
+        v = self._lru.get(arxiv_id)
+        if v is not None:
+            self._lru.move_to_end(arxiv_id)
+            return v
+        meta, paper = self.ws.get_meta(arxiv_id), self.ws.get_paper_by_arxiv(arxiv_id)
+        assert meta is not None and paper is not None
+        v = task_views(meta, paper, tasks=self.tasks, counts=False)
+        self._lru[arxiv_id] = v
+        if len(self._lru) > self.size:
+            self._lru.popitem(last=False)
+        return v
+
+
+def _fetch_and_ingest(ws: Workspace, source: object, arxiv_id: str):  # -> Paper | str
+    try:
+        from academiceval.papers.ingest import ingest_file
+    except ImportError:
+        return "ingestion unavailable (papers.ingest missing)"
+    try:
+        path = source.fetch_pdf(arxiv_id, ws.pdf_dir)  # type: ignore[attr-defined]
+    except AcademicEvalError as exc:
+        return f"PDF fetch failed ({exc.code})"
+    try:
+        paper = ingest_file(ws, path)
+    except AcademicEvalError as exc:
+        return f"ingest failed ({exc.code})"
+    if paper.arxiv_id is None:
+        paper = paper.model_copy(update={"arxiv_id": arxiv_id})
+        ws.put_paper(paper, str(path))
+    return paper
+
+
+def build_round(
+    ws: Workspace,
+    name: str,
+    *,
+    source: object | None = None,
+    val_from: date | None = None,
+    test_from: date | None = None,
+    test_until: date | None = None,
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    settings: Sequence[str] = ("zero-shot",),
+    context_tokens: int | None = None,
+    distractors: int = 0,
+    seed: int = 0,
+    templates_dir: str | Path | None = None,
+    tasks: Sequence[Task] = TASKS,
+    min_citations: int = 1,
+    category_level: str = "primary",
+    since: date | None = None,
+    fetch: bool = True,
+    max_fetch: int | None = None,
+    previous: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> RoundManifest:
+    """Build round `name` from the workspace and export it to `ws.rounds_dir/name` (or `out_dir`)."""
+    if not _NAME.match(name):
+        raise ConfigError(f"round name {name!r} is not a safe directory name", hint="letters, digits, '.', '_', '-'")
+    check_fractions(fractions)
+    if category_level not in ("primary", "archive"):
+        raise ConfigError(f"--category-level must be primary or archive, not {category_level!r}")
+    bad = [t for t in tasks if t not in TASKS]
+    if bad:
+        raise ConfigError(f"unknown task(s) {bad}", hint=f"tasks: {', '.join(TASKS)}")
+    specs: list[SettingSpec] = list(dict.fromkeys(parse_setting(s) for s in settings))
+    if context_tokens:
+        specs.append(parse_setting(f"ctx:{int(context_tokens)}"))
+    if not specs:
+        raise ConfigError("no settings given", hint="--setting zero-shot")
+    tasks = tuple(t for t in TASKS if t in tasks)
+    final = Path(out_dir) if out_dir else ws.rounds_dir / name
+    if final.exists() and not force:
+        raise ConfigError(f"round directory {final} already exists", hint="choose another name or pass --force")
+    if templates_dir is not None and not Path(templates_dir).is_dir():
+        raise ConfigError(f"templates directory {templates_dir} does not exist")
+    say = progress or (lambda stage, done, total: None)
+
+    skipped: dict[str, Counter[str]] = {}
+    notes: dict[str, Counter[str]] = {}
+
+    def skip(key: str, reason: str) -> None:
+        skipped.setdefault(key, Counter())[reason] += 1
+
+    def note(key: str, reason: str) -> None:
+        notes.setdefault(key, Counter())[reason] += 1
+
+    # ---- 1. catalogue -------------------------------------------------------------------------------
+    where, params = ("published >= ?", (since.isoformat(),)) if since else ("", ())
+    ids = [
+        r[0]
+        for r in ws.db.execute(
+            "SELECT arxiv_id FROM paper_meta" + (f" WHERE {where}" if where else "") + " ORDER BY published, arxiv_id",
+            params,
+        )
+    ]
+    entries: dict[str, Entry] = {}
+    own_tokens: dict[tuple[str, Task], tuple[int, int]] = {}
+    fetched = 0
+    for n, aid in enumerate(ids):
+        say("catalogue", n, len(ids))
+        meta = ws.get_meta(aid)
+        paper = ws.get_paper_by_arxiv(aid)
+        if meta is None:
+            continue
+        if paper is None:
+            if source is None or not fetch:
+                skip("papers", "metadata without a parsed paper (no source to fetch from)")
+                continue
+            if max_fetch is not None and fetched >= max_fetch:
+                skip("papers", "metadata without a parsed paper (--max-fetch reached)")
+                continue
+            fetched += 1
+            got = _fetch_and_ingest(ws, source, aid)
+            if isinstance(got, str):
+                skip("papers", got)
+                continue
+            paper = got
+        views = task_views(meta, paper, tasks=tasks)
+        for t, reason in views.skipped.items():
+            skip(t, reason)
+        for t, inst in views.instances.items():
+            for nt in inst.notes:
+                note(t, nt)
+        if not views.instances:
+            continue
+        cost = {t: sum(i.field_tokens.values()) + i.label_tokens for t, i in views.instances.items()}
+        for t, i in views.instances.items():
+            own_tokens[(aid, t)] = (sum(i.field_tokens.values()), i.label_tokens)
+        entries[aid] = Entry(
+            arxiv_id=aid,
+            paper_id=paper.paper_id,
+            published=meta.published,
+            category=meta.primary_category,
+            split="train",
+            title_norm=cit.norm_title(meta.title),
+            authors=tuple(a.key or a.name for a in meta.authors),
+            cost=cost,
+        )
+    say("catalogue", len(ids), len(ids))
+
+    # ---- 2. split -----------------------------------------------------------------------------------
+    dates = [e.published for e in entries.values()]
+    if val_from is not None or test_from is not None:
+        windows = windows_from_dates(dates, val_from=val_from, test_from=test_from, test_until=test_until)
+    else:
+        if test_until is not None:
+            dates = [d for d in dates if d <= test_until]
+        windows = windows_from_fractions(dates, fractions)
+    check_windows(windows)
+    for aid in list(entries):
+        sp = assign(entries[aid].published, windows)
+        if sp is None:
+            skip("papers", "after the test window")
+            del entries[aid]
+        else:
+            entries[aid].split = sp
+
+    # ---- 3. samples ---------------------------------------------------------------------------------
+    tmp = final.parent / f".{final.name}.building-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    staging = StagingWriter(tmp / ".staging")
+    views = _Views(ws, tasks)
+    resolver = cit.CitationResolver(ws, source)
+    selectors = {t: DemoSelector(ws, t, entries, category_level=category_level) for t in tasks}  # type: ignore[arg-type]
+    skel_cache: dict[tuple[str, int, int], int] = {}
+    token_sums: dict[tuple[Task, str], list[int]] = {}
+    split_counts: dict[tuple[Task, str], Counter[str]] = {}
+    cite_stats = Counter()
+    order = sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id))
+    try:
+        for n, target in enumerate(order):
+            say("samples", n, len(order))
+            tv = views.get(target.arxiv_id)
+            for task in tasks:
+                inst = tv.instances.get(task)
+                if inst is None:
+                    continue
+                corpus, corpus_tokens = [], 0
+                if task == "related_work":
+                    got = _citation_corpus(ws, resolver, target, distractors, min_citations, seed, cite_stats)
+                    if isinstance(got, str):
+                        skip(task, got)
+                        continue
+                    corpus = got
+                    texts = [t for c in corpus for t in (c.title, c.abstract)]
+                    corpus_tokens = sum(count_tokens(texts)) if texts else 0
+                body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
+                for spec in specs:
+                    key = f"{task}/{spec.spec}"
+                    s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
+                    rng = random.Random(s_seed)
+                    picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
+                    if isinstance(picked, str):
+                        skip(key, picked)
+                        continue
+                    demos = []
+                    for e, origin in picked:
+                        dinst = views.get(e.arxiv_id).instances[task]
+                        demos.append(
+                            Demo(
+                                arxiv_id=e.arxiv_id,
+                                published=e.published,
+                                fields=dict(dinst.fields),
+                                label=dinst.label,
+                                origin=origin,
+                            )
+                        )  # type: ignore[arg-type]
+                    if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
+                        skip(key, "label text appears in a demonstration")
+                        continue
+                    sample = Sample(
+                        sample_id=f"{task}/{spec.spec}/{target.arxiv_id}",
+                        round=name,
+                        task=task,
+                        setting=spec.spec,
+                        split=target.split,
+                        arxiv_id=target.arxiv_id,
+                        paper_id=target.paper_id,
+                        published=target.published,
+                        primary_category=target.category,
+                        fields=dict(inst.fields),
+                        citations=corpus,
+                        demos=demos,
+                        label=inst.label,
+                        seed=s_seed,
+                        label_tokens=label_tok,
+                    )
+                    check_sample(
+                        sample,
+                        windows,
+                        target_title=target.title_norm,
+                        demo_info={e.arxiv_id: (e.paper_id, e.title_norm, e.split) for e, _ in picked},
+                    )
+                    sk = (task, len(demos), len(corpus))
+                    if sk not in skel_cache:
+                        skel_cache[sk] = count_tokens([skeleton(sample, templates_dir=templates_dir)])[0]
+                    sample.input_tokens = (
+                        skel_cache[sk] + body_tok + corpus_tokens + sum(e.cost[task] for e, _ in picked)
+                    )
+                    sample.prompt_sha256 = prompt_sha256(render_prompt(sample, templates_dir=templates_dir))
+                    staging.write(key, sample)
+                    token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
+                    split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1
+        say("samples", len(order), len(order))
+        staging.close()
+
+        # ---- 4. export --------------------------------------------------------------------------------
+        manifest = _export(
+            tmp,
+            final,
+            name,
+            staging,
+            specs,
+            tasks,
+            token_sums,
+            split_counts,
+            windows,
+            seed,
+            templates_dir,
+            skipped,
+            notes,
+            previous,
+            ws,
+            options={
+                "settings": [s.spec for s in specs],
+                "tasks": list(tasks),
+                "fractions": list(fractions),
+                "val_from": val_from,
+                "test_from": test_from,
+                "test_until": test_until,
+                "distractors": distractors,
+                "min_citations": min_citations,
+                "category_level": category_level,
+                "since": since,
+                "context_tokens": context_tokens,
+                "templates_dir": str(templates_dir) if templates_dir else None,
+                "coauthor_source": selectors[tasks[0]].coauthor_source if tasks else None,
+                "source": type(source).__name__ if source is not None else None,
+                "citations": dict(sorted(cite_stats.items())),
+                "papers_catalogued": len(entries),
+            },
+            say=say,
+        )
+    except BaseException:
+        staging.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _citation_corpus(ws, resolver, target: Entry, distractors: int, min_citations: int, seed: int, stats: Counter):
+    paper = ws.get_paper_by_arxiv(target.arxiv_id)
+    refs = cit.cited_in_related_work(paper)
+    if not refs:
+        return "no citation inside the related-work section"
+    metas, st = resolver.resolve(refs, exclude=target.arxiv_id)
+    stats["cited"] += st.cited
+    for how, k in st.resolved.items():
+        stats[f"resolved: {how}"] += k
+    for why, k in st.unresolved.items():
+        stats[f"unresolved: {why}"] += k
+    if len(metas) < min_citations:
+        return f"fewer than {min_citations} cited papers resolved"
+    rng = random.Random(derive_seed(seed, "citations", target.arxiv_id))
+    extra = cit.distractor_pool(
+        ws,
+        category=target.category,
+        before=target.published,
+        exclude={target.arxiv_id, *(m.arxiv_id for m in metas)},
+        n=distractors,
+        rng=rng,
+    )
+    return cit.build_corpus(metas, extra, rng)
+
+
+def _export(
+    tmp,
+    final,
+    name,
+    staging,
+    specs,
+    tasks,
+    token_sums,
+    split_counts,
+    windows: SplitWindows,
+    seed,
+    templates_dir,
+    skipped,
+    notes,
+    previous,
+    ws,
+    *,
+    options,
+    say,
+) -> RoundManifest:
+    manifest = RoundManifest(
+        round=name,
+        created_at=_created_at(),
+        package_version=__version__,
+        seed=seed,
+        windows=windows,
+        build_options={k: (v.isoformat() if isinstance(v, date) else v) for k, v in options.items()},
+        skipped={k: dict(sorted(v.items())) for k, v in sorted(skipped.items())},
+        notes={k: dict(sorted(v.items())) for k, v in sorted(notes.items())},
+    )
+    for task in tasks:
+        measured = [
+            (s, sum(token_sums[(task, s.spec)]) / len(token_sums[(task, s.spec)]))
+            for s in specs
+            if token_sums.get((task, s.spec))
+        ]
+        names = setting_names(task, measured)
+        for spec, mean in measured:
+            cfg = names[spec.spec]
+            key = f"{task}/{spec.spec}"
+            samples = staging.read(key)
+            labels = []
+            info = ConfigInfo(
+                task=task,
+                setting=spec.spec,
+                setting_name=cfg,
+                counts={k: v for k, v in sorted(split_counts[(task, spec.spec)].items())},
+                mean_input_tokens=round(mean, 1),
+            )
+
+            def tap(it, labels=labels):
+                for s in it:
+                    labels.append(s.label_tokens or 0)
+                    yield s
+
+            say(f"export {cfg}", 0, None)
+            write_config(tmp, info, tap(samples))
+            info.mean_label_tokens = round(sum(labels) / len(labels), 1) if labels else 0.0
+            manifest.configs[cfg] = info
+            manifest.counts[cfg] = dict(info.counts)
+    shutil.rmtree(tmp / ".staging", ignore_errors=True)
+    tdir = tmp / "templates"
+    tdir.mkdir(parents=True, exist_ok=True)
+    for tname, path in template_files(templates_dir).items():
+        shutil.copyfile(path, tdir / tname)
+    if previous is not None:
+        _diff_previous(manifest, tmp, previous, ws)
+    (tmp / "README.md").write_text(dataset_card(manifest), encoding="utf-8")
+    for p in sorted(tmp.rglob("*")):
+        if p.is_file():
+            manifest.files[p.relative_to(tmp).as_posix()] = file_sha256(p)
+    (tmp / "manifest.json").write_text(manifest_json(manifest), encoding="utf-8")
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+    return manifest
+
+
+def _created_at() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return when.isoformat(timespec="seconds")
+
+
+def _diff_previous(manifest: RoundManifest, tmp: Path, previous: str | Path, ws: Workspace) -> None:
+    """LiveBench-style release notes on the test split: which test samples are new, which were retired."""
+    from academiceval.rounds.io import LoadedRound, load_round
+
+    p = Path(previous)
+    prev_dir = p if p.is_dir() else ws.rounds_dir / str(previous)
+    old = load_round(prev_dir, verify=True)
+    new = LoadedRound(tmp, manifest, "")
+    old_ids = {s.sample_id for s in old.samples(split="test")}
+    new_ids = {s.sample_id for s in new.samples(split="test")}
+    manifest.previous_round = old.name
+    manifest.adds = sorted(new_ids - old_ids)
+    manifest.retires = sorted(old_ids - new_ids)

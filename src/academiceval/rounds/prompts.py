@@ -1,0 +1,173 @@
+"""Prompt rendering from template files (jinja2), kept separate from the samples.
+
+A sample stores its input *fields*; any backend re-renders the prompt after cutting it to its own budget: the
+runner passes `demos_override` (fewer or shortened demos) and `fields_override` (e.g. a shortened body) and
+renders again. Blocks (`render_parts`) are exposed so a runner can measure what each costs.
+
+Template files live in `rounds/templates/`, one per task × {plain, demos, rag} plus `<task>_query.j2`; a user
+directory (`--templates DIR`) overrides any of them file by file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+import jinja2
+
+from academiceval.errors import ConfigError
+from academiceval.rounds.models import CitedPaper, Demo, Sample
+
+Variant = Literal["plain", "demos", "rag"]
+VARIANTS: tuple[Variant, ...] = ("plain", "demos", "rag")
+DEFAULT_TEMPLATES = Path(__file__).resolve().parent / "templates"
+OUTPUT_NAMES = {
+    "title": "title",
+    "abstract": "abstract",
+    "introduction": "introduction",
+    "related_work": "related-work section",
+}
+
+
+def prompt_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def _env(templates_dir: str | None) -> jinja2.Environment:
+    search = [str(DEFAULT_TEMPLATES)]
+    if templates_dir is not None:
+        d = Path(templates_dir)
+        if not d.is_dir():
+            raise ConfigError(f"templates directory {d} does not exist", hint="pass a directory of .j2 files")
+        search.insert(0, str(d))
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=False,
+    )
+
+
+def env(templates_dir: str | Path | None = None) -> jinja2.Environment:
+    return _env(str(Path(templates_dir).resolve()) if templates_dir is not None else None)
+
+
+def template_names(tasks: tuple[str, ...] | None = None) -> list[str]:
+    from academiceval.rounds.models import TASKS
+
+    names = ["_blocks.j2", "_requirements.j2"]
+    for t in tasks or TASKS:
+        names += [f"{t}_{v}.j2" for v in VARIANTS] + [f"{t}_query.j2"]
+    return names
+
+
+def template_files(templates_dir: str | Path | None = None) -> dict[str, Path]:
+    """The file each template name resolves to (override directory first, then the packaged defaults)."""
+    out: dict[str, Path] = {}
+    for name in template_names():
+        for base in ([Path(templates_dir)] if templates_dir else []) + [DEFAULT_TEMPLATES]:
+            if (base / name).is_file():
+                out[name] = base / name
+                break
+    return out
+
+
+def _demo_vars(d: Demo) -> dict[str, str]:
+    return {**d.fields, "label": d.label}
+
+
+def _cite_vars(c: CitedPaper) -> dict[str, str]:
+    return {"title": c.title, "abstract": c.abstract}
+
+
+def _context(
+    sample: Sample,
+    *,
+    fields_override: dict[str, str] | None,
+    demos_override: list[Demo] | None,
+    retrieved: list[str] | None,
+    length_words: int | None,
+) -> dict[str, object]:
+    fields = {"title": "", "abstract": "", "body": "", **sample.fields, **(fields_override or {})}
+    demos = sample.demos if demos_override is None else demos_override
+    return {
+        **fields,
+        "demos": [_demo_vars(d) for d in demos],
+        "citations": [_cite_vars(c) for c in sample.citations],
+        "retrieved": list(retrieved or []),
+        "length_words": length_words,
+    }
+
+
+def render_prompt(
+    sample: Sample,
+    *,
+    variant: Variant | None = None,
+    templates_dir: str | Path | None = None,
+    fields_override: dict[str, str] | None = None,
+    demos_override: list[Demo] | None = None,
+    retrieved: list[str] | None = None,
+    length_words: int | None = None,
+) -> str:
+    """The full prompt of a sample. variant None → "demos" when the sample (or the override) has demos."""
+    demos = sample.demos if demos_override is None else demos_override
+    if variant is None:
+        variant = "demos" if demos else "plain"
+    if variant not in VARIANTS:
+        raise ConfigError(f"unknown prompt variant {variant!r}", hint=f"one of {', '.join(VARIANTS)}")
+    ctx = _context(
+        sample,
+        fields_override=fields_override,
+        demos_override=demos_override,
+        retrieved=retrieved,
+        length_words=length_words,
+    )
+    try:
+        tpl = env(templates_dir).get_template(f"{sample.task}_{variant}.j2")
+        return tpl.render(**ctx).strip() + "\n"
+    except jinja2.TemplateError as exc:
+        raise ConfigError(
+            f"template {sample.task}_{variant}.j2 failed to render: {exc}",
+            hint="check the template file (variables: title, abstract, body, demos, citations, retrieved)",
+        ) from exc
+
+
+def retrieval_query(sample: Sample, *, templates_dir: str | Path | None = None) -> str:
+    """The query a retrieval-augmented run ranks chunks with (built from the title and/or abstract)."""
+    fields = {"title": "", "abstract": "", "body": "", **sample.fields}
+    tpl = env(templates_dir).get_template(f"{sample.task}_query.j2")
+    return " ".join(tpl.render(**fields).split())
+
+
+def render_parts(
+    sample: Sample,
+    *,
+    templates_dir: str | Path | None = None,
+    fields_override: dict[str, str] | None = None,
+    demos_override: list[Demo] | None = None,
+) -> dict[str, str]:
+    """Each truncatable block rendered on its own: "demos", "citations", "body" (what a runner may cut)."""
+    mod = env(templates_dir).get_template("_blocks.j2").module
+    fields = {**sample.fields, **(fields_override or {})}
+    demos = sample.demos if demos_override is None else demos_override
+    return {
+        "demos": str(mod.demo_block([_demo_vars(d) for d in demos], OUTPUT_NAMES[sample.task])),  # type: ignore[attr-defined]
+        "citations": str(mod.citation_block([_cite_vars(c) for c in sample.citations])),  # type: ignore[attr-defined]
+        "body": str(mod.body_block(fields.get("body", ""))),  # type: ignore[attr-defined]
+    }
+
+
+def skeleton(sample: Sample, *, templates_dir: str | Path | None = None) -> str:
+    """The default prompt with every field, demo field, label and citation text emptied: what the template adds.
+
+    WordPiece counts are additive at whitespace, so tokens(prompt) = tokens(skeleton) + Σ tokens(texts).
+    """
+    empty_fields = {k: "" for k in sample.fields}
+    demos = [d.model_copy(update={"fields": {k: "" for k in d.fields}, "label": ""}) for d in sample.demos]
+    cites = [CitedPaper(title="", abstract="") for _ in sample.citations]
+    s = sample.model_copy(update={"fields": empty_fields, "demos": demos, "citations": cites})
+    return render_prompt(s, templates_dir=templates_dir)

@@ -1,0 +1,260 @@
+"""Context settings and demonstration selection.
+
+A setting decides which demonstrations (input/label pairs of the same task from older papers) precede the
+target: none (`zero-shot`), k random papers of the same arXiv category (`random:k`), k papers first-authored by
+co-authors (`coauthor:k`, the paper's "G" settings), both (`mixed:a+b`), or as many as fit a token target
+(`ctx:N`, the flexible context length). Selection is seeded per sample; eligibility is the leakage rule: a demo
+comes from the train split (train+val for test targets), is never the target or a version of it, and is never
+newer than the target.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from academiceval.errors import ConfigError
+from academiceval.rounds.models import Split, Task
+from academiceval.rounds.tasks import SHORT_NAMES
+from academiceval.store.workspace import Workspace
+
+Kind = Literal["zero-shot", "random", "coauthor", "mixed", "ctx"]
+VERSION_TITLE_SIMILARITY = 0.95  # two ids with near-identical titles are treated as versions of one paper
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    kind: Kind
+    random: int = 0
+    coauthor: int = 0
+    tokens: int = 0
+
+    @property
+    def spec(self) -> str:
+        if self.kind == "zero-shot":
+            return "zero-shot"
+        if self.kind == "random":
+            return f"random:{self.random}"
+        if self.kind == "coauthor":
+            return f"coauthor:{self.coauthor}"
+        if self.kind == "mixed":
+            return f"mixed:{self.random}+{self.coauthor}"
+        return f"ctx:{self.tokens}"
+
+    @property
+    def suffix(self) -> str:
+        """Paper-style name suffix: G = co-author demos, M = mixed, C = context-length target."""
+        return {"zero-shot": "", "random": "", "coauthor": "G", "mixed": "M", "ctx": "C"}[self.kind]
+
+
+_SPEC = re.compile(r"^(zero-shot|random:(\d+)|coauthor:(\d+)|mixed:(\d+)\+(\d+)|ctx:(\d+))$")
+
+
+def parse_setting(text: str) -> SettingSpec:
+    m = _SPEC.match(text.strip())
+    if not m:
+        raise ConfigError(
+            f"unknown setting {text!r}",
+            hint="use zero-shot, random:K, coauthor:K, mixed:A+B or ctx:TOKENS (or --context-tokens N)",
+        )
+    if m.group(1) == "zero-shot":
+        return SettingSpec("zero-shot")
+    if m.group(2):
+        spec = SettingSpec("random", random=int(m.group(2)))
+    elif m.group(3):
+        spec = SettingSpec("coauthor", coauthor=int(m.group(3)))
+    elif m.group(4):
+        spec = SettingSpec("mixed", random=int(m.group(4)), coauthor=int(m.group(5)))
+    else:
+        spec = SettingSpec("ctx", tokens=int(m.group(6)))
+    if spec.random + spec.coauthor + spec.tokens == 0:
+        raise ConfigError(f"setting {text!r} asks for no demonstrations", hint="use zero-shot for that")
+    return spec
+
+
+def setting_names(task: Task, specs_and_means: list[tuple[SettingSpec, float]]) -> dict[str, str]:
+    """Names like `title-10K`, `abs-29K-G`, `related-72K-M` from mean input tokens; collisions get the spec."""
+
+    def kilo(x: float) -> str:
+        k = x / 1000.0
+        return f"{round(k)}K" if k >= 0.95 else f"{k:.1f}K"
+
+    base = {}
+    for spec, mean in specs_and_means:
+        name = f"{SHORT_NAMES[task]}-{kilo(mean)}"
+        base[spec.spec] = f"{name}-{spec.suffix}" if spec.suffix else name
+    counts: dict[str, int] = {}
+    for n in base.values():
+        counts[n] = counts.get(n, 0) + 1
+    out = {}
+    for spec, _ in specs_and_means:
+        n = base[spec.spec]
+        if counts[n] > 1:
+            tag = spec.spec.replace(":", "").replace("+", "-").replace("zero-shot", "Z")
+            n = f"{n}-{tag}"
+        out[spec.spec] = n
+    return out
+
+
+@dataclass
+class Entry:
+    """What demo selection needs to know about one paper (no text: texts are re-read when a sample is written)."""
+
+    arxiv_id: str
+    paper_id: str
+    published: date
+    category: str | None
+    split: Split
+    title_norm: str
+    authors: tuple[str, ...] = ()
+    cost: dict[str, int] = field(default_factory=dict)  # task -> tokens of its demo (inputs + label)
+
+
+def archive(category: str | None) -> str | None:
+    """`math.PR` → `math`, `hep-ph` → `hep-ph`, `astro-ph.GA` → `astro-ph`."""
+    return category.split(".")[0] if category else None
+
+
+class DemoSelector:
+    """Eligible demonstrations for targets of one task, by category and by co-authorship."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        task: Task,
+        entries: dict[str, Entry],
+        *,
+        category_level: Literal["primary", "archive"] = "primary",
+    ) -> None:
+        self.ws = ws
+        self.task = task
+        self.entries = entries
+        self.category_level = category_level
+        self.graph_used = _graph_nonempty(ws)
+        self._by_cat: dict[str | None, list[Entry]] = {}
+        self._co_memo: tuple[str, list[Entry]] = ("", [])
+        for e in sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id)):
+            if task in e.cost:
+                self._by_cat.setdefault(self._cat(e.category), []).append(e)
+
+    def _cat(self, c: str | None) -> str | None:
+        return archive(c) if self.category_level == "archive" else c
+
+    def eligible(self, target: Entry, cand: Entry) -> bool:
+        from academiceval.rounds.leakage import is_version
+
+        if self.task not in cand.cost or cand.published > target.published:
+            return False
+        if cand.split != "train" and not (target.split == "test" and cand.split == "val"):
+            return False
+        return not is_version(
+            target.arxiv_id, target.paper_id, target.title_norm, cand.arxiv_id, cand.paper_id, cand.title_norm
+        )
+
+    def random_pool(self, target: Entry) -> list[Entry]:
+        return [e for e in self._by_cat.get(self._cat(target.category), []) if self.eligible(target, e)]
+
+    def coauthor_pool(self, target: Entry) -> list[Entry]:
+        ids = self._graph_candidates(target) if self.graph_used else self._authorship_candidates(target)
+        out = []
+        for i in ids:
+            e = self.entries.get(i)
+            if e is not None and self.eligible(target, e):
+                out.append(e)
+        return out
+
+    def _graph_candidates(self, target: Entry) -> list[str]:
+        from academiceval.graph.queries import coauthor_papers
+
+        return [str(getattr(x, "arxiv_id", x)) for x in coauthor_papers(self.ws, target.arxiv_id, 500)]
+
+    def _authorship_candidates(self, target: Entry) -> list[str]:
+        """Without a crawled graph: co-authors from the workspace's authorship table (1 hop), ranked like the
+        graph query — the target's own authors first, then by number of shared papers, newest first."""
+        db = self.ws.db
+        own = list(target.authors)
+        if not own:
+            return []
+        marks = ",".join("?" * len(own))
+        weight: dict[str, int] = {a: 10**9 for a in own}
+        for key, n in db.execute(
+            f"""SELECT b.author_key, COUNT(*) FROM authorship a JOIN authorship b ON a.arxiv_id=b.arxiv_id
+                WHERE a.author_key IN ({marks}) AND b.author_key NOT IN ({marks}) GROUP BY b.author_key""",
+            (*own, *own),
+        ):
+            weight[key] = int(n)
+        keys = list(weight)
+        scored: list[tuple[int, str, str]] = []
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            m = ",".join("?" * len(chunk))
+            for aid, key, pub in db.execute(
+                f"""SELECT a.arxiv_id, a.author_key, p.published FROM authorship a JOIN paper_meta p
+                    ON p.arxiv_id=a.arxiv_id WHERE a.position=0 AND a.author_key IN ({m})""",
+                chunk,
+            ):
+                if aid != target.arxiv_id:
+                    scored.append((-weight[key], _neg(pub), aid))
+        scored.sort()
+        return list(dict.fromkeys(aid for _, _, aid in scored))
+
+    def select(
+        self, spec: SettingSpec, target: Entry, rng: random.Random, budget: int = 0
+    ) -> list[tuple[Entry, str]] | str:
+        """The demos (with their origin) for one target, or the reason none can be given (sample skipped)."""
+        if spec.kind == "zero-shot":
+            return []
+        co = self._co(target) if spec.coauthor or spec.kind == "ctx" else []
+        if spec.kind in ("random", "coauthor", "mixed"):
+            picked: list[tuple[Entry, str]] = []
+            if spec.coauthor:
+                if len(co) < spec.coauthor:
+                    return f"fewer than {spec.coauthor} co-author demos ({self.coauthor_source})"
+                picked = [(e, "coauthor") for e in co[: spec.coauthor]]
+            if spec.random:
+                taken = {e.arxiv_id for e, _ in picked}
+                pool = [e for e in self.random_pool(target) if e.arxiv_id not in taken]
+                if len(pool) < spec.random:
+                    return f"fewer than {spec.random} same-{self.category_level}-category demos"
+                picked += [(e, "random") for e in rng.sample(pool, spec.random)]
+            return picked
+        # ctx:N — co-author demos first (closest), then random same-category ones, until the budget is met
+        co_ids = {c.arxiv_id for c in co}
+        rnd = [e for e in self.random_pool(target) if e.arxiv_id not in co_ids]
+        rng.shuffle(rnd)
+        out: list[tuple[Entry, str]] = []
+        used = budget
+        for e, origin in [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]:
+            if used >= spec.tokens:
+                break
+            out.append((e, origin))
+            used += e.cost[self.task]
+        return out
+
+    def _co(self, target: Entry) -> list[Entry]:
+        if self._co_memo[0] != target.arxiv_id:
+            self._co_memo = (target.arxiv_id, self.coauthor_pool(target))
+        return self._co_memo[1]
+
+    @property
+    def coauthor_source(self) -> str:
+        return "graph" if self.graph_used else "workspace authorship"
+
+
+def _neg(iso: str) -> int:
+    return -date.fromisoformat(iso).toordinal()
+
+
+def _graph_nonempty(ws: Workspace) -> bool:
+    try:
+        import academiceval.graph.queries  # noqa: F401  (registers the graph tables)
+
+        ws.ensure_schema("SELECT 1;")
+        row = ws.db.execute("SELECT COUNT(*) FROM graph_author WHERE in_graph=1").fetchone()
+    except (ImportError, sqlite3.OperationalError):
+        return False
+    return bool(row and row[0])

@@ -1,0 +1,132 @@
+"""Round statistics — the round's version of AcademicEval's Table 2.
+
+Per config: samples, split percentages, mean input and output (label) tokens in BERT WordPiece, compression rate
+(input / output) and the test timespan. Token counts come from the samples (measured at build time on the
+default rendered prompt); `recount=True` re-tokenises every rendered prompt and label instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from academiceval.rounds.io import LoadedRound, load_round
+
+
+@dataclass
+class ConfigStats:
+    config: str
+    task: str
+    setting: str
+    samples: int
+    split_pct: dict[str, float]
+    mean_input_tokens: float
+    mean_output_tokens: float
+    compression: float
+    test_from: date | None
+    test_until: date | None
+    demos_mean: float
+
+
+def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False) -> list[ConfigStats]:
+    rnd = round_or_dir if isinstance(round_or_dir, LoadedRound) else load_round(round_or_dir)
+    out: list[ConfigStats] = []
+    for cfg in rnd.configs():
+        info = rnd.manifest.configs[cfg]
+        n = 0
+        inp = outp = demos = 0
+        splits = {"train": 0, "val": 0, "test": 0}
+        t_from: date | None = None
+        t_until: date | None = None
+        batch: list[tuple[str, str]] = []
+
+        for s in rnd.samples(cfg):
+            n += 1
+            splits[s.split] += 1
+            demos += len(s.demos)
+            if s.split == "test":
+                t_from = s.published if t_from is None else min(t_from, s.published)
+                t_until = s.published if t_until is None else max(t_until, s.published)
+            if recount or s.input_tokens is None or s.label_tokens is None:
+                batch.append((rnd.render(s), s.label))
+                if len(batch) >= 16:
+                    a, b = _count_pairs(batch)
+                    inp, outp = inp + a, outp + b
+            else:
+                inp += s.input_tokens
+                outp += s.label_tokens
+        a, b = _count_pairs(batch)
+        inp, outp = inp + a, outp + b
+        mi, mo = (inp / n, outp / n) if n else (0.0, 0.0)
+        out.append(
+            ConfigStats(
+                config=cfg,
+                task=info.task,
+                setting=info.setting,
+                samples=n,
+                split_pct={k: round(100.0 * v / n, 1) if n else 0.0 for k, v in splits.items()},
+                mean_input_tokens=round(mi, 1),
+                mean_output_tokens=round(mo, 1),
+                compression=round(mi / mo, 1) if mo else 0.0,
+                test_from=t_from,
+                test_until=t_until,
+                demos_mean=round(demos / n, 2) if n else 0.0,
+            )
+        )
+    order = {"title": 0, "abstract": 1, "introduction": 2, "related_work": 3}
+    out.sort(key=lambda c: (order.get(c.task, 9), c.mean_input_tokens, c.config))
+    return out
+
+
+def _count_pairs(batch: list[tuple[str, str]]) -> tuple[int, int]:
+    """Token sums of (prompt, label) pairs; empties the batch."""
+    from academiceval.rounds.tokens import count_tokens
+
+    if not batch:
+        return 0, 0
+    c = count_tokens([t for pair in batch for t in pair])
+    batch.clear()
+    return sum(c[0::2]), sum(c[1::2])
+
+
+COLUMNS = [
+    "config",
+    "setting",
+    "samples",
+    "train/val/test %",
+    "demos",
+    "input tok",
+    "output tok",
+    "compression",
+    "test timespan",
+]
+
+
+def rows(stats: list[ConfigStats]) -> list[list[str]]:
+    out = []
+    for c in stats:
+        pct = c.split_pct
+        span = f"{c.test_from} … {c.test_until}" if c.test_from else "—"
+        out.append(
+            [
+                c.config,
+                c.setting,
+                str(c.samples),
+                f"{pct['train']:.0f}/{pct['val']:.0f}/{pct['test']:.0f}",
+                f"{c.demos_mean:g}",
+                f"{c.mean_input_tokens:,.0f}",
+                f"{c.mean_output_tokens:,.0f}",
+                f"{c.compression:.1f}",
+                span,
+            ]
+        )
+    return out
+
+
+def markdown(stats: list[ConfigStats], *, title: str | None = None) -> str:
+    lines = [f"### {title}", ""] if title else []
+    lines.append("| " + " | ".join(COLUMNS) + " |")
+    lines.append("|" + "|".join(["---"] * 2 + ["---:"] * 6 + ["---"]) + "|")
+    lines += ["| " + " | ".join(r) + " |" for r in rows(stats)]
+    return "\n".join(lines) + "\n"

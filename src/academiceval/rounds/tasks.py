@@ -1,0 +1,162 @@
+"""The four writing tasks: which inputs a model sees and which real text is the label.
+
+Labels are never annotated: they are the paper's own title, its arXiv abstract, or one of its sections. A paper
+that lacks what a task needs is skipped with a counted reason, never filled with a guess. Token counts are taken
+per section and summed (WordPiece is additive at whitespace), so a paper is tokenised once for all tasks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
+from academiceval.rounds.models import TASKS, Task
+from academiceval.rounds.tokens import count_tokens
+from academiceval.sources.models import PaperMeta
+
+# Inputs of each task, in the order the templates show them.
+TASK_FIELDS: dict[Task, tuple[str, ...]] = {
+    "title": ("body", "abstract"),
+    "abstract": ("body", "title"),
+    "introduction": ("body", "title", "abstract"),
+    "related_work": ("body", "title", "abstract"),
+}
+# The section each task removes from the body (None: the full body).
+TASK_REMOVES: dict[Task, SectionRole | None] = {
+    "title": None,
+    "abstract": SectionRole.conclusion,
+    "introduction": SectionRole.introduction,
+    "related_work": SectionRole.related_work,
+}
+SHORT_NAMES: dict[Task, str] = {"title": "title", "abstract": "abs", "introduction": "intro", "related_work": "related"}
+
+MIN_BODY_WORDS = 200
+MIN_SECTION_WORDS = 50
+
+
+def squash(text: str) -> str:
+    """Whitespace-collapsed text, as stored in samples."""
+    return " ".join(text.split())
+
+
+def norm_for_match(text: str) -> str:
+    """Lower-case, whitespace-free form used for 'is the label inside the input' checks."""
+    return re.sub(r"\s+", "", text).casefold()
+
+
+def contains(haystack: str, needle: str) -> bool:
+    n = norm_for_match(needle)
+    return bool(n) and n in norm_for_match(haystack)
+
+
+def remove_occurrences(text: str, phrase: str) -> tuple[str, int]:
+    """Remove every occurrence of a phrase (case-insensitive, any whitespace between its words)."""
+    words = phrase.split()
+    if not words:
+        return text, 0
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
+    return pattern.subn("", text)
+
+
+@dataclass
+class TaskInstance:
+    task: Task
+    fields: dict[str, str]
+    label: str
+    field_tokens: dict[str, int] = field(default_factory=dict)
+    label_tokens: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TaskViews:
+    """Every task of one paper: the instances that exist and, for the others, why they were skipped."""
+
+    instances: dict[Task, TaskInstance] = field(default_factory=dict)
+    skipped: dict[Task, str] = field(default_factory=dict)
+
+
+def _heading_line(s: Section) -> str:
+    return f"{s.number} {s.heading}".strip() if s.number else s.heading
+
+
+def _section_tokens(paper: Paper, counts: bool) -> list[tuple[int, int]]:
+    if not counts:
+        return [(0, 0)] * len(paper.sections)
+    texts: list[str] = []
+    for s in paper.sections:
+        texts += [_heading_line(s), s.text]
+    c = count_tokens(texts)
+    return [(c[2 * i], c[2 * i + 1]) for i in range(len(paper.sections))]
+
+
+def task_views(meta: PaperMeta, paper: Paper, *, tasks: tuple[Task, ...] = TASKS, counts: bool = True) -> TaskViews:
+    """Build the task instances of one paper (metadata gives title, abstract and date; the parse gives text)."""
+    views = TaskViews()
+    title = squash(meta.title or paper.title)
+    abstract = squash(meta.abstract or paper.abstract)
+    sec_tok = _section_tokens(paper, counts)
+    small = count_tokens([title, abstract]) if counts else [0, 0]
+    tok = {"title": small[0], "abstract": small[1]}
+
+    def body_of(without: SectionRole | None) -> tuple[str, int]:
+        kept = [
+            i
+            for i, s in enumerate(paper.sections)
+            if s.role not in NON_BODY_ROLES and (without is None or s.role != without)
+        ]
+        return paper.body(without=without), sum(sec_tok[i][0] + sec_tok[i][1] for i in kept)
+
+    def section_of(role: SectionRole) -> tuple[str, int]:
+        idx = [i for i, s in enumerate(paper.sections) if s.role == role]
+        n = sum(sec_tok[i][1] for i in idx) + sum(sec_tok[i][0] for i in idx[1:])
+        return paper.section_text(role), n
+
+    abstract_in = abstract
+    for task in tasks:
+        without = TASK_REMOVES[task]
+        body, body_tok = body_of(without)
+        notes: list[str] = []
+        if task == "title":
+            label, label_tok = title, tok["title"]
+            body, n = remove_occurrences(body, title)
+            if n:
+                body_tok -= n * tok["title"]
+                notes.append("title removed from body")
+            abstract_in, m = remove_occurrences(abstract, title)
+            if m:
+                notes.append("title removed from abstract")
+        elif task == "abstract":
+            label, label_tok = squash(meta.abstract), tok["abstract"] if meta.abstract else 0
+            if not paper.has_role(SectionRole.conclusion):
+                notes.append("no conclusion section: body kept whole")
+        else:
+            role = SectionRole.introduction if task == "introduction" else SectionRole.related_work
+            label, label_tok = section_of(role)
+            if not label.strip():
+                views.skipped[task] = f"no {role.value.replace('_', ' ')} section"
+                continue
+            if len(label.split()) < MIN_SECTION_WORDS:
+                views.skipped[task] = f"{role.value.replace('_', ' ')} section under {MIN_SECTION_WORDS} words"
+                continue
+        if not label.strip():
+            views.skipped[task] = "no metadata abstract" if task == "abstract" else "no title"
+            continue
+        if len(body.split()) < MIN_BODY_WORDS:
+            views.skipped[task] = f"body under {MIN_BODY_WORDS} words"
+            continue
+        fields = {"body": body, "title": title, "abstract": abstract_in if task == "title" else abstract}
+        fields = {k: fields[k] for k in TASK_FIELDS[task]}
+        if any(not fields[k].strip() for k in fields):
+            missing = ", ".join(k for k in fields if not fields[k].strip())
+            views.skipped[task] = f"missing input: {missing}"
+            continue
+        if any(contains(fields[k], label) for k in fields):
+            views.skipped[task] = "label text found in the input (parse problem)"
+            continue
+        ftok = {"body": body_tok, **{k: tok[k] for k in ("title", "abstract") if k in fields}}
+        if task == "title" and abstract_in != abstract:
+            ftok["abstract"] = count_tokens([abstract_in])[0] if counts else 0
+        views.instances[task] = TaskInstance(task, fields, label, ftok, label_tok, notes)
+    return views

@@ -1,0 +1,83 @@
+"""Adaptive concurrency (AIMD): how many requests may be in flight right now.
+
+A 429 means the server (or the provider's quota) is saturated: halve the window, at most once per
+`cooldown_s` so a burst of 429s from the same saturated moment counts once. After `limit` successes in a row
+the window grows by one, back up to `max_limit`. Server errors (5xx) pause growth without shrinking — they say
+something is wrong, not that we are too fast. Kept apart from retries (`runs.retry`), like inspect_ai.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import TracebackType
+
+
+class AdaptiveLimiter:
+    def __init__(self, max_limit: int = 16, *, min_limit: int = 1, cooldown_s: float = 1.0, decrease: float = 0.5):
+        if max_limit < 1:
+            raise ValueError("max_limit must be >= 1")
+        self.max_limit = max_limit
+        self.min_limit = max(1, min(min_limit, max_limit))
+        self.limit = max_limit
+        self.cooldown_s = cooldown_s
+        self.decrease = decrease
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.shrinks = 0
+        self._successes = 0
+        self._last_shrink = -1e9
+        self._growth_paused_until = 0.0
+        self._cond: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    async def acquire(self) -> None:
+        cond = self._condition()
+        async with cond:
+            while self.in_flight >= self.limit:
+                await cond.wait()
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    async def release(self) -> None:
+        cond = self._condition()
+        async with cond:
+            self.in_flight -= 1
+            cond.notify(max(1, self.limit - self.in_flight))
+
+    async def __aenter__(self) -> AdaptiveLimiter:
+        await self.acquire()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.release()
+
+    # ---- feedback ---------------------------------------------------------------------------------
+    def on_success(self) -> None:
+        if self.limit >= self.max_limit or time.monotonic() < self._growth_paused_until:
+            return
+        self._successes += 1
+        if self._successes >= self.limit:
+            self._successes = 0
+            self.limit += 1  # waiters pick the new room up at the next release (in_flight > 0 while they wait)
+
+    def on_rate_limited(self) -> None:
+        now = time.monotonic()
+        self._successes = 0
+        if now - self._last_shrink < self.cooldown_s:
+            return
+        self._last_shrink = now
+        new = max(self.min_limit, int(self.limit * self.decrease))
+        if new < self.limit:
+            self.limit = new
+            self.shrinks += 1
+
+    def on_server_error(self) -> None:
+        self._successes = 0
+        self._growth_paused_until = time.monotonic() + self.cooldown_s

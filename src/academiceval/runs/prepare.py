@@ -1,0 +1,171 @@
+"""Turning a sample into the prompt actually sent: a thin adapter over the models area's `prepare_prompt`.
+
+`academiceval.models.prepare.prepare_prompt` owns rendering, truncation with the model's tokenizer and
+retrieval. When it is not installed the runner falls back to `rounds.prompts.render_prompt` (no truncation,
+recorded as such in `run.json`), so a run never silently pretends to have truncated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from academiceval.errors import ConfigError
+from academiceval.rounds.models import Sample
+
+# the original AcademicEval reserves these many output tokens per task (title, abstract, intro, related work)
+DEFAULT_MAX_TOKENS: dict[str, int] = {"title": 32, "abstract": 512, "introduction": 1536, "related_work": 1024}
+
+
+@dataclass
+class Prepared:
+    prompt: str
+    prompt_sha256: str
+    input_tokens: int = 0
+    tokens_cut: int = 0
+    truncation: str = "none"
+    skipped: bool = False  # too long and --on-overflow skip
+    reason: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def sha256_text(text: str) -> str:
+    """The same hash as `rounds.prompts.prompt_sha256` (sha256 of the UTF-8 text)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _attr(obj: Any, *names: str, default: Any = None) -> Any:
+    for n in names:
+        if isinstance(obj, dict) and n in obj:
+            return obj[n]
+        if hasattr(obj, n):
+            return getattr(obj, n)
+    return default
+
+
+_INSTRUCTIONS = {
+    "title": "Write the title of the paper described below. Answer with the title only.",
+    "abstract": "Write the abstract of the paper described below.",
+    "introduction": "Write the introduction section of the paper described below.",
+    "related_work": "Write the related-work section of the paper described below, citing the listed papers.",
+}
+
+
+def _fields_block(fields: dict[str, str]) -> str:
+    return "\n\n".join(f"{k.replace('_', ' ').title()}:\n{v}" for k, v in fields.items() if v)
+
+
+def plain_prompt(sample: Sample) -> str:
+    """Last-resort rendering (instruction, demos, fields, citations) used only when neither the models nor the
+    rounds area provides one; recorded in run.json as such. No truncation."""
+    parts = [_INSTRUCTIONS.get(sample.task, f"Write the {sample.task} of the paper described below.")]
+    for i, d in enumerate(sample.demos, 1):
+        parts.append(f"Example {i}:\n{_fields_block(d.fields)}\nAnswer:\n{d.label}")
+    parts.append(_fields_block(sample.fields))
+    if sample.citations:
+        parts.append("Papers to cite:\n" + "\n".join(f"[{i}] {c.title}" for i, c in enumerate(sample.citations, 1)))
+    parts.append("Answer:")
+    return "\n\n".join(parts)
+
+
+class PromptPreparer:
+    """Binds the run-wide preparation options once; `__call__(sample, max_tokens)` → Prepared."""
+
+    def __init__(self, **options: Any) -> None:
+        # context_length=None is meaningful (no limit known); other None values mean "not asked for"
+        self.options = {k: v for k, v in options.items() if v is not None or k == "context_length"}
+        self._fn, self.name = self._resolve(self.needs_fitting)
+        self._params = self._accepted_params(self._fn)
+
+    @property
+    def needs_fitting(self) -> bool:
+        """Only budgets, retrieval, probes, a length instruction or an explicit tokenizer need `prepare_prompt`;
+        otherwise the plain rendering is the same text, and counting tokens locally would only cost CPU (the
+        server reports the real count)."""
+        o = self.options
+        return any(o.get(k) for k in ("context_length", "rag", "probe", "length_instruction", "tokenizer"))
+
+    @staticmethod
+    def _resolve(fitting: bool) -> tuple[Callable[..., Any], str]:
+        if fitting:
+            try:
+                mod = importlib.import_module("academiceval.models.prepare")
+                return mod.prepare_prompt, "models.prepare.prepare_prompt"
+            except (ImportError, AttributeError):
+                pass
+        try:
+            mod = importlib.import_module("academiceval.rounds.prompts")
+            return mod.render_prompt, "rounds.prompts.render_prompt" + (" (no truncation)" if fitting else "")
+        except (ImportError, AttributeError):
+            pass
+        return plain_prompt, "runs.prepare.plain_prompt (no truncation)"
+
+    @staticmethod
+    def _accepted_params(fn: Callable[..., Any]) -> set[str] | None:
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            return None
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return None
+        return set(params)
+
+    def _kwargs(self, max_tokens: int) -> dict[str, Any]:
+        kw = dict(self.options)
+        kw["max_output_tokens"] = max_tokens
+        if self._params is None:
+            return kw
+        unknown = {
+            k for k, v in self.options.items() if k not in self._params and v not in (False, None, "", "truncate")
+        }
+        unknown -= {"model", "templates_dir"}
+        if unknown:
+            raise ConfigError(
+                f"{self.name} does not support {', '.join(sorted(unknown))}",
+                hint="these options need academiceval.models.prepare (truncation, retrieval, probes)",
+            )
+        return {k: v for k, v in kw.items() if k in self._params}
+
+    def __call__(self, sample: Sample, max_tokens: int) -> Prepared:
+        out = self._fn(sample, **self._kwargs(max_tokens))
+        if isinstance(out, str):
+            return Prepared(prompt=out, prompt_sha256=sha256_text(out))
+        prompt = _attr(out, "prompt", "text")
+        if not isinstance(prompt, str):
+            prompt = "" if prompt is None else str(prompt)
+        skipped = bool(_attr(out, "skipped", "skip", default=False))
+        return Prepared(
+            prompt=prompt,
+            prompt_sha256=_attr(out, "prompt_sha256", default=None) or sha256_text(prompt),
+            input_tokens=int(_attr(out, "input_tokens", "tokens", default=0) or 0),
+            tokens_cut=int(_attr(out, "tokens_cut", default=0) or 0),
+            truncation=str(_attr(out, "truncation", "policy", default="none") or "none"),
+            skipped=skipped,
+            reason=_attr(out, "reason", "skip_reason", default=None),
+            extras=_extras(out),
+        )
+
+
+_EXTRA_KEYS = ("full_tokens", "demos_dropped", "citations_dropped", "chunks_dropped", "variant", "length_words")
+
+
+def _extras(out: Any) -> dict[str, Any]:
+    """What the record should say about how the prompt was made (beyond tokens and policy)."""
+    extras: dict[str, Any] = {}
+    for k in _EXTRA_KEYS:
+        v = _attr(out, k, default=None)
+        if v not in (None, 0, ""):
+            extras[k] = v
+    tok = _attr(out, "tokenizer", default=None)
+    if isinstance(tok, dict) and tok.get("name"):
+        extras["tokenizer"] = tok.get("name")
+        if tok.get("fallback_reason"):
+            extras["tokenizer_fallback"] = True
+    retrieved = _attr(out, "retrieved", default=None)
+    if retrieved:
+        extras["retrieved"] = retrieved
+    return extras

@@ -1,0 +1,118 @@
+"""Per-sample run records: append-only JSONL, one file per task and setting, written as each sample finishes.
+
+A line is written with a single `write` + `flush`, so `kill -9` leaves at worst one torn last line; readers
+skip a line that does not parse, and the writer cuts a torn tail before appending. A sample may appear more
+than once (a retryable error, then a success on a later run): the *last* line wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from pydantic import ValidationError
+
+from academiceval.runs.models import RunRecord, RunSpec
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe rendering: `openai/gpt-4o` → `openai__gpt-4o`, `random:2` → `random_2`."""
+    name = _UNSAFE.sub("_", text.replace("/", "__")).strip("._")
+    return name or "_"
+
+
+def records_file(run_dir: Path, task: str, setting: str) -> Path:
+    return run_dir / f"{safe_name(task)}-{safe_name(setting)}.jsonl"
+
+
+def iter_records(path: Path) -> Iterator[RunRecord]:
+    """Every parseable record in file order; a torn or corrupt line is skipped."""
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                break  # torn last line from an interrupted write
+            try:
+                yield RunRecord.model_validate_json(raw)
+            except (ValidationError, ValueError):
+                continue
+
+
+def read_records(path: Path) -> dict[str, RunRecord]:
+    """sample_id → its latest record."""
+    return {r.sample_id: r for r in iter_records(path)}
+
+
+def read_run(run_dir: Path) -> dict[str, RunRecord]:
+    """All latest records of a run directory (every task-setting file)."""
+    out: dict[str, RunRecord] = {}
+    for p in sorted(Path(run_dir).glob("*.jsonl")):
+        out.update(read_records(p))
+    return out
+
+
+def _cut_torn_tail(path: Path) -> None:
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        size = f.seek(0, os.SEEK_END)
+        pos = size
+        block = 4096
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                f.truncate(start + i + 1)
+                return
+            pos = start
+        f.truncate(0)
+
+
+class RecordWriter:
+    """Appends records to per task-setting files; one open handle per file."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._files: dict[Path, IO[bytes]] = {}
+        self.written = 0
+
+    def append(self, record: RunRecord) -> None:
+        path = records_file(self.run_dir, record.task, record.setting)
+        f = self._files.get(path)
+        if f is None:
+            _cut_torn_tail(path)
+            f = self._files[path] = path.open("ab")
+        f.write(record.model_dump_json().encode() + b"\n")
+        f.flush()
+        self.written += 1
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+
+def write_spec(run_dir: Path, spec: RunSpec) -> None:
+    """`run.json`, replaced atomically (write to a temp file, then rename)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / "run.json.tmp"
+    tmp.write_text(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, run_dir / "run.json")
+
+
+def read_spec(run_dir: Path) -> RunSpec | None:
+    p = Path(run_dir) / "run.json"
+    return RunSpec.model_validate_json(p.read_text()) if p.exists() else None

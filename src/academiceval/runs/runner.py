@@ -1,0 +1,330 @@
+"""`run_round`: run one model over a round, cached, resumable and concurrent.
+
+Order of work per sample: prepare the prompt (render, truncate, retrieve) → look the answer up in the response
+cache → otherwise request it (retries + adaptive concurrency) and cache it → append the record at once. A
+rerun of the same command reads the records first and skips every finished sample; a sample whose last record
+is a *retryable* error (429s or timeouts that outlived the retries) is requested again. So `kill -9` loses only
+the requests in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from academiceval import __version__
+from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.models.base import Backend, GenerationOptions
+from academiceval.models.registry import load_backend, parse_spec
+from academiceval.rounds.models import Sample
+from academiceval.runs.cache import ResponseCache
+from academiceval.runs.concurrency import AdaptiveLimiter
+from academiceval.runs.models import RunSpec
+from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
+from academiceval.runs.records import RecordWriter, read_run, read_spec, safe_name, write_spec
+from academiceval.runs.retry import RetryPolicy
+from academiceval.runs.source import load_round_view, resolve_round_dir
+from academiceval.runs.summary import RunSummary, now_iso
+from academiceval.runs.worker import ProgressFn, SampleWorker
+
+PROBES = ("title-only", "no-context")
+
+
+def _locations(ws_or_runs_dir: Any) -> tuple[Path, Path, Path]:
+    """(runs_dir, rounds_dir, cache_path) for a Workspace, a workspace home, or a `.../runs` directory.
+
+    Duck-typed on `home` so this module does not import the store (and, through it, the PDF stack)."""
+    if isinstance(ws_or_runs_dir, str | os.PathLike):
+        p = Path(ws_or_runs_dir).resolve()
+        if p.name == "runs":
+            p = p.parent
+    else:
+        p = Path(ws_or_runs_dir.home).resolve()
+    return p / "runs", p / "rounds", p / "cache" / "responses.sqlite"
+
+
+def run_dir_name(
+    model_spec: str,
+    *,
+    probe: str | None,
+    rag: dict[str, Any] | None,
+    length_instruction: bool,
+    context_length: int | None,
+) -> str:
+    """Variants that change the inputs get their own directory, so records of different variants never mix."""
+    parts = [safe_name(model_spec)]
+    if context_length:
+        parts.append(f"ctx{context_length}")
+    if rag:
+        parts.append(f"rag-{rag.get('retriever', 'x')}-k{rag.get('top_k', '')}")
+    if probe:
+        parts.append(f"probe-{probe}")
+    if length_instruction:
+        parts.append("lie")
+    return safe_name("+".join(parts))
+
+
+_FINGERPRINT = (
+    "round_manifest_sha256",
+    "options",
+    "context_length",
+    "rag",
+    "probe",
+    "length_instruction",
+    "on_overflow",
+    "tokenizer",
+)
+
+
+def _check_compatible(old: RunSpec, new: RunSpec, run_dir: Path) -> None:
+    diff = [f for f in _FINGERPRINT if getattr(old, f) != getattr(new, f)]
+    if diff:
+        raise ConfigError(
+            f"{run_dir} holds a run with different {', '.join(diff)}; its records cannot be mixed with this one",
+            hint="pass --run-name to keep both, or delete the directory to start over",
+        )
+
+
+async def _maybe_validate(backend: Backend) -> None:
+    validate = getattr(backend, "validate", None)
+    if validate is not None:
+        result = validate()
+        if asyncio.iscoroutine(result):
+            await result
+
+
+def _select(
+    samples: list[Sample],
+    tasks: Sequence[str] | None,
+    settings: Sequence[str] | None,
+    splits: Sequence[str] | None,
+    limit: int | None,
+) -> list[Sample]:
+    out = [
+        s
+        for s in samples
+        if (not tasks or s.task in tasks)
+        and (not settings or s.setting in settings)
+        and (not splits or s.split in splits)
+    ]
+    if limit is not None:
+        by: dict[tuple[str, str], int] = {}
+        kept = []
+        for s in out:
+            k = (s.task, s.setting)
+            if by.get(k, 0) < limit:
+                by[k] = by.get(k, 0) + 1
+                kept.append(s)
+        out = kept
+    return out
+
+
+def run_round(
+    ws_or_runs_dir: Any,
+    round_dir: str | Path,
+    model_spec: str,
+    *,
+    tasks: Sequence[str] | None = None,
+    settings: Sequence[str] | None = None,
+    splits: Sequence[str] | None = ("test",),
+    options: GenerationOptions | None = None,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    max_connections: int = 16,
+    timeout: float = 600.0,
+    context_length: int | None = None,
+    tokenizer: str | None = None,
+    on_overflow: str = "truncate",
+    rag: dict[str, Any] | None = None,
+    probe: str | None = None,
+    length_instruction: bool = False,
+    count_tokens_only: bool = False,
+    progress: ProgressFn | None = None,
+    run_name: str | None = None,
+    use_cache: bool = True,
+    retry_policy: RetryPolicy | None = None,
+    limit: int | None = None,
+    backend: Backend | None = None,
+) -> RunSummary:
+    """Run `model_spec` on a round; see the module docstring. Raises ConfigError before any request when the
+    spec, key, model name, round integrity or options are wrong; per-sample failures are recorded instead."""
+    return asyncio.run(run_round_async(**{k: v for k, v in locals().items()}))
+
+
+async def run_round_async(
+    ws_or_runs_dir: Any,
+    round_dir: str | Path,
+    model_spec: str,
+    *,
+    tasks=None,
+    settings=None,
+    splits=("test",),
+    options=None,
+    base_url=None,
+    api_key_env="OPENAI_API_KEY",
+    max_connections=16,
+    timeout=600.0,
+    context_length=None,
+    tokenizer=None,
+    on_overflow="truncate",
+    rag=None,
+    probe=None,
+    length_instruction=False,
+    count_tokens_only=False,
+    progress=None,
+    run_name=None,
+    use_cache=True,
+    retry_policy=None,
+    limit=None,
+    backend=None,
+) -> RunSummary:
+    """The same as `run_round`, for callers already inside an event loop."""
+    options = options or GenerationOptions()
+    provider, _ = parse_spec(model_spec)
+    if on_overflow not in ("truncate", "skip"):
+        raise ConfigError(f"--on-overflow must be truncate or skip, not {on_overflow!r}")
+    if probe is not None and probe not in PROBES:
+        raise ConfigError(f"unknown probe {probe!r}", hint=f"one of {', '.join(PROBES)}")
+    if max_connections < 1:
+        raise ConfigError("--max-connections must be at least 1")
+    runs_dir, rounds_dir, cache_path = _locations(ws_or_runs_dir)
+    view = load_round_view(resolve_round_dir(round_dir, rounds_dir))
+    samples = _select(view.samples, tasks, settings, splits, limit)
+    if not samples:
+        have = sorted({(s.task, s.setting, s.split) for s in view.samples})
+        raise ConfigError(
+            f"no samples in round {view.name} match tasks={tasks} settings={settings} splits={splits}",
+            hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
+        )
+    preparer = PromptPreparer(
+        context_length=context_length,
+        tokenizer=tokenizer,
+        on_overflow=on_overflow,
+        rag=rag,
+        probe=probe,
+        length_instruction=length_instruction or None,
+        model=model_spec if context_length or tokenizer else None,
+        templates_dir=view.templates_dir,
+    )
+    first = samples[0]
+    preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))  # bad options fail here, early
+    summary = RunSummary(run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name)
+    if count_tokens_only:
+        summary.count_tokens_only = True
+        for s in samples:
+            max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS.get(s.task, 512)
+            try:
+                p = preparer(s, max_tokens)
+            except AcademicEvalError as e:
+                summary.token_report.append(
+                    {"sample_id": s.sample_id, "task": s.task, "setting": s.setting, "error": str(e)}
+                )
+                continue
+            summary.token_report.append(
+                {
+                    "sample_id": s.sample_id,
+                    "task": s.task,
+                    "setting": s.setting,
+                    "input_tokens": p.input_tokens,
+                    "tokens_cut": p.tokens_cut,
+                    "truncation": p.truncation,
+                    "skipped": p.skipped,
+                }
+            )
+        return summary
+
+    if backend is None:
+        backend = load_backend(model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout)
+    try:
+        await _maybe_validate(backend)
+        run_dir = (
+            runs_dir
+            / safe_name(view.name)
+            / (
+                safe_name(run_name)
+                if run_name
+                else run_dir_name(
+                    model_spec,
+                    probe=probe,
+                    rag=rag,
+                    length_instruction=length_instruction,
+                    context_length=context_length,
+                )
+            )
+        )
+        summary.run_dir = run_dir
+        spec = RunSpec(
+            round=view.name,
+            round_manifest_sha256=view.manifest_sha256,
+            model=model_spec,
+            backend=provider,
+            base_url=getattr(backend, "base_url", None),
+            options=options.model_dump(),
+            context_length=context_length,
+            rag=rag,
+            probe=probe,
+            length_instruction=length_instruction,
+            package_version=__version__,
+            created_at=now_iso(),
+            on_overflow=on_overflow,
+            tokenizer=tokenizer,
+            prompt_preparation=preparer.name,
+            max_connections=max_connections,
+            timeout_s=timeout,
+            task_max_tokens={
+                t: DEFAULT_MAX_TOKENS[t]
+                for t in sorted({s.task for s in samples})
+                if options.max_tokens is None and t in DEFAULT_MAX_TOKENS
+            },
+            updated_at=now_iso(),
+        )
+        old = read_spec(run_dir)
+        if old is not None:
+            _check_compatible(old, spec, run_dir)
+            spec.created_at = old.created_at
+            spec.task_max_tokens = {**old.task_max_tokens, **spec.task_max_tokens}
+        write_spec(run_dir, spec)
+
+        existing = read_run(run_dir)
+        todo: list[Sample] = []
+        for s in samples:
+            summary.config(s.task, s.setting).selected += 1
+            rec = existing.get(s.sample_id)
+            if rec is not None and not rec.retryable:
+                summary.config(s.task, s.setting).already_done += 1
+            else:
+                todo.append(s)
+        cache = ResponseCache(cache_path, enabled=use_cache)
+        writer = RecordWriter(run_dir)
+        limiter = AdaptiveLimiter(max_connections)
+        run = SampleWorker(
+            backend,
+            options,
+            preparer,
+            cache,
+            writer,
+            limiter,
+            retry_policy or RetryPolicy(),
+            summary,
+            progress=progress,
+            total=len(todo),
+            prepare_in_thread=preparer.needs_fitting,
+        )
+        t0 = time.perf_counter()
+        try:
+            if progress is not None:
+                progress(0, len(todo))
+            await run.run_all(todo, max_connections)
+        finally:
+            writer.close()
+            cache.close()
+            summary.elapsed_s = time.perf_counter() - t0
+            summary.requests, summary.retries = run.stats.attempts, run.stats.retries
+            summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
+        return summary
+    finally:
+        await backend.aclose()

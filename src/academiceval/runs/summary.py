@@ -1,0 +1,72 @@
+"""What a run did, for the summary table and for callers of `run_round`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from academiceval.runs.models import RunRecord
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class ConfigCounts:
+    selected: int = 0
+    already_done: int = 0  # finished by an earlier run (resume)
+    done: int = 0  # finished now with an answer (requested or cached)
+    cached: int = 0
+    errors: int = 0
+    truncated: int = 0
+    skipped: int = 0
+
+    def add(self, rec: RunRecord) -> None:
+        if rec.skipped:
+            self.skipped += 1
+        elif rec.error:
+            self.errors += 1
+        else:
+            self.done += 1
+            self.cached += int(rec.cached)
+        if rec.tokens_cut > 0 and not rec.skipped:
+            self.truncated += 1
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    round: str
+    model: str
+    prompt_preparation: str = ""
+    by_config: dict[tuple[str, str], ConfigCounts] = field(default_factory=dict)
+    error_codes: Counter[str] = field(default_factory=Counter)
+    requests: int = 0  # HTTP attempts (including retries)
+    retries: int = 0
+    rate_limited: int = 0
+    final_limit: int | None = None
+    elapsed_s: float = 0.0
+    token_report: list[dict[str, Any]] = field(default_factory=list)  # --count-tokens rows
+    count_tokens_only: bool = False
+
+    def config(self, task: str, setting: str) -> ConfigCounts:
+        return self.by_config.setdefault((task, setting), ConfigCounts())
+
+    def total(self, attr: str) -> int:
+        return sum(getattr(c, attr) for c in self.by_config.values())
+
+    @property
+    def finished_now(self) -> int:
+        return self.total("done") + self.total("errors") + self.total("skipped")
+
+    def rows(self) -> list[tuple[object, ...]]:
+        out: list[tuple[object, ...]] = []
+        for (task, setting), c in sorted(self.by_config.items()):
+            out.append((task, setting, c.selected, c.already_done, c.done, c.cached, c.errors, c.truncated, c.skipped))
+        return out
+
+    COLUMNS = ("task", "setting", "selected", "resumed", "done", "cached", "errors", "truncated", "skipped")

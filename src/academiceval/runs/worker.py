@@ -1,0 +1,189 @@
+"""The per-sample pipeline of a run: prepare → cache → request (deduplicated, retried) → record.
+
+All methods run on the event-loop thread (records and cache are written from there, in order); only prompt
+preparation that tokenizes or retrieves goes to a worker thread so it overlaps with requests in flight.
+Two samples with the same rendered prompt and options (e.g. a random-demo sample that drew no demo and its
+zero-shot twin) cost one request: the second awaits the first's answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from academiceval.errors import AcademicEvalError
+from academiceval.models.base import Backend, Completion, GenerationOptions
+from academiceval.rounds.models import Sample
+from academiceval.runs.cache import ResponseCache, cache_key
+from academiceval.runs.concurrency import AdaptiveLimiter
+from academiceval.runs.errors import BackendError, EmptyAnswerError
+from academiceval.runs.models import RunRecord
+from academiceval.runs.postprocess import postprocess
+from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
+from academiceval.runs.records import RecordWriter
+from academiceval.runs.retry import RetryPolicy, RetryStats, generate_with_retry
+from academiceval.runs.summary import RunSummary, now_iso
+
+ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
+Outcome = Completion | BaseException
+
+
+class SampleWorker:
+    def __init__(
+        self,
+        backend: Backend,
+        options: GenerationOptions,
+        preparer: PromptPreparer,
+        cache: ResponseCache,
+        writer: RecordWriter,
+        limiter: AdaptiveLimiter,
+        policy: RetryPolicy,
+        summary: RunSummary,
+        *,
+        progress: ProgressFn | None = None,
+        total: int = 0,
+        prepare_in_thread: bool = False,
+    ) -> None:
+        self.backend, self.options, self.preparer, self.cache = backend, options, preparer, cache
+        self.writer, self.limiter, self.policy, self.summary = writer, limiter, policy, summary
+        self.identity = backend.cache_identity()
+        self.progress, self.total, self.finished = progress, total, 0
+        self.stats = RetryStats()
+        self._inflight: dict[str, asyncio.Future[Outcome]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") if prepare_in_thread else None
+
+    def options_for(self, task: str) -> GenerationOptions:
+        """Per-task output length when none was given (title 32, abstract 512, introduction 1536, RW 1024)."""
+        if self.options.max_tokens is not None:
+            return self.options
+        return self.options.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
+
+    async def prepare(self, sample: Sample, max_tokens: int) -> Prepared:
+        if self._pool is None:
+            return self.preparer(sample, max_tokens)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self.preparer, sample, max_tokens)
+
+    # ---- records ----------------------------------------------------------------------------------
+    def _record(self, sample: Sample, prep: Prepared | None, **kw: Any) -> RunRecord:
+        base: dict[str, Any] = dict(
+            sample_id=sample.sample_id,
+            task=sample.task,
+            setting=sample.setting,
+            split=sample.split,
+            arxiv_id=sample.arxiv_id,
+            published=sample.published,
+            finished_at=now_iso(),
+        )
+        if prep is not None:
+            base.update(
+                prompt_sha256=prep.prompt_sha256,
+                input_tokens=prep.input_tokens,
+                tokens_cut=prep.tokens_cut,
+                truncation=prep.truncation,
+                prompt_info=prep.extras,
+            )
+        base.update(kw)
+        return RunRecord(**base)
+
+    def _finish(self, rec: RunRecord) -> None:
+        self.writer.append(rec)
+        self.summary.config(rec.task, rec.setting).add(rec)
+        if rec.error_code:
+            self.summary.error_codes[rec.error_code] += 1
+        self.finished += 1
+        if self.progress is not None:
+            self.progress(self.finished, self.total)
+
+    def _from_outcome(
+        self, sample: Sample, prep: Prepared, out: Outcome, *, cached: bool, latency: float, attempts: int
+    ) -> RunRecord:
+        common = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts)
+        if isinstance(out, BackendError):
+            return self._record(sample, prep, error=str(out), error_code=out.code, retryable=out.retryable, **common)
+        if isinstance(out, AcademicEvalError):
+            return self._record(sample, prep, error=str(out), error_code=out.code, **common)
+        if isinstance(out, BaseException):  # a backend bug must not sink the batch; recorded, retried next run
+            msg = f"{type(out).__name__}: {out}"[:500]
+            return self._record(sample, prep, error=msg, error_code="internal", retryable=True, **common)
+        text = out.text or ""
+        error = code = None
+        if not text.strip():
+            err = EmptyAnswerError(f"empty answer (finish_reason={out.finish_reason})")
+            error, code = str(err), err.code
+        return self._record(
+            sample,
+            prep,
+            output_raw=text,
+            output=postprocess(sample.task, text) if not error else "",
+            input_tokens=out.input_tokens or prep.input_tokens,
+            output_tokens=out.output_tokens or 0,
+            error=error,
+            error_code=code,
+            finish_reason=out.finish_reason,
+            warnings=[k for k in ("invalid_utf8", "replacement_chars") if out.raw.get(k)],
+            **common,
+        )
+
+    # ---- requests ---------------------------------------------------------------------------------
+    async def _request(self, key: str, prep: Prepared, opts: GenerationOptions, sample: Sample) -> Outcome:
+        try:
+            out: Outcome = await generate_with_retry(
+                self.backend, prep.prompt, opts, sample, limiter=self.limiter, policy=self.policy, stats=self.stats
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            return e
+        if out.text and out.text.strip():
+            self.cache.put(key, self.identity, prep.prompt_sha256, out)
+        return out
+
+    async def one(self, sample: Sample) -> None:
+        opts = self.options_for(sample.task)
+        try:
+            prep = await self.prepare(sample, int(opts.max_tokens or 0))
+        except AcademicEvalError as e:
+            self._finish(self._record(sample, None, error=str(e), error_code=e.code))
+            return
+        if prep.skipped:
+            reason = prep.reason or "too long for the context"
+            self._finish(self._record(sample, prep, skipped=True, error=reason, error_code="skipped_overflow"))
+            return
+        key = cache_key(self.identity, opts, prep.prompt_sha256)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self._finish(self._from_outcome(sample, prep, hit, cached=True, latency=0.0, attempts=0))
+            return
+        twin = self._inflight.get(key)
+        if twin is not None:  # the same request is already in flight for another sample
+            out = await asyncio.shield(twin)
+            self._finish(self._from_outcome(sample, prep, out, cached=True, latency=0.0, attempts=0))
+            return
+        fut: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        before, t0 = self.stats.attempts, time.perf_counter()
+        try:
+            out = await self._request(key, prep, opts, sample)
+        finally:
+            del self._inflight[key]
+        fut.set_result(out)
+        latency = time.perf_counter() - t0
+        self._finish(
+            self._from_outcome(sample, prep, out, cached=False, latency=latency, attempts=self.stats.attempts - before)
+        )
+
+    async def run_all(self, samples: Sequence[Sample], workers: int) -> None:
+        it = iter(samples)
+
+        async def worker() -> None:
+            for s in it:  # one shared iterator: each sample is taken by exactly one worker
+                await self.one(s)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(samples))))))
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)

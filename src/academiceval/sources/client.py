@@ -1,0 +1,344 @@
+"""`ArxivClient`: the arXiv export API over httpx, polite and robust (the `MetadataSource` for `--source arxiv`
+and `--api-url URL`).
+
+Politeness: one pacer per client enforces `min_interval` seconds (3 s by default, arXiv's terms) between the
+*starts* of any two requests, retries included, across threads. Robustness: tenacity retries 429 / 5xx /
+timeouts / connection errors and arXiv's quirks (an HTML error page instead of Atom, a truncated body, an empty
+page although `totalResults` says there is more) with exponential backoff and jitter, and waits at least as long
+as a `Retry-After` header asks. Whatever survives the retries is a typed `SourceError`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from academiceval import __version__
+from academiceval.sources.atom import looks_like_html, parse_feed
+from academiceval.sources.base import FeedPage, SortBy, SortOrder
+from academiceval.sources.errors import (
+    AtomParseError,
+    HTTPStatusError,
+    InvalidArxivIdError,
+    NotAPdfError,
+    PdfTooLargeError,
+    RetriesExhaustedError,
+    SourceError,
+    TransientHTTPError,
+    UnknownIdError,
+)
+from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
+from academiceval.sources.models import PaperMeta
+from academiceval.sources.pdf import is_complete_pdf, looks_like_pdf
+from academiceval.sources.query import id_batches
+
+DEFAULT_API = "https://export.arxiv.org/api/query"
+DEFAULT_PDF = "https://arxiv.org/pdf"
+DEFAULT_UA = f"academiceval/{__version__} (benchmark collector; +https://github.com/academiceval; polite: 1 req/3s)"
+
+
+class Pacer:
+    """At least `interval` seconds between the starts of consecutive requests, shared by every thread."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = max(0.0, interval)
+        self._lock = threading.Lock()
+        self._next = 0.0
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            delay = self._next - now
+            if delay > 0:
+                time.sleep(delay)
+                now = time.monotonic()
+            self._next = now + self.interval
+
+    def push_back(self, seconds: float) -> None:
+        """Delay the next request (a server's Retry-After applies to everyone using this client)."""
+        with self._lock:
+            self._next = max(self._next, time.monotonic() + seconds)
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+class ArxivClient:
+    """One client per process and API (see module docstring). Thread-safe; `requests_made` counts API requests
+    sent (retries included), `pdf_requests` PDF downloads; `warnings` keeps non-fatal oddities with reasons."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_API,
+        *,
+        min_interval: float = 3.0,
+        user_agent: str = DEFAULT_UA,
+        timeout: float = 30.0,
+        max_retries: int = 5,
+        backoff_base: float = 2.0,
+        backoff_max: float = 120.0,
+        max_retry_after: float = 300.0,
+        pdf_base_url: str | None = None,
+        max_pdf_bytes: int = 100 * 1024 * 1024,
+        id_batch_size: int = 100,
+        seed: int | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.pdf_base_url = (pdf_base_url or _default_pdf_base(base_url)).rstrip("/")
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.max_retry_after = max_retry_after
+        self.max_pdf_bytes = max_pdf_bytes
+        self.id_batch_size = id_batch_size
+        self.pacer = Pacer(min_interval)
+        self.requests_made = 0
+        self.pdf_requests = 0
+        self.retries = 0
+        self.warnings: list[str] = []
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._http = httpx.Client(
+            headers={"User-Agent": user_agent},
+            timeout=httpx.Timeout(timeout),
+            follow_redirects=True,
+            transport=transport,
+        )
+
+    # ---- plumbing -------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ArxivClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        backoff = min(self.backoff_max, self.backoff_base * 2 ** (state.attempt_number - 1))
+        backoff = backoff / 2 + self._rng.uniform(0, backoff / 2)  # "equal jitter"
+        if isinstance(exc, TransientHTTPError) and exc.retry_after is not None:
+            ra = min(exc.retry_after, self.max_retry_after)
+            self.pacer.push_back(ra)
+            return max(ra, 0.0)
+        return backoff
+
+    def _retrying(self) -> Retrying:
+        def before_sleep(state: RetryCallState) -> None:
+            with self._lock:
+                self.retries += 1
+
+        return Retrying(
+            retry=retry_if_exception(lambda e: isinstance(e, SourceError) and e.retryable),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+
+    def _send(self, method: str, url: str, *, params: dict[str, Any] | None = None, stream: bool = False):
+        self.pacer.wait()
+        with self._lock:
+            if stream:
+                self.pdf_requests += 1
+            else:
+                self.requests_made += 1
+        try:
+            req = self._http.build_request(method, url, params=params)
+            resp = self._http.send(req, stream=stream)
+        except httpx.TimeoutException as e:
+            raise TransientHTTPError(f"timeout: {e!r}", source=url, hint="arXiv is slow; retried") from e
+        except httpx.TransportError as e:
+            raise TransientHTTPError(f"connection problem: {e!r}", source=url) from e
+        if resp.status_code == 429 or resp.status_code >= 500:
+            ra = _retry_after(resp.headers)
+            resp.close()
+            raise TransientHTTPError(
+                f"HTTP {resp.status_code}", source=url, status=resp.status_code, retry_after=ra, hint="retried"
+            )
+        return resp
+
+    def _call(self, fn, *args: Any, **kwargs: Any):
+        try:
+            for attempt in self._retrying():
+                with attempt:
+                    return fn(*args, **kwargs)
+        except SourceError as e:
+            if e.retryable:
+                raise RetriesExhaustedError(
+                    f"gave up after {self.max_retries + 1} attempts: {e.message}",
+                    source=e.source,
+                    hint="arXiv may be down or rate-limiting; try again later or raise --max-retries",
+                ) from e
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ---- API ------------------------------------------------------------------------------------------------
+    def _query_once(self, params: dict[str, Any]) -> FeedPage:
+        resp = self._send("GET", self.base_url, params=params)
+        body = resp.content
+        url = str(resp.request.url)
+        if resp.status_code >= 400:
+            try:
+                page = parse_feed(body, source=url)
+                detail = "; ".join(page.errors) or f"HTTP {resp.status_code}"
+            except AtomParseError:
+                detail = f"HTTP {resp.status_code}"
+            raise HTTPStatusError(detail, source=url, status=resp.status_code, hint="check the query or ids")
+        if looks_like_html(body):
+            raise AtomParseError("HTML page instead of Atom", source=url, hint="arXiv error page; retried")
+        page = parse_feed(body, source=url)
+        start = int(params.get("start", 0))
+        if not page.items and not page.errors and page.total_results > start and int(params["max_results"]) > 0:
+            raise TransientHTTPError(
+                f"empty page although totalResults={page.total_results} > start={start}",
+                source=url,
+                hint="known arXiv quirk; retried",
+            )
+        for m in page.items:
+            m.source = "arxiv-api"
+        return page
+
+    def search(
+        self,
+        query: str,
+        *,
+        start: int = 0,
+        max_results: int = 100,
+        sort_by: SortBy = "submittedDate",
+        sort_order: SortOrder = "descending",
+    ) -> FeedPage:
+        params = {
+            "search_query": query,
+            "start": start,
+            "max_results": max_results,
+            "sortBy": sort_by,
+            "sortOrder": sort_order,
+        }
+        return self._call(self._query_once, params)
+
+    def iter_search(
+        self,
+        query: str,
+        *,
+        page_size: int = 100,
+        limit: int | None = None,
+        sort_by: SortBy = "submittedDate",
+        sort_order: SortOrder = "descending",
+    ) -> Iterator[PaperMeta]:
+        start, seen = 0, 0
+        while True:
+            n = page_size if limit is None else min(page_size, limit - seen)
+            if n <= 0:
+                return
+            page = self.search(query, start=start, max_results=n, sort_by=sort_by, sort_order=sort_order)
+            self.warnings.extend(page.errors)
+            for m in page.items:
+                yield m
+                seen += 1
+            start += len(page.items)
+            if not page.items or start >= page.total_results:
+                return
+
+    def fetch_ids(self, arxiv_ids: Sequence[str]) -> list[PaperMeta]:
+        """Metadata for ids in `id_list` batches. Invalid ids are dropped with a warning (one bad id would make
+        arXiv reject its whole batch); unknown ids are simply absent."""
+        valid: list[str] = []
+        for raw in arxiv_ids:
+            try:
+                base, v = parse_arxiv_id(raw)
+                valid.append(f"{base}v{v}" if v else base)
+            except InvalidArxivIdError as e:
+                self.warnings.append(str(e))
+        out: dict[str, PaperMeta] = {}
+        for batch in id_batches(list(dict.fromkeys(valid)), self.id_batch_size):
+            params = {"id_list": ",".join(batch), "start": 0, "max_results": len(batch)}
+            page: FeedPage = self._call(self._query_once, params)
+            self.warnings.extend(page.errors)
+            for m in page.items:
+                old = out.get(m.arxiv_id)
+                if old is None or (m.version or 0) > (old.version or 0):
+                    out[m.arxiv_id] = m
+        return list(out.values())
+
+    # ---- PDFs -----------------------------------------------------------------------------------------------
+    def fetch_pdf(self, arxiv_id: str, dest_dir: Path) -> Path:
+        """Download a PDF to dest_dir/<versionless id, '/'→'_'>.pdf atomically; skip when a complete file exists.
+
+        Checks: HTTP content type and the `%PDF-` magic bytes (an HTML page instead of a PDF is refused), a size
+        cap, and a path that cannot leave dest_dir whatever the id says.
+        """
+        base, version = parse_arxiv_id(arxiv_id)
+        dest_dir = Path(dest_dir)
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        target = safe_child(dest_dir, pdf_filename(base))
+        if target.exists() and is_complete_pdf(target):
+            return target
+        url = f"{self.pdf_base_url}/{base}v{version}" if version else f"{self.pdf_base_url}/{base}"
+        self._call(self._download_once, url, target)
+        return target
+
+    def _download_once(self, url: str, target: Path) -> None:
+        tmp = target.with_name(f"{target.name}.{threading.get_ident()}.part")
+        resp = self._send("GET", url, stream=True)
+        try:
+            if resp.status_code == 404:
+                raise UnknownIdError("no PDF at this id (unknown or withdrawn)", source=url)
+            if resp.status_code >= 400:
+                raise HTTPStatusError(f"HTTP {resp.status_code}", source=url, status=resp.status_code)
+            ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype.startswith("text/html"):
+                raise NotAPdfError("got an HTML page instead of a PDF", source=url, hint="withdrawn or not rendered")
+            declared = int(resp.headers.get("content-length") or 0)
+            if declared > self.max_pdf_bytes:
+                raise PdfTooLargeError(f"{declared} bytes > cap {self.max_pdf_bytes}", source=url)
+            size = 0
+            with tmp.open("wb") as f:
+                for chunk in resp.iter_bytes(65536):
+                    if size == 0 and not looks_like_pdf(chunk):
+                        kind = "an HTML page" if looks_like_html(chunk) else "not a PDF"
+                        raise NotAPdfError(f"body is {kind} (no %PDF- header)", source=url)
+                    size += len(chunk)
+                    if size > self.max_pdf_bytes:
+                        raise PdfTooLargeError(f"more than {self.max_pdf_bytes} bytes", source=url)
+                    f.write(chunk)
+            if declared and size != declared:
+                raise TransientHTTPError(f"truncated PDF: {size} of {declared} bytes", source=url)
+            if size == 0:
+                raise NotAPdfError("empty body", source=url)
+            tmp.replace(target)
+        except httpx.TransportError as e:
+            raise TransientHTTPError(f"download interrupted: {e!r}", source=url) from e
+        finally:
+            resp.close()
+            tmp.unlink(missing_ok=True)
+
+
+def _default_pdf_base(api_url: str) -> str:
+    """Live arXiv → arxiv.org/pdf; any other API URL (a mirror server) → the same host's /pdf."""
+    if api_url == DEFAULT_API or "arxiv.org" in api_url:
+        return DEFAULT_PDF
+    u = httpx.URL(api_url)
+    return str(u.copy_with(path="/pdf", query=None))

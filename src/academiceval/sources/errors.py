@@ -1,0 +1,101 @@
+"""Typed errors of the `sources` stage.
+
+Each one is an `AcademicEvalError`: a collector records it (code, message, source, hint) and goes on with the
+rest of its batch. `retryable` marks the ones the HTTP client retries before giving up.
+"""
+
+from __future__ import annotations
+
+from academiceval.errors import AcademicEvalError
+
+
+class SourceError(AcademicEvalError):
+    """Base class for everything that can go wrong while reading papers' metadata or PDFs."""
+
+    code = "source"
+    retryable = False
+
+
+class InvalidArxivIdError(SourceError):
+    """A string is not an arXiv identifier (new-style `2301.01234[v2]` or old-style `hep-th/9901001[v2]`)."""
+
+    code = "invalid_id"
+
+
+class UnknownIdError(SourceError):
+    """The source has no such paper (never existed, or withdrawn without a PDF)."""
+
+    code = "unknown_id"
+
+
+class QuerySyntaxError(SourceError):
+    """A `search_query` string could not be parsed."""
+
+    code = "query_syntax"
+
+
+class AtomParseError(SourceError):
+    """A response body is not a readable Atom feed (malformed or truncated XML, HTML error page)."""
+
+    code = "atom_parse"
+    retryable = True
+
+
+class RecordParseError(SourceError):
+    """One metadata record (.abs, listing entry, Kaggle line, ...) could not be read."""
+
+    code = "record_parse"
+
+
+class TransientHTTPError(SourceError):
+    """429, 5xx, timeouts, connection resets, arXiv's empty-page quirk: retried with backoff."""
+
+    code = "transient_http"
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        hint: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(message, source=source, hint=hint)
+
+
+class HTTPStatusError(SourceError):
+    """A non-retryable HTTP status (400, 403, ...)."""
+
+    code = "http_status"
+
+    def __init__(self, message: str, *, source: str | None = None, hint: str | None = None, status: int = 0) -> None:
+        self.status = status
+        super().__init__(message, source=source, hint=hint)
+
+
+class RetriesExhaustedError(SourceError):
+    """A transient problem persisted through every retry; the last cause is in the message."""
+
+    code = "retries_exhausted"
+
+
+class NotAPdfError(SourceError):
+    """A PDF download returned something else (an HTML page, an empty or truncated body)."""
+
+    code = "not_a_pdf"
+
+
+class PdfTooLargeError(SourceError):
+    """A PDF exceeded the configured size cap; nothing was written."""
+
+    code = "pdf_too_large"
+
+
+class UnsafePathError(SourceError):
+    """A file name derived from an id would leave its destination directory."""
+
+    code = "unsafe_path"

@@ -1,0 +1,297 @@
+"""Readers for arXiv's metadata record formats: `.abs` files and mailing listings, Kaggle snapshot lines, SCALAR
+metadata, saved Atom responses. Each reader yields `MirrorRecord`s or `RecordParseError`s, never raises for one
+bad record, so one garbled entry never stops an index of millions.
+
+Dates come from the records themselves: the first `Date:` line of an `.abs` record is the v1 submission, each
+`Date (revised vN):` line a later version; Kaggle lines carry the same in `versions`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from academiceval.papers.models import Paper
+from academiceval.sources.atom import parse_feed
+from academiceval.sources.errors import AtomParseError, InvalidArxivIdError, RecordParseError, SourceError
+from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.models import PaperMeta
+from academiceval.sources.names import make_author, parse_authors
+
+# Which record wins when two sources describe the same version of a paper (richer, more authoritative first).
+SOURCE_RANK = {"atom": 6, "arxiv-api": 6, "kaggle": 5, "abs": 4, "unarxive": 3, "scalar": 2, "listing": 1}
+
+
+@dataclass
+class MirrorRecord:
+    """One paper as read from one file, with the full timestamps the file gave (for minute-precise windows)."""
+
+    meta: PaperMeta
+    published_at: datetime
+    updated_at: datetime | None = None
+    path: str = ""
+    fmt: str = ""
+    paper: Paper | None = field(default=None, repr=False)
+
+
+def decode_bytes(data: bytes) -> str:
+    """UTF-8, else Latin-1 (a few real `.abs` files are Latin-1)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def rfc2822(s: str) -> datetime:
+    dt = parsedate_to_datetime(s.strip())
+    return dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def iso_dt(s: str) -> datetime:
+    dt = datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
+    return dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _collapse(s: str | None) -> str:
+    return " ".join((s or "").split())
+
+
+def _cats(raw: str, arxiv_id: str) -> list[str]:
+    cats = raw.split()
+    if not cats and "/" in arxiv_id:  # old-style ids name their archive
+        cats = [arxiv_id.split("/")[0]]
+    return cats
+
+
+# ---- .abs records and listings ----------------------------------------------------------------------------------
+_SEPARATOR = re.compile(r"^-{20,}\s*$", re.MULTILINE)
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9 ()\-]*?):\s?(.*)$")
+_DATE_VALUE = re.compile(r"^(.*?\d{2}:\d{2}(?::\d{2})?\s*(?:GMT|UT|UTC|[+-]\d{4})?)")
+
+
+def parse_abs_record(text: str, *, path: str = "", fmt: str = "abs", version_hint: int | None = None) -> MirrorRecord:
+    """One `.abs` record (header, `\\\\`, abstract, `\\\\`). Raises RecordParseError with the reason."""
+    parts = re.split(r"^\\\\\s*$", text, flags=re.MULTILINE)
+    if len(parts) < 3:
+        raise RecordParseError("no '\\\\' header delimiters", source=path, hint="not an arXiv .abs record")
+    header = parts[1]
+    abstract = _collapse(parts[2]) if len(parts) > 3 else ""
+    fields: dict[str, str] = {}
+    dates: list[str] = []
+    arxiv_raw = ""
+    last: str | None = None
+    for line in header.splitlines():
+        if not line.strip():
+            last = None
+            continue
+        if line[0].isspace() and last:
+            fields[last] += " " + line.strip()
+            continue
+        if line.startswith(("arXiv:", "Paper:")) and not arxiv_raw:
+            arxiv_raw = line.split(":", 1)[1].strip()
+            continue
+        m = _FIELD.match(line)
+        if not m:
+            last = None
+            continue
+        key, value = m.group(1).strip(), m.group(2).strip()
+        if key == "Date" or key.startswith("Date (revised"):
+            dates.append(value)
+            last = None
+            continue
+        fields[key] = value
+        last = key
+    if not arxiv_raw:
+        raise RecordParseError("record has no 'arXiv:' id line", source=path)
+    try:
+        arxiv_id, _ = parse_arxiv_id(arxiv_raw.split()[0])
+    except InvalidArxivIdError as e:
+        raise RecordParseError(f"bad id line {arxiv_raw[:60]!r}", source=path) from e
+    where = f"{path}#{arxiv_id}" if path else arxiv_id
+    title = _collapse(fields.get("Title"))
+    if not title:
+        raise RecordParseError("record has no Title", source=where)
+    if not dates:
+        raise RecordParseError("record has no Date line (v1 submission date unknown)", source=where)
+    try:
+        stamps = [rfc2822(_DATE_VALUE.match(d).group(1) if _DATE_VALUE.match(d) else d) for d in dates]
+    except (TypeError, ValueError, AttributeError) as e:
+        raise RecordParseError(f"unreadable Date line {dates[0][:50]!r}", source=where) from e
+    cats = _cats(fields.get("Categories", ""), arxiv_id)
+    authors = parse_authors(fields.get("Authors", ""))
+    meta = PaperMeta(
+        arxiv_id=arxiv_id,
+        version=version_hint or len(stamps),
+        title=title,
+        abstract=abstract,
+        authors=authors,
+        primary_category=cats[0] if cats else None,
+        categories=cats,
+        published=stamps[0].date(),
+        updated=stamps[-1].date(),
+        doi=_collapse(fields.get("DOI")).split(" ")[0] or None,
+        journal_ref=_collapse(fields.get("Journal-ref")) or None,
+        comment=_collapse(fields.get("Comments")) or None,
+        source=fmt,
+    )
+    return MirrorRecord(meta, stamps[0], stamps[-1], path=path, fmt=fmt)
+
+
+def read_abs_text(
+    text: str, *, path: str = "", fmt: str = "abs", version_hint: int | None = None
+) -> Iterator[MirrorRecord | RecordParseError]:
+    """Every record of an `.abs` file or a mailing listing (records separated by lines of dashes)."""
+    chunks = [c for c in _SEPARATOR.split(text) if c.strip()]
+    for i, chunk in enumerate(chunks):
+        try:
+            yield parse_abs_record(chunk, path=path, fmt=fmt, version_hint=version_hint if len(chunks) == 1 else None)
+        except RecordParseError as e:
+            if not e.source or e.source == path:
+                e.source = f"{path}#record{i + 1}"
+            yield e
+        except (ValueError, TypeError) as e:  # pydantic validation and the like: still a record-level problem
+            yield RecordParseError(f"invalid record: {e}".splitlines()[0], source=f"{path}#record{i + 1}")
+
+
+# ---- Kaggle arxiv-metadata-oai-snapshot lines (and unarXive's metadata block) -----------------------------------
+def kaggle_to_record(d: dict[str, Any], *, path: str = "", fmt: str = "kaggle") -> MirrorRecord:
+    raw_id = str(d.get("id") or "")
+    try:
+        arxiv_id, _ = parse_arxiv_id(raw_id)
+    except InvalidArxivIdError as e:
+        raise RecordParseError(f"bad id {raw_id[:40]!r}", source=path) from e
+    where = f"{path}#{arxiv_id}"
+    versions = d.get("versions") or []
+    try:
+        stamps = [rfc2822(v["created"]) for v in versions if isinstance(v, dict) and v.get("created")]
+    except (TypeError, ValueError) as e:
+        raise RecordParseError(f"unreadable version date: {e}", source=where) from e
+    if not stamps:
+        raise RecordParseError("no version dates (v1 submission date unknown)", source=where)
+    title = _collapse(d.get("title"))
+    if not title:
+        raise RecordParseError("no title", source=where)
+    cats = _cats(str(d.get("categories") or ""), arxiv_id)
+    meta = PaperMeta(
+        arxiv_id=arxiv_id,
+        version=len(stamps),
+        title=title,
+        abstract=_collapse(d.get("abstract")),
+        authors=parse_authors(str(d.get("authors") or "")),
+        primary_category=cats[0] if cats else None,
+        categories=cats,
+        published=stamps[0].date(),
+        updated=stamps[-1].date(),
+        doi=_collapse(d.get("doi")).split(" ")[0] or None,
+        journal_ref=_collapse(d.get("journal-ref")) or None,
+        comment=_collapse(d.get("comments")) or None,
+        source=fmt,
+    )
+    return MirrorRecord(meta, stamps[0], stamps[-1], path=path, fmt=fmt)
+
+
+def read_kaggle_lines(lines: Iterator[str], *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            d = json.loads(line)
+            if not isinstance(d, dict):
+                raise RecordParseError("line is not a JSON object", source=where)
+            yield kaggle_to_record(d, path=where)
+        except json.JSONDecodeError as e:
+            yield RecordParseError(f"invalid JSON: {e.msg}", source=where, hint="truncated or corrupted line")
+        except RecordParseError as e:
+            yield e
+        except (ValueError, TypeError, AttributeError) as e:
+            yield RecordParseError(f"invalid record: {e}".splitlines()[0], source=where)
+
+
+# ---- SCALAR metadata (arxiv.py Result dumps) --------------------------------------------------------------------
+def read_scalar(data: Any, *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+    for n, item in enumerate(data if isinstance(data, list) else []):
+        where = f"{path}[{n}]"
+        md = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(md, dict):
+            yield RecordParseError("entry has no arXiv metadata", source=where, hint="title match without metadata")
+            continue
+        try:
+            arxiv_id, version = parse_arxiv_id(str(md.get("entry_id") or item.get("arxiv_id") or ""))
+            pub, upd = iso_dt(str(md["published"])), iso_dt(str(md.get("updated") or md["published"]))
+            cats = [str(c) for c in md.get("categories") or []]
+            primary = md.get("primary_category") or (cats[0] if cats else None)
+            meta = PaperMeta(
+                arxiv_id=arxiv_id,
+                version=version,
+                title=_collapse(md.get("title")),
+                abstract=_collapse(md.get("abstract")),
+                authors=[make_author(str(a)) for a in md.get("authors") or [] if str(a).strip()],
+                primary_category=primary,
+                categories=cats,
+                published=pub.date(),
+                updated=upd.date(),
+                doi=md.get("doi") or None,
+                journal_ref=md.get("journal_ref") or None,
+                comment=md.get("comment") or None,
+                pdf_url=md.get("pdf_url") or None,
+                source="scalar",
+            )
+            if not meta.title:
+                raise RecordParseError("no title", source=where)
+            yield MirrorRecord(meta, pub, upd, path=where, fmt="scalar")
+        except SourceError as e:
+            e.source = e.source or where
+            yield e
+        except (KeyError, ValueError, TypeError) as e:
+            yield RecordParseError(f"invalid SCALAR entry: {e}".splitlines()[0], source=where)
+
+
+# ---- saved Atom responses ---------------------------------------------------------------------------------------
+def read_atom(body: bytes | str, *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+    """A saved API response (raw XML, or a recorded JSON wrapper's `body`)."""
+    try:
+        page = parse_feed(body, source="atom")
+    except AtomParseError as e:
+        yield RecordParseError(e.message, source=path, hint=e.hint)
+        return
+    for msg in page.errors:
+        yield RecordParseError(msg, source=path)
+    for m in page.items:
+        at = datetime.combine(m.published, datetime.min.time(), tzinfo=UTC)
+        up = datetime.combine(m.updated, datetime.min.time(), tzinfo=UTC) if m.updated else None
+        yield MirrorRecord(m, at, up, path=path, fmt="atom")
+
+
+def merge_records(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
+    """Two records of one paper → one: the newer version wins, ties go to the richer source; empty fields are
+    filled from the other record; the v1 date is the earlier of the two (v1 is the first submission)."""
+
+    def rank(r: MirrorRecord) -> tuple[int, int]:
+        return (r.meta.version or 0, SOURCE_RANK.get(r.meta.source, 0))
+
+    win, lose = (new, old) if rank(new) > rank(old) else (old, new)
+    fill: dict[str, Any] = {}
+    for name in ("abstract", "doi", "journal_ref", "comment", "pdf_url", "primary_category"):
+        if not getattr(win.meta, name) and getattr(lose.meta, name):
+            fill[name] = getattr(lose.meta, name)
+    if not win.meta.categories and lose.meta.categories:
+        fill["categories"] = lose.meta.categories
+    if not win.meta.authors and lose.meta.authors:
+        fill["authors"] = lose.meta.authors
+    published_at = min(win.published_at, lose.published_at)
+    fill["published"] = published_at.date()
+    meta = win.meta.model_copy(update=fill) if fill else win.meta
+    return MirrorRecord(
+        meta,
+        published_at,
+        win.updated_at or lose.updated_at,
+        path=win.path,
+        fmt=win.fmt,
+        paper=win.paper or lose.paper,
+    )

@@ -1,0 +1,115 @@
+"""`MirrorSource`: the `MetadataSource` protocol answered in-process from a local bulk mirror (`--source DIR`)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from academiceval.sources.base import FeedPage, SortBy, SortOrder
+from academiceval.sources.errors import InvalidArxivIdError, NotAPdfError, UnknownIdError
+from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
+from academiceval.sources.mirror.index import MirrorIndex, Progress, load_index
+from academiceval.sources.models import PaperMeta
+from academiceval.sources.pdf import is_complete_pdf
+
+
+class MirrorSource:
+    """Reads a mirror directory once (cached per process) and evaluates queries locally.
+
+    `requests_made` counts query calls (search pages and id_list batches) as if each were one API request, so
+    cost reports compare directly with the live client; `pdf_requests` counts PDF copies.
+    """
+
+    def __init__(self, root: str | Path, *, id_batch_size: int = 100, progress: Progress | None = None) -> None:
+        self.root = Path(root)
+        self.index: MirrorIndex = load_index(self.root, progress)
+        self.id_batch_size = id_batch_size
+        self.requests_made = 0
+        self.pdf_requests = 0
+        self._lock = threading.Lock()
+
+    def _count(self, n: int = 1) -> None:
+        with self._lock:
+            self.requests_made += n
+
+    def search(
+        self,
+        query: str,
+        *,
+        start: int = 0,
+        max_results: int = 100,
+        sort_by: SortBy = "submittedDate",
+        sort_order: SortOrder = "descending",
+    ) -> FeedPage:
+        self._count()
+        hits = self.index.search(query, sort_by=sort_by, sort_order=sort_order)
+        start = max(0, start)
+        items = [r.meta for r in hits[start : start + max(0, max_results)]]
+        return FeedPage(total_results=len(hits), start=start, items=items)
+
+    def iter_search(
+        self,
+        query: str,
+        *,
+        page_size: int = 100,
+        limit: int | None = None,
+        sort_by: SortBy = "submittedDate",
+        sort_order: SortOrder = "descending",
+    ) -> Iterator[PaperMeta]:
+        start, seen = 0, 0
+        while True:
+            n = page_size if limit is None else min(page_size, limit - seen)
+            if n <= 0:
+                return
+            page = self.search(query, start=start, max_results=n, sort_by=sort_by, sort_order=sort_order)
+            for m in page.items:
+                yield m
+                seen += 1
+            start += len(page.items)
+            if not page.items or start >= page.total_results:
+                return
+
+    def fetch_ids(self, arxiv_ids: Sequence[str]) -> list[PaperMeta]:
+        out: list[PaperMeta] = []
+        seen: set[str] = set()
+        for i in range(0, len(arxiv_ids), self.id_batch_size):
+            self._count()
+            for raw in arxiv_ids[i : i + self.id_batch_size]:
+                rec = self.index.get(raw)
+                if rec is not None and rec.meta.arxiv_id not in seen:
+                    seen.add(rec.meta.arxiv_id)
+                    out.append(rec.meta)
+        return out
+
+    def fetch_pdf(self, arxiv_id: str, dest_dir: Path) -> Path:
+        """Copy the mirror's PDF of a paper into dest_dir (atomic; skipped when a complete copy exists)."""
+        base, _ = parse_arxiv_id(arxiv_id)  # raises InvalidArxivIdError for anything that is not an id
+        dest_dir = Path(dest_dir)
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        target = safe_child(dest_dir, pdf_filename(base))
+        if target.exists() and is_complete_pdf(target):
+            return target
+        with self._lock:
+            self.pdf_requests += 1
+        found = self.index.pdfs.get(base)
+        if found is None:
+            raise UnknownIdError(f"no PDF for {base} in the mirror", source=str(self.root), hint="add <id>.pdf")
+        src = found[1]
+        with src.open("rb") as f:
+            if f.read(5) != b"%PDF-":
+                raise NotAPdfError(f"{src} does not start with %PDF-", source=str(src))
+        tmp = target.with_name(target.name + ".part")
+        shutil.copyfile(src, tmp)
+        tmp.replace(target)
+        return target
+
+    def pdf_path(self, arxiv_id: str) -> Path | None:
+        """Where the mirror holds a paper's PDF (None when it has none)."""
+        try:
+            base, _ = parse_arxiv_id(arxiv_id)
+        except InvalidArxivIdError:
+            return None
+        found = self.index.pdfs.get(base)
+        return found[1] if found else None

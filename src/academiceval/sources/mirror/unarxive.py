@@ -1,0 +1,204 @@
+"""unarXive JSONL → pre-parsed `Paper` objects (plus their `PaperMeta` from the Kaggle-style metadata block).
+
+unarXive already split each paper's LaTeX into paragraphs tagged with their section, replaced formulas and
+citations by `{{formula:…}}` / `{{cite:…}}` markers and resolved bib entries (often to arXiv ids). We turn that
+into the project's `Paper`: one `Section` per (heading, number, level), citation markers rendered as numeric
+`[n]` with `Citation` spans pointing at `references[n-1]`, formulas as inline `$…$` LaTeX.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
+from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
+from academiceval.sources.ids import ARXIV_ID_RE, parse_arxiv_id
+from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record
+
+PARSER_VERSION = "unarxive-jsonl/1"
+_MARKER = re.compile(r"\{\{(cite|formula|figure|table|ref|footnote):([^}]*)\}\}")
+_YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+_LEVELS = {"section": 1, "subsection": 2, "subsubsection": 3, "paragraph": 4}
+
+try:  # the papers stage's heading classifier, so PDF-parsed and pre-parsed papers agree on roles
+    from academiceval.papers.roles import role_of as _classify_heading
+except ImportError:  # pragma: no cover - fallback below
+    _classify_heading = None
+
+_ROLE_WORDS: list[tuple[re.Pattern[str], SectionRole]] = [
+    (re.compile(r"^(introduction|intro|motivation|overview)\b"), SectionRole.introduction),
+    (
+        re.compile(r"^(related\s+work|related\s+literature|background|prior\s+work|previous\s+work|literature)"),
+        SectionRole.related_work,
+    ),
+    (
+        re.compile(r"^(conclusions?|concluding|summary(\s+and)?|discussion\s+and\s+conclusions?)\b"),
+        SectionRole.conclusion,
+    ),
+    (re.compile(r"^(acknowledge?ments?|acknowledgments?)\b"), SectionRole.acknowledgements),
+    (re.compile(r"^(references|bibliography)\b"), SectionRole.references),
+    (re.compile(r"^(appendix|appendices|supplementary)\b"), SectionRole.appendix),
+    (re.compile(r"^(method|methods|methodology|approach|model|our\s+approach|proposed)"), SectionRole.method),
+    (re.compile(r"^(experiments?|experimental|evaluation|results)"), SectionRole.experiments),
+]
+
+
+def heading_role(heading: str) -> SectionRole | None:
+    """The role a heading names: `papers.roles.role_of` when importable, else a small fallback table."""
+    if _classify_heading is not None:
+        try:
+            role = _classify_heading(heading)
+            return SectionRole(role) if role else None
+        except Exception:  # noqa: BLE001 - never let another stage's classifier break indexing
+            pass
+    h = re.sub(r"^(?:[\dIVX]+(?:\.\d+)*\.?|[A-Z]\.)\s+", "", heading.strip()).lower()
+    for pat, role in _ROLE_WORDS:
+        if pat.match(h):
+            return role
+    return None
+
+
+def _render(
+    text: str, spans_cite: dict[str, int], ref_entries: dict[str, Any], section_index: int
+) -> tuple[str, list[Citation]]:
+    """Replace markers; cite markers become "[n]" and are recorded as citations with their new spans."""
+    out: list[str] = []
+    cites: list[Citation] = []
+    pos = 0
+    length = 0
+    for m in _MARKER.finditer(text):
+        chunk = text[pos : m.start()]
+        out.append(chunk)
+        length += len(chunk)
+        kind, ref_id = m.group(1), m.group(2)
+        rep = ""
+        if kind == "cite":
+            idx = spans_cite.get(ref_id)
+            if idx is not None:
+                rep = f"[{idx + 1}]"
+                cites.append(
+                    Citation(
+                        section_index=section_index,
+                        start=length,
+                        end=length + len(rep),
+                        text=rep,
+                        style="numeric",
+                        reference_indices=[idx],
+                    )
+                )
+        elif kind == "formula":
+            latex = " ".join(str((ref_entries.get(ref_id) or {}).get("latex") or "").split())
+            rep = f"${latex}$" if latex and len(latex) <= 300 else "[formula]"
+        out.append(rep)
+        length += len(rep)
+        pos = m.end()
+    out.append(text[pos:])
+    rendered = "".join(out)
+    for a, b in itertools.pairwise(cites):  # "[1], [2]" or "[1][2]": a group
+        if rendered[a.end : b.start].strip(" ,;") == "":
+            a.grouped = b.grouped = True
+    return rendered, cites
+
+
+def _reference(i: int, entry: dict[str, Any]) -> Reference:
+    raw = " ".join(str(entry.get("bib_entry_raw") or "").split())
+    arxiv_id = None
+    candidates = [
+        str((entry.get("ids") or {}).get("arxiv_id") or ""),
+        *map(str, entry.get("contained_arXiv_ids") or []),
+    ]
+    for c in candidates:
+        m = ARXIV_ID_RE.search(c) if c else None
+        if m:
+            try:
+                arxiv_id = parse_arxiv_id(m.group(0))[0]
+                break
+            except InvalidArxivIdError:
+                continue
+    y = _YEAR.search(raw)
+    return Reference(index=i, raw=raw, label=str(i + 1), year=int(y.group(1)) if y else None, arxiv_id=arxiv_id)
+
+
+def unarxive_to_paper(d: dict[str, Any], *, path: str = "") -> MirrorRecord:
+    """One unarXive line → MirrorRecord whose `.paper` is the pre-parsed Paper."""
+    md = d.get("metadata")
+    if not isinstance(md, dict):
+        raise RecordParseError("unarXive line without a metadata block", source=path)
+    rec = kaggle_to_record(md, path=path, fmt="unarxive")
+    bib = d.get("bib_entries") or {}
+    ref_order = list(bib.keys())
+    cite_index = {k: i for i, k in enumerate(ref_order)}
+    references = [_reference(i, bib[k] if isinstance(bib[k], dict) else {}) for i, k in enumerate(ref_order)]
+    ref_entries = d.get("ref_entries") or {}
+    sections: list[Section] = []
+    citations: list[Citation] = []
+    texts: list[list[str]] = []
+    current: tuple[str, str, str] | None = None
+    parent_number = ""
+    parent_role: SectionRole | None = None
+    for para in d.get("body_text") or []:
+        if not isinstance(para, dict):
+            continue
+        heading = " ".join(_MARKER.sub("", str(para.get("section") or "")).split())
+        number = str(para.get("sec_number") or "")
+        sec_type = str(para.get("sec_type") or "")
+        key = (heading, number, sec_type)
+        if key != current:
+            current = key
+            level = _LEVELS.get(sec_type, 1)
+            if level == 1:
+                parent_number = number
+            full_number = f"{parent_number}.{number}" if level > 1 and parent_number and number else number
+            role = heading_role(heading) if heading else None
+            if level == 1:
+                parent_role = role
+            elif role is None:
+                role = parent_role
+            sections.append(Section(heading=heading, number=full_number or None, level=level, role=role))
+            texts.append([])
+        text, cites = _render(str(para.get("text") or "").strip("\n"), cite_index, ref_entries, len(sections) - 1)
+        offset = sum(len(t) + 2 for t in texts[-1])
+        for c in cites:
+            c.start += offset
+            c.end += offset
+        texts[-1].append(text)
+        citations.extend(cites)
+    for s, parts in zip(sections, texts, strict=True):
+        s.text = "\n\n".join(parts)
+    abstract = (d.get("abstract") or {}).get("text") if isinstance(d.get("abstract"), dict) else None
+    paper = Paper(
+        paper_id=f"unarxive:{rec.meta.arxiv_id}",
+        source="unarxive",
+        arxiv_id=rec.meta.arxiv_id,
+        version=rec.meta.version,
+        title=rec.meta.title,
+        abstract=" ".join(str(abstract or rec.meta.abstract).split()),
+        sections=sections,
+        references=references,
+        citations=citations,
+        parser_version=PARSER_VERSION,
+    )
+    rec.paper = paper
+    return rec
+
+
+def read_unarxive_lines(lines: Iterator[str], *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            d = json.loads(line)
+            if not isinstance(d, dict):
+                raise RecordParseError("line is not a JSON object", source=where)
+            yield unarxive_to_paper(d, path=where)
+        except json.JSONDecodeError as e:
+            yield RecordParseError(f"invalid JSON: {e.msg}", source=where, hint="truncated or corrupted line")
+        except RecordParseError as e:
+            yield e
+        except (ValueError, TypeError, AttributeError, KeyError) as e:
+            yield RecordParseError(f"invalid unarXive paper: {e}".splitlines()[0], source=where)

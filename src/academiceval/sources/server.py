@@ -1,0 +1,330 @@
+"""`mirror serve`: an HTTP server on 127.0.0.1 that speaks the arXiv export API over a local mirror, with faults.
+
+Endpoints: `GET /api/query` (search_query, id_list, start, max_results, sortBy, sortOrder → Atom shaped like
+arXiv's), `GET /pdf/<id>` (the mirror's PDF), `GET /_stats` (JSON request counters), `GET|POST /_faults` (read or
+replace the fault configuration as JSON). Faults are injected at the configured rates from a seeded RNG, or forced
+for one request with `_fault=429|500|slow|truncate|empty|html` in the query string — so tests and benchmarks can
+check that the real client survives exactly what live arXiv does to it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+from academiceval.sources.atom import write_feed
+from academiceval.sources.errors import QuerySyntaxError
+from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.mirror.index import MirrorIndex, load_index
+
+FAULT_KINDS = ("429", "500", "slow", "truncate", "empty", "html")
+MAX_RESULTS_CAP = 2000  # arXiv serves at most 2,000 records per page
+
+
+@dataclass
+class FaultConfig:
+    """Rates are per request, each in [0, 1] and checked in the order of FAULT_KINDS."""
+
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_slow: float = 0.0
+    rate_truncate: float = 0.0
+    rate_empty: float = 0.0
+    rate_html: float = 0.0
+    retry_after: float = 1.0  # seconds sent with 429 (fractions allowed, for fast tests)
+    slow_seconds: float = 2.0
+    seed: int = 0
+    apply_to_pdf: bool = False  # faults on /pdf too (only 429/500/truncate/html make sense there)
+
+    @classmethod
+    def parse(cls, spec: str | None) -> FaultConfig:
+        """ "429=0.1,500=0.05,retry_after=1,seed=7" → FaultConfig."""
+        cfg = cls()
+        for part in (spec or "").split(","):
+            if not part.strip():
+                continue
+            k, _, v = part.partition("=")
+            k = k.strip()
+            name = f"rate_{k}" if k in FAULT_KINDS else k
+            if not hasattr(cfg, name):
+                raise ValueError(f"unknown fault setting {k!r}; use {', '.join(FAULT_KINDS)}, retry_after, seed, ...")
+            cur = getattr(cfg, name)
+            setattr(cfg, name, type(cur)(v in ("1", "true", "yes")) if isinstance(cur, bool) else type(cur)(v))
+        return cfg
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    api_requests: int = 0
+    pdf_requests: int = 0
+    ok: int = 0
+    faults: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAULT_KINDS, 0))
+    errors: int = 0
+
+
+class MirrorServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, index: MirrorIndex, port: int = 0, faults: FaultConfig | None = None) -> None:
+        self.index = index
+        self.faults = faults or FaultConfig()
+        self.stats = Stats()
+        self.lock = threading.Lock()
+        self.rng = random.Random(self.faults.seed)
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def pick_fault(self, forced: str | None, is_pdf: bool) -> str | None:
+        with self.lock:
+            if forced:
+                return forced if forced in FAULT_KINDS else None
+            if is_pdf and not self.faults.apply_to_pdf:
+                return None
+            for kind in FAULT_KINDS:
+                rate = getattr(self.faults, f"rate_{kind}")
+                if rate > 0 and self.rng.random() < rate:
+                    return kind
+            return None
+
+    def set_faults(self, cfg: FaultConfig) -> None:
+        with self.lock:
+            self.faults = cfg
+            self.rng = random.Random(cfg.seed)
+
+    def count(self, **kw: int) -> None:
+        with self.lock:
+            for k, v in kw.items():
+                setattr(self.stats, k, getattr(self.stats, k) + v)
+
+    def count_fault(self, kind: str) -> None:
+        with self.lock:
+            self.stats.faults[kind] += 1
+
+    def stats_json(self) -> dict[str, Any]:
+        with self.lock:
+            return json.loads(json.dumps(asdict(self.stats)))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: MirrorServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet; /_stats has the counts
+        return
+
+    # ---- helpers --------------------------------------------------------------------------------------------
+    def _send(self, status: int, body: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, obj: object, status: int = 200) -> None:
+        self._send(status, json.dumps(obj, indent=1).encode(), "application/json")
+
+    def _fault(self, kind: str | None, body_fn) -> bool:
+        """Apply a fault; True when the response has been sent (or deliberately broken)."""
+        if kind is None:
+            return False
+        self.server.count_fault(kind)
+        if kind == "429":
+            ra = self.server.faults.retry_after
+            ra_s = str(int(ra)) if float(ra).is_integer() else f"{ra:g}"
+            self._send(429, b"Rate exceeded.", "text/plain", {"Retry-After": ra_s})
+        elif kind == "500":
+            self._send(500, b"<html><body>Internal Server Error</body></html>", "text/html")
+        elif kind == "html":
+            page = b"<!DOCTYPE html><html><head><title>arXiv</title></head><body>Service busy</body></html>"
+            self._send(200, page, "text/html; charset=utf-8")
+        elif kind == "slow":
+            time.sleep(self.server.faults.slow_seconds)
+            return False  # then answer normally
+        elif kind == "truncate":
+            body, ctype = body_fn()
+            cut = body[: max(1, len(body) // 2)]
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))  # promises more than it sends
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(cut)
+            self.wfile.flush()
+            self.close_connection = True
+        else:
+            return False  # "empty" is handled by the query endpoint
+        return True
+
+    # ---- routes ---------------------------------------------------------------------------------------------
+    def do_GET(self) -> None:
+        url = urlparse(self.path)
+        qs = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        self.server.count(requests=1)
+        try:
+            if url.path in ("/api/query", "/query"):
+                self.server.count(api_requests=1)
+                self._query(qs)
+            elif url.path.startswith("/pdf/"):
+                self.server.count(pdf_requests=1)
+                self._pdf(unquote(url.path[len("/pdf/") :]), qs)
+            elif url.path == "/_stats":
+                self._json(self.server.stats_json())
+            elif url.path == "/_faults":
+                self._json(asdict(self.server.faults))
+            else:
+                self._json({"error": f"no such endpoint {url.path}"}, 404)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def do_POST(self) -> None:
+        url = urlparse(self.path)
+        if url.path != "/_faults":
+            self._json({"error": "POST only on /_faults"}, 405)
+            return
+        n = int(self.headers.get("Content-Length") or 0)
+        try:
+            data = json.loads(self.rfile.read(n) or b"{}")
+            cfg = FaultConfig(**{k: v for k, v in data.items() if k in FaultConfig.__dataclass_fields__})
+        except (ValueError, TypeError) as e:
+            self._json({"error": str(e)}, 400)
+            return
+        self.server.set_faults(cfg)
+        self._json(asdict(cfg))
+
+    def _query(self, qs: dict[str, str]) -> None:
+        kind = self.server.pick_fault(qs.get("_fault"), is_pdf=False)
+        idx = self.server.index
+        try:
+            start = max(0, int(qs.get("start", "0") or 0))
+            max_results = min(MAX_RESULTS_CAP, max(0, int(qs.get("max_results", "10") or 10)))
+        except ValueError:
+            self._error_feed("start and max_results must be integers", 400)
+            return
+        sort_by = qs.get("sortBy", "relevance")
+        sort_order = qs.get("sortOrder", "descending")
+        query, id_list = qs.get("search_query", "").strip(), qs.get("id_list", "").strip()
+        try:
+            if id_list:
+                ids = [s.strip() for s in id_list.split(",") if s.strip()]
+                for raw in ids:
+                    parse_arxiv_id(raw)
+                recs = [r for r in (idx.get(i) for i in ids) if r is not None]
+                recs = list({r.meta.arxiv_id: r for r in recs}.values())
+                if query:
+                    allowed = {r.meta.arxiv_id for r in idx.search(query)}
+                    recs = [r for r in recs if r.meta.arxiv_id in allowed]
+            elif query:
+                recs = idx.search(query, sort_by=sort_by, sort_order=sort_order)
+            else:
+                recs = []
+        except QuerySyntaxError as e:
+            self._error_feed(e.message, 400)
+            return
+        except Exception as e:  # invalid ids, etc.: arXiv answers 400 with an error entry
+            self._error_feed(f"incorrect id format: {e}", 400)
+            return
+        page = recs[start : start + max_results]
+        title = f"search_query={query}&id_list={id_list}&start={start}&max_results={max_results}"
+
+        def body_fn(items=page) -> tuple[bytes, str]:
+            body = write_feed(
+                [r.meta for r in items],
+                total_results=len(recs),
+                start=start,
+                items_per_page=max_results,
+                query_title=title,
+                base_url=f"http://127.0.0.1:{self.server.server_address[1]}",
+                published_at={r.meta.arxiv_id: r.published_at for r in items},
+                updated_at={r.meta.arxiv_id: r.updated_at for r in items if r.updated_at},
+            )
+            return body, "application/atom+xml; charset=utf-8"
+
+        if kind == "empty":
+            self.server.count_fault("empty")
+            body, ctype = body_fn([])
+            self._send(200, body, ctype)
+            return
+        if self._fault(kind, body_fn):
+            return
+        body, ctype = body_fn()
+        self.server.count(ok=1)
+        self._send(200, body, ctype)
+
+    def _error_feed(self, msg: str, status: int) -> None:
+        self.server.count(errors=1)
+        body = write_feed([], total_results=1, start=0, items_per_page=1, errors=[msg])
+        self._send(status, body, "application/atom+xml; charset=utf-8")
+
+    def _pdf(self, raw_id: str, qs: dict[str, str]) -> None:
+        try:
+            base, _ = parse_arxiv_id(raw_id)
+        except Exception:
+            self._send(404, b"<html><body>not an arXiv id</body></html>", "text/html")
+            return
+        found = self.server.index.pdfs.get(base)
+        if found is None:
+            self._send(404, b"<html><body>No PDF for this paper</body></html>", "text/html")
+            return
+        path: Path = found[1]
+        kind = self.server.pick_fault(qs.get("_fault"), is_pdf=True)
+        if kind in ("empty", "slow"):
+            kind = None if kind == "empty" else kind
+        if self._fault(kind, lambda: (path.read_bytes(), "application/pdf")):
+            return
+        self.server.count(ok=1)
+        self._send(200, path.read_bytes(), "application/pdf")
+
+
+@dataclass
+class ServerHandle:
+    """A running server: `url` is the API endpoint (…/api/query); `stats()` the counters; `stop()` shuts down."""
+
+    url: str
+    base_url: str
+    server: MirrorServer
+    thread: threading.Thread
+
+    def stats(self) -> dict[str, Any]:
+        return self.server.stats_json()
+
+    def set_faults(self, faults: FaultConfig) -> None:
+        self.server.set_faults(faults)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def make_server(directory: str | Path, port: int = 0, faults: FaultConfig | None = None) -> MirrorServer:
+    return MirrorServer(load_index(directory), port=port, faults=faults)
+
+
+def serve_in_thread(directory: str | Path, port: int = 0, faults: FaultConfig | None = None) -> ServerHandle:
+    """Start `mirror serve` in a background thread on 127.0.0.1 (port 0 = any free port)."""
+    server = make_server(directory, port, faults)
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    t.start()
+    port_ = server.server_address[1]
+    base = f"http://127.0.0.1:{port_}"
+    return ServerHandle(url=f"{base}/api/query", base_url=base, server=server, thread=t)
+
+
+__all__ = ["FaultConfig", "MirrorServer", "ServerHandle", "make_server", "serve_in_thread"]

@@ -1,0 +1,204 @@
+"""`run_round` end to end against the local server, on a round of real paper text."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from academiceval.errors import ConfigError
+from academiceval.models.base import GenerationOptions
+from academiceval.models.fake_server import _pick, _unit, deterministic_answer
+from academiceval.runs.errors import MissingAPIKeyError, RoundIntegrityError, UnknownModelError
+from academiceval.runs.records import iter_records, read_run, records_file
+from academiceval.runs.retry import RetryPolicy
+from academiceval.runs.runner import run_round
+from academiceval.runs.source import load_round_view
+
+FAST = RetryPolicy(max_attempts=4, initial_s=0.01, max_backoff_s=0.05)
+N_SAMPLES = 48  # 12 papers x (title, abstract) x (zero-shot, random:1)
+
+
+def records(run_dir: Path):
+    return read_run(run_dir)
+
+
+def comparable(recs):
+    keep = ("prompt_sha256", "output_raw", "output", "error_code", "input_tokens", "output_tokens", "published")
+    return {k: tuple(getattr(r, f) for f in keep) for k, r in recs.items()}
+
+
+def test_clean_run_writes_records_and_spec(sample_round, fake_server, tmp_path):
+    srv = fake_server(latency_s=0.002)
+    s = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url, max_connections=8)
+    assert s.total("selected") == N_SAMPLES and s.total("done") == N_SAMPLES and s.total("errors") == 0
+    recs = records(s.run_dir)
+    assert len(recs) == N_SAMPLES
+    view = load_round_view(sample_round)
+    by_id = {x.sample_id: x for x in view.samples}
+    for r in recs.values():
+        sample = by_id[r.sample_id]
+        assert r.published == sample.published and r.arxiv_id == sample.arxiv_id
+        assert r.output_tokens > 0 and r.input_tokens > 100 and r.error is None
+        assert srv.stats.by_prompt[r.prompt_sha256] >= 1  # the hash we record is the hash of what was sent
+        assert r.output_raw.split()[0].startswith("[")
+    # demos change the prompt; a random:1 sample that drew no demo equals its zero-shot twin and costs no request
+    unique = {r.prompt_sha256 for r in recs.values()}
+    assert N_SAMPLES - 2 <= len(unique) < N_SAMPLES
+    assert sum(r.cached for r in recs.values()) == N_SAMPLES - len(unique) == N_SAMPLES - srv.stats.total
+    assert max(srv.stats.by_prompt.values()) == 1
+    spec = json.loads((s.run_dir / "run.json").read_text())
+    assert spec["round_manifest_sha256"] == view.manifest_sha256 and spec["backend"] == "openai"
+    assert spec["task_max_tokens"] == {"abstract": 512, "title": 32} and spec["package_version"]
+    assert s.run_dir == tmp_path / "ws" / "runs" / "2022-12-sample" / "openai__fake-model"
+    assert records_file(s.run_dir, "title", "random:1").exists()
+    # title answers are capped by the per-task default (32 tokens); the server honours max_tokens
+    assert all(r.output_tokens <= 32 for r in recs.values() if r.task == "title")
+
+
+def test_faults_are_retried_or_recorded(sample_round, fake_server, tmp_path):
+    srv = fake_server(
+        transient={"429": 0.15, "500": 0.15, "malformed": 0.1},
+        permanent={"empty": 0.1, "refusal": 0.1},
+        retry_after_s=0.01,
+    )
+    s = run_round(
+        tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url, retry_policy=FAST, max_connections=8
+    )
+    recs = records(s.run_dir)
+    assert len(recs) == N_SAMPLES
+    expected = Counter()
+    for r in recs.values():
+        kind = _pick(srv.config.permanent, _unit(srv.config.seed, "permanent", r.prompt_sha256))
+        want = {"empty": "empty_answer", "refusal": "refused"}.get(kind or "")
+        assert r.error_code == want, r.sample_id
+        if want is None:
+            assert r.output_raw and not r.retryable
+        expected[want] += 1
+    assert expected["empty_answer"] + expected["refused"] > 0
+    assert s.retries > 0 and s.rate_limited > 0 and srv.stats.faults["429"] > 0
+    # transient faults hit only first attempts: every prompt needed at most 2 requests
+    assert max(srv.stats.by_prompt.values()) <= 2
+
+
+def test_resume_sends_nothing_and_cache_replays(sample_round, fake_server, tmp_path):
+    srv = fake_server()
+    ws = tmp_path / "ws"
+    first = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    sent = srv.stats.total
+    assert sent == len(srv.stats.by_prompt)  # no prompt twice
+    again = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    assert srv.stats.total == sent and again.total("already_done") == N_SAMPLES and again.finished_now == 0
+    before = comparable(records(first.run_dir))
+    # records gone, cache kept: every answer is replayed from the cache, no request
+    for p in first.run_dir.glob("*.jsonl"):
+        p.unlink()
+    replay = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    assert srv.stats.total == sent and replay.total("cached") == N_SAMPLES
+    after = records(first.run_dir)
+    assert comparable(after) == before and all(r.cached for r in after.values())
+    # a different generation option is a different cache key (and needs its own run directory)
+    with pytest.raises(ConfigError, match="different options"):
+        run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, options=GenerationOptions(temperature=1))
+    run_round(
+        ws,
+        sample_round,
+        "openai/fake-model",
+        base_url=srv.url,
+        options=GenerationOptions(temperature=1),
+        run_name="t1",
+        tasks=["title"],
+        settings=["zero-shot"],
+    )
+    assert srv.stats.total == sent + 12
+
+
+def test_retryable_errors_are_requested_again_next_run(sample_round, fake_server, tmp_path):
+    srv = fake_server(transient={"500": 0.3}, transient_attempts=3)
+    ws = tmp_path / "ws"
+    one = RetryPolicy(max_attempts=2, initial_s=0.001, max_backoff_s=0.002)
+    s1 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, retry_policy=one)
+    failed = {k for k, r in records(s1.run_dir).items() if r.retryable}
+    assert failed and s1.error_codes["server_error"] == len(failed)
+    s2 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, retry_policy=one)
+    assert s2.total("already_done") == N_SAMPLES - len(failed)
+    assert s2.total("done") == len(failed) and not any(r.error for r in records(s1.run_dir).values())
+
+
+def test_torn_last_line_is_tolerated(sample_round, fake_server, tmp_path):
+    srv = fake_server()
+    ws = tmp_path / "ws"
+    s = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"])
+    path = records_file(s.run_dir, "title", "zero-shot")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a kill -9 mid-write
+    assert len(list(iter_records(path))) == 11
+    sent = srv.stats.total
+    s2 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"])
+    assert s2.total("done") == 1 and s2.total("cached") == 1 and srv.stats.total == sent  # from the cache
+    assert len(list(iter_records(path))) == 12 and path.read_bytes().endswith(b"\n")
+
+
+def test_tampered_round_is_refused_naming_the_file(sample_round, fake_server, tmp_path):
+    srv = fake_server()
+    victim = sorted(sample_round.glob("jsonl/*/test.jsonl"))[0]
+    victim.write_bytes(victim.read_bytes().replace(b"the", b"teh", 1))
+    rel = victim.relative_to(sample_round).as_posix()
+    with pytest.raises(RoundIntegrityError, match=rel):
+        run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+    assert srv.stats.total == 0 and not (tmp_path / "ws" / "runs").exists()
+
+
+def test_missing_key_and_unknown_model_fail_before_work(sample_round, fake_server, tmp_path, monkeypatch):
+    srv = fake_server(models=("served",))
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    with pytest.raises(MissingAPIKeyError):
+        run_round(
+            tmp_path / "ws",
+            sample_round,
+            "openai/gpt-x",
+            base_url="https://api.example.com/v1",
+            api_key_env="NO_SUCH_KEY",
+        )
+    with pytest.raises(UnknownModelError, match="served"):
+        run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+    assert srv.stats.total == 0 and not list((tmp_path / "ws").rglob("*.jsonl"))
+
+
+def test_context_length_errors_from_server_are_recorded(sample_round, fake_server, tmp_path):
+    srv = fake_server(context_window=700)
+    s = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+    recs = records(s.run_dir)
+    too_long = [r for r in recs.values() if r.error_code == "context_length"]
+    assert too_long and len(too_long) == srv.stats.faults["context_length"]
+    assert all(not r.retryable and "maximum context length is 700" in r.error for r in too_long)
+    assert all(deterministic_answer("", 1, 1) != r.output for r in recs.values())
+    again = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+    assert again.finished_now == 0  # a permanent error is a finished sample
+
+
+def test_api_key_never_leaks(sample_round, fake_server, tmp_path, monkeypatch, caplog, capsys):
+    secret = "sk-proj-SECRET-abcdefghijklmnopqrstuvwxyz-0123456789"
+    monkeypatch.setenv("ACADEMICEVAL_TEST_KEY", secret)
+    srv = fake_server(api_key=secret, transient={"429": 0.2, "500": 0.2}, retry_after_s=0.01)
+    caplog.set_level(logging.DEBUG)
+    ws = tmp_path / "ws"
+    s = run_round(
+        ws, sample_round, "openai/fake-model", base_url=srv.url, api_key_env="ACADEMICEVAL_TEST_KEY", retry_policy=FAST
+    )
+    assert s.total("done") == N_SAMPLES and srv.stats.auth_headers == [f"Bearer {secret}"]  # it was sent...
+    # ...and a wrong key gets a 401 whose body echoes the key: the error must not
+    srv2 = fake_server(api_key="sk-other-other-other-other-other")
+    with pytest.raises(MissingAPIKeyError) as ei:
+        run_round(ws, sample_round, "openai/fake-model", base_url=srv2.url, api_key_env="ACADEMICEVAL_TEST_KEY")
+    out = capsys.readouterr()
+    texts = [str(ei.value), caplog.text, out.out, out.err]
+    for p in ws.rglob("*"):
+        if p.is_file():
+            texts.append(p.read_bytes().decode("utf-8", errors="replace"))
+    assert len(texts) > 5
+    for t in texts:
+        assert secret not in t and secret[8:30] not in t

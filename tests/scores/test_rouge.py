@@ -1,0 +1,95 @@
+"""FastRouge must equal rouge-score bit for bit (P, R and F as floats) on real text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rouge_score import rouge_scorer, tokenize
+from rouge_score.tokenizers import DefaultTokenizer
+
+from academiceval.scores.pairs import one_sentence_per_line, real_text_pairs
+from academiceval.scores.rouge import FastRouge, lcs_indices, lcs_length, rouge
+from academiceval.scores.rouge import tokenize as fast_tokenize
+
+
+def _triple(s) -> tuple[float, float, float]:
+    return (s.precision, s.recall, s.fmeasure)
+
+
+@pytest.fixture(scope="module")
+def pairs(corpus):
+    return real_text_pairs(corpus, long_pairs=False)
+
+
+def test_rouge_l_bit_identical_on_1000_plus_real_pairs(pairs, corpus):
+    long = [p for p in real_text_pairs(corpus) if p not in set(pairs)][:8]  # a few uncapped SCALAR sections
+    todo = pairs + long
+    assert len(pairs) >= 1000 and len(long) >= 4
+    ref = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    ours = FastRouge(["rougeL"], use_stemmer=True)
+    differ = [
+        (i, _triple(e), _triple(g))
+        for i, (a, b) in enumerate(todo)
+        if _triple(e := ref.score(a, b)["rougeL"]) != _triple(g := ours.score(a, b)["rougeL"])
+    ]
+    assert differ == []
+    # the set is not degenerate: real overlap, varied scores
+    fs = {round(ours.score(a, b)["rougeL"].fmeasure, 3) for a, b in todo[:200]}
+    assert len(fs) > 50
+
+
+def test_all_rouge_types_bit_identical_with_sentence_lines(pairs):
+    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    ref = rouge_scorer.RougeScorer(types, use_stemmer=True)
+    ours = FastRouge(types, use_stemmer=True)
+    sample = [(one_sentence_per_line(a), one_sentence_per_line(b)) for a, b in pairs[::7]][:200]
+    assert sum("\n" in a for a, _ in sample) > 100  # rougeLsum really sees several sentences
+    for a, b in sample:
+        e, g = ref.score(a, b), ours.score(a, b)
+        for t in types:
+            assert _triple(e[t]) == _triple(g[t]), (t, a[:80], b[:80])
+
+
+def test_without_stemmer_and_score_multi(pairs):
+    ref = rouge_scorer.RougeScorer(["rougeL", "rouge1"], use_stemmer=False)
+    ours = FastRouge(["rougeL", "rouge1"], use_stemmer=False)
+    for a, b in pairs[:100]:
+        e, g = ref.score(a, b), ours.score(a, b)
+        assert _triple(e["rougeL"]) == _triple(g["rougeL"])
+        assert _triple(e["rouge1"]) == _triple(g["rouge1"])
+    targets = [pairs[0][0], pairs[1][0], pairs[2][1]]
+    e, g = ref.score_multi(targets, pairs[3][1]), ours.score_multi(targets, pairs[3][1])
+    assert _triple(e["rougeL"]) == _triple(g["rougeL"])
+
+
+def test_tokenizer_matches_rouge_score(pairs):
+    stemmer = DefaultTokenizer(use_stemmer=True)
+    for a, _ in pairs[:300]:
+        assert fast_tokenize(a) == stemmer.tokenize(a)
+        assert fast_tokenize(a, use_stemmer=False) == tokenize.tokenize(a, None)
+
+
+@pytest.mark.parametrize(
+    ("target", "prediction"),
+    [("", "abc def"), ("abc def", ""), ("!!! ---", "abc"), ("the cat", "the cat"), ("Ünïcode ß café", "cafe ss")],
+)
+def test_edge_cases_match(target, prediction):
+    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    e = rouge_scorer.RougeScorer(types, use_stemmer=True).score(target, prediction)
+    g = FastRouge(types).score(target, prediction)
+    for t in types:
+        assert _triple(e[t]) == _triple(g[t])
+    assert _triple(rouge(target, prediction)) == _triple(e["rougeL"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=40), st.lists(st.integers(0, 5), max_size=40))
+def test_bit_parallel_backtrack_is_rouge_scores_lcs(a, b):
+    assert lcs_indices(a, b) == rouge_scorer.lcs_ind(a, b)
+    assert lcs_length(a, b) == len(rouge_scorer.lcs_ind(a, b))
+
+
+def test_unknown_type_rejected():
+    with pytest.raises(ValueError, match="unknown ROUGE type"):
+        FastRouge(["rougeX"])

@@ -1,0 +1,124 @@
+"""Name normalisation: LaTeX escapes from real .abs records, mojibake from real Atom, conservative merging."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from academiceval.sources.models import Author
+from academiceval.sources.names import (
+    NameResolver,
+    author_key,
+    display_name,
+    initials_compatible,
+    is_initial_form,
+    split_authors,
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown", "key"),
+    [
+        (r"Bohdan Paczy\'nski", "Bohdan Paczyński", "bohdan paczynski"),
+        (r"Fr\'{e}d\'{e}ric Klopp", "Frédéric Klopp", "frederic klopp"),
+        (r"H. Nesse Tyss{\o}y", "H. Nesse Tyssøy", "h nesse tyssoy"),
+        (r"Martin Eker{\aa}", "Martin Ekerå", "martin ekera"),
+        (r"Rastislav \v{S}r\'amek", "Rastislav Šrámek", "rastislav sramek"),
+        (r"A. Lan\c{c}on", "A. Lançon", "a lancon"),
+        (r"G{\"o}del", "Gödel", "godel"),
+        (r"Kurt G\"odel", "Kurt Gödel", "kurt godel"),
+        (r"{\ss}mith", "ßmith", "ssmith"),
+        (r"Lu\"{\i}s", "Luïs", "luis"),
+        ("Dirk WÃ¼bben", "Dirk Wübben", "dirk wubben"),  # as served by the real API (tests/corpus Atom fixture)
+        ("Paczyński, Bohdan", "Paczyński, Bohdan", "bohdan paczynski"),
+        ("C.J. Horowitz", "C.J. Horowitz", "c j horowitz"),
+        ("R. Wagner-Kaiser", "R. Wagner-Kaiser", "r wagner kaiser"),
+        ("John Smith, Jr.", "John Smith, Jr.", "john smith jr"),
+        ("  Jane\t Doe ", "Jane Doe", "jane doe"),
+        ("ＪＡＮＥ ＤＯＥ", "ＪＡＮＥ ＤＯＥ", "jane doe"),  # NFKC folds full-width letters
+        ("Plato", "Plato", "plato"),  # one-word names are keys too
+    ],
+)
+def test_display_and_key(raw: str, shown: str, key: str) -> None:
+    assert display_name(raw) == shown
+    assert author_key(raw) == key
+
+
+def test_same_person_written_differently_gets_one_key() -> None:
+    forms = [r"Bohdan Paczy\'nski", "Bohdan Paczyński", "PACZYŃSKI, Bohdan", "Bohdan  Paczynski"]
+    assert len({author_key(f) for f in forms}) == 1
+
+
+def test_initials_are_not_merged_with_full_names() -> None:
+    assert author_key("J. Doe") != author_key("Jane Doe")
+    assert is_initial_form(author_key("J. M. Doe")) and not is_initial_form(author_key("Jane Doe"))
+    assert initials_compatible("j doe", "jane doe")
+    assert not initials_compatible("j doe", "jane m doe")
+    assert not initials_compatible("k doe", "jane doe")
+
+
+def test_split_authors_affiliations_numbered_and_collaboration() -> None:
+    raw = (
+        r"Edward F. Brown (1), Andrew Cumming (2), C. J. Horowitz (3), and Sanjay Reddy (5) ((1) Michigan State "
+        r"University, (2) McGill University, (3) Indiana University, (5) Institute for Nuclear Theory, University of "
+        r"Washington)"
+    )
+    got = split_authors(raw)
+    assert [n for n, _ in got] == ["Edward F. Brown", "Andrew Cumming", "C. J. Horowitz", "Sanjay Reddy"]
+    assert got[3][1] == ["Institute for Nuclear Theory, University of Washington"]
+    assert split_authors("Andrea Brignole (CERN-TH), Fabio Zwirner (INFN-Padua)")[1] == ("Fabio Zwirner", ["INFN-Padua"])
+    assert [n for n, _ in split_authors("Ileana Streinu and Louis Theran")] == ["Ileana Streinu", "Louis Theran"]
+    assert [n for n, _ in split_authors(r"LHCb collaboration: R. Aaij, C. Abell\'an Beteta")] == [
+        "R. Aaij",
+        "C. Abellán Beteta",
+    ]
+    assert [n for n, _ in split_authors("A. Smith, B. Jones et al.")] == ["A. Smith", "B. Jones"]
+
+
+def test_every_real_listing_author_gets_a_nonempty_key(corpus: Path) -> None:
+    from academiceval.sources.mirror.records import read_abs_text
+
+    text = (corpus / "metadata/arxiv_browse_astro-ph_listings/astro-ph_listing_2018-02.txt").read_text()
+    recs = list(read_abs_text(text, fmt="listing"))
+    assert len(recs) == 1162
+    authors = [a for r in recs for a in r.meta.authors]  # type: ignore[union-attr]
+    assert len(authors) > 8000
+    assert all(a.key and a.key == a.key.lower() and "\\" not in a.name and "{" not in a.name for a in authors)
+    # no affiliation text leaks into names
+    assert not [a.name for a in authors if "(" in a.name or ")" in a.name]
+
+
+def test_resolver_merges_only_on_same_paper_evidence() -> None:
+    r = NameResolver()
+    r.observe("2401.00001", [Author(name="Jane Doe", key="jane doe"), Author(name="Bob Roe", key="bob roe")])
+    assert r.resolve("j doe") == "j doe"  # no evidence yet: kept apart
+    r.observe("2401.00002", ["J. Doe", "B. Roe"])  # a different paper: still no evidence
+    assert r.resolve("j doe") == "j doe"
+    r.observe("2401.00001", ["J. Doe", "B. Roe"])  # same paper, same positions: evidence
+    assert r.resolve("j doe") == "jane doe"
+    assert r.resolve("b roe") == "bob roe"
+    assert r.merges() == {"j doe": "jane doe", "b roe": "bob roe"}
+
+
+def test_resolver_refuses_ambiguous_initials() -> None:
+    r = NameResolver()
+    r.observe("a", ["Jane Doe"])
+    r.observe("a", ["J. Doe"])
+    r.observe("b", ["John Doe"])
+    r.observe("b", ["J. Doe"])
+    assert r.resolve("j doe") == "j doe"  # Jane or John: not merged
+    assert "j doe" not in r.merges()
+
+
+def test_resolver_apply_keeps_display_names() -> None:
+    from datetime import date
+
+    from academiceval.sources.models import PaperMeta
+
+    r = NameResolver()
+    r.observe("x", ["Jane Doe"])
+    r.observe("x", ["J. Doe"])
+    m = PaperMeta(arxiv_id="2401.00003", title="t", published=date(2024, 1, 1), authors=[Author(name="J. Doe")])
+    out = r.apply(m)
+    assert out.authors[0].name == "J. Doe" and out.authors[0].key == "jane doe"
