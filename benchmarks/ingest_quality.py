@@ -104,8 +104,10 @@ def main() -> int:
         f"introduction found in {intro_hit}/{intro_need} papers that have one (target: all): "
         f"{'MET' if intro_hit == intro_need else 'NOT MET'}"
     )
-    print(f"canonical sections (intro/related/conclusion/references) found: {role_hit}/{role_need} = "
-          f"{role_hit / max(role_need, 1):.0%}")
+    print(
+        f"canonical sections (intro/related/conclusion/references) found: {role_hit}/{role_need} = "
+        f"{role_hit / max(role_need, 1):.0%}"
+    )
     print(
         f"LaTeX papers: \\section headings found {head_hits}/{head_all}; reference counts within 10% on "
         f"{ref_ok}/{len(latex_rows)} (target: all): {'MET' if ref_ok == len(latex_rows) else 'NOT MET'}"

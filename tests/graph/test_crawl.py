@@ -6,13 +6,12 @@ from collections import Counter, defaultdict
 
 import networkx as nx
 import pytest
+from graph_data import CRAWL_UNTIL, DiesAfter
 
 from academiceval.errors import ConfigError
 from academiceval.graph import coauthor_papers, coauthors, collect, refine, stats
 from academiceval.graph.queries import snapshot
 from academiceval.store import Workspace
-
-from graph_data import CRAWL_UNTIL
 
 
 def _first_author_truth(records) -> dict[str, set[str]]:
@@ -26,7 +25,9 @@ def _first_author_truth(records) -> dict[str, set[str]]:
 def _visited(ws: Workspace) -> list[tuple[str, int, int]]:
     return [
         tuple(r)
-        for r in ws.db.execute("SELECT key, depth, queue_pos FROM graph_author WHERE state='visited' ORDER BY queue_pos")
+        for r in ws.db.execute(
+            "SELECT key, depth, queue_pos FROM graph_author WHERE state='visited' ORDER BY queue_pos"
+        )
     ]
 
 
@@ -77,38 +78,13 @@ def test_cap_extends_and_options_are_checked(workspace, mirror, seeds, tmp_path)
         collect(workspace, mirror, ["  "], max_authors=5)
 
 
-class _DiesAfter:
-    """Wraps a source and dies (like a kill: BaseException, nothing caught) at the n-th request."""
-
-    def __init__(self, inner, n: int) -> None:
-        self.inner, self.n, self.requests_made = inner, n, 0
-
-    def search(self, *a, **k):
-        self.requests_made += 1
-        if self.requests_made == self.n:
-            raise KeyboardInterrupt("killed")
-        return self.inner.search(*a, **k)
-
-    def iter_search(self, query, *, page_size=100, limit=None, sort_by="submittedDate", sort_order="descending"):
-        page = self.search(query, start=0, max_results=min(page_size, limit or page_size), sort_by=sort_by,
-                           sort_order=sort_order)
-        yield from page.items[: limit or None]
-        assert page.total_results <= len(page.items) or limit == len(page.items)
-
-    def fetch_ids(self, ids):
-        return self.inner.fetch_ids(ids)
-
-    def fetch_pdf(self, arxiv_id, dest_dir):
-        return self.inner.fetch_pdf(arxiv_id, dest_dir)
-
-
 def test_resume_after_interruption_is_identical(mirror, seeds, tmp_path) -> None:
     ref = Workspace(tmp_path / "ref")
     collect(ref, mirror, seeds, max_authors=120, until=CRAWL_UNTIL)
     ws = Workspace(tmp_path / "killed")
     for n in (5, 23, 61):  # die at three different moments, then resume with the same call
         with pytest.raises(KeyboardInterrupt):
-            collect(ws, _DiesAfter(mirror, n), seeds, max_authors=120, until=CRAWL_UNTIL)
+            collect(ws, DiesAfter(mirror, n), seeds, max_authors=120, until=CRAWL_UNTIL)
         ws.close()
         ws = Workspace(tmp_path / "killed")  # a new process would open a new connection
     collect(ws, mirror, seeds, max_authors=120, until=CRAWL_UNTIL)
@@ -167,9 +143,12 @@ def test_coauthor_queries(workspace, mirror, seeds, records) -> None:
     assert coauthors(workspace, "nobody at all") == []
 
     by_id = {m.arxiv_id: m for m in records}
-    targets = [r[0] for r in workspace.db.execute(
-        "SELECT p.arxiv_id FROM graph_paper p JOIN graph_author a ON a.key=p.author_key WHERE a.in_graph=1"
-    )]
+    targets = [
+        r[0]
+        for r in workspace.db.execute(
+            "SELECT p.arxiv_id FROM graph_paper p JOIN graph_author a ON a.key=p.author_key WHERE a.in_graph=1"
+        )
+    ]
     some = 0
     for t in targets:
         demos = coauthor_papers(workspace, t, 3)

@@ -65,8 +65,9 @@ def kill_and_resume(home: Path, server, seeds: list[str], kills: int, seed: int,
     for _ in range(kills):
         base = server.stats()["api_requests"]
         target = base + rng.randint(1, max(2, total_requests // (kills + 1)))
-        proc = subprocess.Popen(_cli(home, server.url, seeds), env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            _cli(home, server.url, seeds), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + 120
         while server.stats()["api_requests"] < target and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import networkx as nx
 import pytest
-from graph_data import CRAWL_UNTIL, UPDATE_SINCE, UPDATE_UNTIL
+from graph_data import CRAWL_UNTIL, UPDATE_SINCE, UPDATE_UNTIL, DiesAfter
 
 from academiceval.errors import ConfigError
 from academiceval.graph import collect, history, refine, update
@@ -50,9 +50,11 @@ def test_node_update_finds_exactly_the_new_papers(ws, mirror, records) -> None:
     assert len(truth) > 10
     calls0 = mirror.requests_made
     rep = update(ws, mirror, UPDATE_SINCE, UPDATE_UNTIL)
-    assert set(rep.node_papers) == truth == {
-        r[0] for r in ws.db.execute("SELECT arxiv_id FROM graph_paper WHERE added_by=?", (f"update:{rep.id}",))
-    }
+    assert (
+        set(rep.node_papers)
+        == truth
+        == {r[0] for r in ws.db.execute("SELECT arxiv_id FROM graph_paper WHERE added_by=?", (f"update:{rep.id}",))}
+    )
     # the cost: a couple of 2,000-record pages, not one query per author
     assert rep.api_calls == rep.window_calls == mirror.requests_made - calls0
     assert rep.window_calls == -(-rep.window_papers // 2000) <= 2 < len(authors) // 50
@@ -97,9 +99,7 @@ def test_node_and_edge_update_adds_new_coauthors(ws, mirror, records) -> None:
 
 def test_pruning_inactive_authors_and_old_papers(ws, mirror) -> None:
     inactive_after = UPDATE_UNTIL - timedelta(days=45)
-    rep = update(
-        ws, mirror, UPDATE_SINCE, UPDATE_UNTIL, inactive_after=inactive_after, retention=timedelta(days=120)
-    )
+    rep = update(ws, mirror, UPDATE_SINCE, UPDATE_UNTIL, inactive_after=inactive_after, retention=timedelta(days=120))
     assert rep.authors_pruned > 0 and rep.papers_pruned > 0
     last_active = dict(
         ws.db.execute(
@@ -125,3 +125,20 @@ def test_update_refuses_bad_options(ws, mirror, tmp_path) -> None:
         update(ws, mirror, UPDATE_UNTIL, UPDATE_SINCE)
     with pytest.raises(ConfigError, match="collect"):
         update(Workspace(tmp_path / "empty"), mirror, UPDATE_SINCE, UPDATE_UNTIL)
+
+
+def test_interrupted_update_resumes_to_the_same_graph(ws, mirror, crawled, tmp_path) -> None:
+    ref_home = tmp_path / "ref"
+    shutil.copytree(crawled, ref_home)
+    ref = Workspace(ref_home)
+    target = 60
+    done = update(ref, mirror, UPDATE_SINCE, UPDATE_UNTIL, new_papers=target)
+    assert done.author_calls > 12
+    for n in (2, 9, done.author_calls // 2):  # inside the window pages, then inside the expansion
+        with pytest.raises(KeyboardInterrupt):
+            update(ws, DiesAfter(mirror, n), UPDATE_SINCE, UPDATE_UNTIL, new_papers=target)
+        ws.close()
+    again = update(ws, mirror, UPDATE_SINCE, UPDATE_UNTIL, new_papers=target)
+    assert snapshot(ws) == snapshot(ref)
+    assert again.id == 1 == done.id and again.papers_added == done.papers_added  # one record, resumed
+    assert [h["finished_at"] is not None for h in history(ws)] == [True]

@@ -80,7 +80,11 @@ def make_sample(
     elif task == "abstract":
         fields, label = {"body": body_of(paper), "title": paper["title"]}, paper["abstract"]
     elif task == "introduction":
-        fields = {"body": body_of(paper, without="introduction"), "title": paper["title"], "abstract": paper["abstract"]}
+        fields = {
+            "body": body_of(paper, without="introduction"),
+            "title": paper["title"],
+            "abstract": paper["abstract"],
+        }
         label = section(paper, "introduction")
     else:
         fields = {"body": body_of(paper, without="related"), "title": paper["title"], "abstract": paper["abstract"]}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import cited_papers, citations_from, make_sample
 
 from academiceval.errors import ConfigError
 from academiceval.models.prepare import prepare_prompt
 from academiceval.models.tokenize import load_tokenizer
 from academiceval.rounds.prompts import render_prompt
+from conftest import citations_from, cited_papers, make_sample
 
 TARGET = "2212.11808"  # cs.CL, has a related-works section
 DEMOS = ("2212.11772", "2212.11790", "2212.11803")
@@ -125,7 +125,9 @@ def test_skip_policy_and_impossible_budget(tok, demo_sample):
     assert res.skipped and res.policy == "skip" and res.tokens_cut == 0
     assert res.input_tokens == full and str(full) in res.reason and "7488" in res.reason
     assert res.prompt == render_prompt(demo_sample)
-    fits = prepare_prompt(demo_sample, tokenizer=tok, context_length=full + 512, max_output_tokens=512, on_overflow="skip")
+    fits = prepare_prompt(
+        demo_sample, tokenizer=tok, context_length=full + 512, max_output_tokens=512, on_overflow="skip"
+    )
     assert not fits.skipped and fits.input_tokens == full
     # the never-cut parts alone exceed the budget: skipped with a reason, not silently mangled
     tiny = prepare_prompt(demo_sample, tokenizer=tok, context_length=600, max_output_tokens=512)

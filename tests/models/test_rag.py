@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
-from conftest import cited_papers, make_sample
 
 from academiceval.errors import ConfigError
 from academiceval.models.embedded import MINILM_SHA256, EmbeddedModelError
@@ -13,6 +13,7 @@ from academiceval.models.prepare import prepare_prompt
 from academiceval.models.rag import RagConfig, chunk_sample, retrieve, split_tokens, terms
 from academiceval.models.tokenize import load_tokenizer
 from academiceval.rounds.prompts import retrieval_query
+from conftest import cited_papers, make_sample
 
 TARGET = "2212.11808"
 RETRIEVERS = ["bm25", "tfidf", "dense"]
@@ -38,6 +39,18 @@ def chunks(sample, tok):
     return chunk_sample(sample, tok, size=128, overlap=16)
 
 
+@pytest.fixture(scope="module")
+def small(sample):
+    """A lighter sample for ranking (dense embedding on a shared 2-core CPU is slow): ~2,000 words of body."""
+    body = " ".join(sample.fields["body"].split(" ")[:2_000])
+    return sample.model_copy(update={"fields": {**sample.fields, "body": body}, "demos": []})
+
+
+@pytest.fixture(scope="module")
+def small_chunks(small, tok):
+    return chunk_sample(small, tok, size=128, overlap=16)
+
+
 def rare_terms(chunks, index: int) -> list[str]:
     """Terms of chunk `index` that occur in no other chunk (the query's rare terms)."""
     bags = terms([c.text for c in chunks])
@@ -50,10 +63,12 @@ def distinctive(chunks, candidates: list[int]) -> int:
     return max(candidates, key=lambda i: (len(rare_terms(chunks, i)), -i))
 
 
-def sentence_of(chunk_text: str) -> str:
-    """A whole sentence from the middle of a chunk (not cut by the window)."""
-    parts = [p.strip() for p in chunk_text.replace("\n", " ").split(". ") if len(p.split()) >= 12]
-    return parts[len(parts) // 2]
+def sentence_of(chunks, index: int) -> str:
+    """The sentence of chunk `index` that no other chunk contains, with the most of its rare terms."""
+    rare = set(rare_terms(chunks, index))
+    parts = [p.strip() for p in chunks[index].text.replace("\n", " ").split(". ") if len(p.split()) >= 10]
+    own = [p for p in parts if not any(p in c.text for j, c in enumerate(chunks) if j != index)]
+    return max(own, key=lambda p: (len(rare & set(terms([p])[0])), len(p)))
 
 
 def test_chunks_cover_all_sources_with_overlap(chunks, sample, tok):
@@ -63,7 +78,7 @@ def test_chunks_cover_all_sources_with_overlap(chunks, sample, tok):
     assert all(c.tokens <= 128 for c in chunks)
     body_chunks = [c for c in chunks if c.source == "body"]
     assert len(body_chunks) > 10
-    for a, b in zip(body_chunks, body_chunks[1:], strict=False):  # consecutive windows share their overlap
+    for a, b in itertools.pairwise(body_chunks):  # consecutive windows share their overlap
         assert a.text in sample.fields["body"] and b.text in sample.fields["body"]
         assert sample.fields["body"].index(b.text) < sample.fields["body"].index(a.text) + len(a.text)
     with pytest.raises(ConfigError):
@@ -71,15 +86,18 @@ def test_chunks_cover_all_sources_with_overlap(chunks, sample, tok):
 
 
 @pytest.mark.parametrize("kind", RETRIEVERS)
-def test_ranking_depends_on_the_query(kind, chunks, sample, tok):
+def test_ranking_depends_on_the_query(kind, small_chunks, small, tok):
+    chunks, sample = small_chunks, small
     config = RagConfig(retriever=kind, top_k=5, chunk_size=128, chunk_overlap=16)
     body = [i for i, c in enumerate(chunks) if c.source == "body"]
     half = len(body) // 2
     a, b = distinctive(chunks, body[:half]), distinctive(chunks, body[half:])  # two body chunks far apart
     tops = {}
     for target in (a, b):
-        queries = [sentence_of(chunks[target].text)]
-        if kind != "dense":  # sparse retrievers: a bag of the chunk's rare terms finds it too
+        words = chunks[target].text.split()
+        queries = [" ".join(words[len(words) // 4 : 3 * len(words) // 4])]  # a passage from the chunk's middle
+        if kind != "dense":  # sparse retrievers: one sentence, even a bag of the chunk's rare terms finds it
+            queries.append(sentence_of(chunks, target))
             rare = rare_terms(chunks, target)
             assert len(rare) >= 3
             queries.append(" ".join(rare[:5]))
@@ -87,7 +105,7 @@ def test_ranking_depends_on_the_query(kind, chunks, sample, tok):
             ranked = retrieve(sample, config, tok, query=q)
             assert ranked[0].chunk == chunks[target], (kind, q)
             assert [r.rank for r in ranked] == list(range(5))
-            assert all(x.score >= y.score for x, y in zip(ranked, ranked[1:], strict=False))
+            assert all(x.score >= y.score for x, y in itertools.pairwise(ranked))
         tops[target] = [r.chunk.chunk_id for r in ranked]
     assert tops[a] != tops[b]
     # the task's own query (from title/abstract) gives yet another, non-trivial ranking: not the last k chunks
@@ -107,7 +125,9 @@ def test_rag_prompt_carries_the_top_chunks(sample, tok):
     assert sample.fields["title"] in res.prompt and sample.fields["abstract"] in res.prompt
     assert sample.fields["body"] not in res.prompt
     # a tight budget drops the lowest-ranked chunks first, exactly counted
-    tight = prepare_prompt(sample, tokenizer=tok, context_length=res.input_tokens + 1536 - 150, max_output_tokens=1536, rag=config)
+    tight = prepare_prompt(
+        sample, tokenizer=tok, context_length=res.input_tokens + 1536 - 150, max_output_tokens=1536, rag=config
+    )
     assert tight.policy.startswith("chunks-dropped") and tight.chunks_dropped >= 1
     assert ranked[0].chunk.text in tight.prompt and ranked[-1].chunk.text not in tight.prompt
     assert tight.input_tokens == tok.count(tight.prompt) <= tight.budget
@@ -117,7 +137,12 @@ def test_rag_config_parsing(tmp_path):
     assert RagConfig.from_spec("bm25").retriever == "bm25"
     assert RagConfig.from_spec("tf-idf").retriever == "tfidf"
     dense = RagConfig.from_spec("dense:/models/dragon-ctx?query=/models/dragon-q&pooling=cls", top_k=6)
-    assert (dense.model, dense.query_model, dense.pooling, dense.top_k) == ("/models/dragon-ctx", "/models/dragon-q", "cls", 6)
+    assert (dense.model, dense.query_model, dense.pooling, dense.top_k) == (
+        "/models/dragon-ctx",
+        "/models/dragon-q",
+        "cls",
+        6,
+    )
     runner_dict = RagConfig.coerce({"retriever": "dense", "top_k": 3, "chunk_size": 256, "chunk_overlap": 32})
     assert runner_dict.model is None and runner_dict.top_k == 3
     for bad in ("bm26", "bm25:model", "dense:x?foo=1"):

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from papers_corpus_subset import SUBSET
 
 from academiceval.papers import Paper, SectionRole
 from academiceval.papers.quality import expected_roles, load_truth, similarity
-
-from papers_corpus_subset import SUBSET
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +115,7 @@ def test_headings_numbering_styles(parsed: dict[str, Paper]) -> None:
     assert [s.number for s in vit.sections if s.number and s.number.isalpha()][:4] == ["A", "B", "C", "D"]
     assert all(s.role == SectionRole.appendix for s in vit.sections if s.number in {"A", "B", "C", "D"})
     ams = parsed["1504.06236v2.pdf"]  # headings set in body type, plus a table of contents to ignore
-    assert [s.heading for s in ams.sections if s.level == 1][0] == "Introduction"
+    assert next(s.heading for s in ams.sections if s.level == 1) == "Introduction"
     assert sum(1 for s in ams.sections if s.heading == "Introduction") == 1
 
 

@@ -127,3 +127,32 @@ def test_cli_report_with_window(saved_runs, tmp_path):
         assert (out / f).is_file()
     bad = CliRunner().invoke(app, ["report", "--runs", str(saved_runs.runs_dir), "--after", "yesterday"])
     assert bad.exit_code == 2 and "YYYY-MM-DD" in bad.output
+
+
+def test_references_and_not_run_counts_come_from_the_round(saved_runs, corpus, tmp_path):
+    import shutil
+
+    from academiceval.runs.sample_round import write_sample_round
+
+    from .conftest import ROUND
+
+    home = tmp_path / "home"
+    shutil.copytree(saved_runs.root, home)
+    write_sample_round(corpus, home / "rounds" / ROUND, name=ROUND, max_papers=None)
+    # drop two records of one run: the report must count them as not run, from the round
+    rec_file = home / "runs" / ROUND / "baseline__lead" / "abstract-zero-shot.jsonl"
+    lines = rec_file.read_text().splitlines()
+    rec_file.write_text("\n".join(lines[2:]) + "\n")
+    rep = make_report(home / "runs", tmp_path / "out", examples_per_task=2)
+    assert not [p for p in rep.results.problems if "not found" in p]
+    for row in rep.results.rows:
+        dropped = row.model == "baseline/lead" and row.task == "abstract" and row.setting == "zero-shot"
+        assert row.counts.not_run == (2 if dropped else 0)
+        assert row.counts.skipped == 0
+    page = rep.examples_html.read_text()
+    assert "the round&#39;s export was not found" not in page and "export was not found" not in page
+    by_id = {p.arxiv_id: p for p in saved_runs.papers}
+    shown = re.findall(r"<code>abstract/zero-shot/([0-9.]+)</code>", page)
+    assert shown
+    for aid in shown:
+        assert str(markupsafe.escape(by_id[aid].abstract[:200])) in page

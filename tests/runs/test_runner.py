@@ -173,8 +173,11 @@ def test_context_length_errors_from_server_are_recorded(sample_round, fake_serve
     s = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
     recs = records(s.run_dir)
     too_long = [r for r in recs.values() if r.error_code == "context_length"]
-    assert too_long and len(too_long) == srv.stats.faults["context_length"]
+    twins = sum(r.cached for r in too_long)  # same prompt as another sample: answered by that one request
+    assert too_long and len(too_long) == srv.stats.faults["context_length"] + twins
     assert all(not r.retryable and "maximum context length is 700" in r.error for r in too_long)
+    assert all(r.attempts == 1 for r in too_long if not r.cached)  # not retried
+    assert all(0 < r.input_tokens <= 700 for r in recs.values() if r.error is None)  # server-reported
     assert all(deterministic_answer("", 1, 1) != r.output for r in recs.values())
     again = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
     assert again.finished_now == 0  # a permanent error is a finished sample

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,14 +21,18 @@ def _triple(s) -> tuple[float, float, float]:
 
 @pytest.fixture(scope="module")
 def pairs(corpus):
-    return real_text_pairs(corpus, long_pairs=False)
+    return real_text_pairs(corpus, max_words=150, long_pairs=False)
 
 
 def test_rouge_l_bit_identical_on_1000_plus_real_pairs(pairs, corpus):
-    long = [p for p in real_text_pairs(corpus) if p not in set(pairs)][:8]  # a few uncapped SCALAR sections
+    long = real_text_pairs(corpus, max_words=150, long_pairs=True)[len(pairs) :][:4]  # uncapped SCALAR sections
     todo = pairs + long
-    assert len(pairs) >= 1000 and len(long) >= 4
+    assert len(pairs) >= 1000 and len(long) == 4 and min(len(b.split()) for _, b in long) > 300
     ref = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    # Memoize the reference's own stemmer (a pure function) so this test spends its time on the comparison;
+    # the un-memoized tokenizer is compared separately in test_tokenizer_matches_rouge_score.
+    stemmer = ref._tokenizer._stemmer
+    stemmer.stem = functools.lru_cache(maxsize=None)(stemmer.stem)
     ours = FastRouge(["rougeL"], use_stemmer=True)
     differ = [
         (i, _triple(e), _triple(g))
@@ -43,8 +49,8 @@ def test_all_rouge_types_bit_identical_with_sentence_lines(pairs):
     types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     ref = rouge_scorer.RougeScorer(types, use_stemmer=True)
     ours = FastRouge(types, use_stemmer=True)
-    sample = [(one_sentence_per_line(a), one_sentence_per_line(b)) for a, b in pairs[::7]][:200]
-    assert sum("\n" in a for a, _ in sample) > 100  # rougeLsum really sees several sentences
+    sample = [(one_sentence_per_line(a), one_sentence_per_line(b)) for a, b in pairs[::9]][:120]
+    assert sum("\n" in a for a, _ in sample) > 60  # rougeLsum really sees several sentences
     for a, b in sample:
         e, g = ref.score(a, b), ours.score(a, b)
         for t in types:

@@ -67,7 +67,10 @@ def test_split_authors_affiliations_numbered_and_collaboration() -> None:
     got = split_authors(raw)
     assert [n for n, _ in got] == ["Edward F. Brown", "Andrew Cumming", "C. J. Horowitz", "Sanjay Reddy"]
     assert got[3][1] == ["Institute for Nuclear Theory, University of Washington"]
-    assert split_authors("Andrea Brignole (CERN-TH), Fabio Zwirner (INFN-Padua)")[1] == ("Fabio Zwirner", ["INFN-Padua"])
+    assert split_authors("Andrea Brignole (CERN-TH), Fabio Zwirner (INFN-Padua)")[1] == (
+        "Fabio Zwirner",
+        ["INFN-Padua"],
+    )
     assert [n for n, _ in split_authors("Ileana Streinu and Louis Theran")] == ["Ileana Streinu", "Louis Theran"]
     assert [n for n, _ in split_authors(r"LHCb collaboration: R. Aaij, C. Abell\'an Beteta")] == [
         "R. Aaij",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from datetime import date, datetime
 
 import pytest
@@ -72,7 +74,8 @@ _word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_-.0123456789", min_size=1, 
 )
 _phrase = st.lists(_word, min_size=2, max_size=3).map(" ".join)
 _term = st.builds(
-    lambda f, v: Term(f, v, phrase=" " in v), st.sampled_from(["au", "ti", "abs", "cat", "all", "co", "jr"]),
+    lambda f, v: Term(f, v, phrase=" " in v),
+    st.sampled_from(["au", "ti", "abs", "cat", "all", "co", "jr"]),
     _word | _phrase,
 )
 _range = st.builds(
@@ -96,4 +99,4 @@ def test_render_parse_round_trip(node) -> None:
 def test_id_batches() -> None:
     ids = [f"2401.{i:05d}" for i in range(250)]
     batches = list(id_batches(ids, 100))
-    assert [len(b) for b in batches] == [100, 100, 50] and sum(batches, []) == ids
+    assert [len(b) for b in batches] == [100, 100, 50] and functools.reduce(operator.iadd, batches, []) == ids

@@ -1,10 +1,104 @@
-"""`academiceval demo` (placeholder until its issue lands; replaced by the owning module)."""
+"""`academiceval demo`: the whole chain offline on a local mirror (index → collect → ingest → build → run →
+score → report), with progress per stage, a summary table per stage and the report's path at the end."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
 
-def demo() -> None:
-    """Not built yet."""
-    raise typer.Exit(3)
+
+def demo(
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Local mirror directory (arXiv metadata + PDFs). Default: ../shared/corpus when it exists.",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            help="Also run this model after the baselines (openai/NAME, hf/PATH, baseline/NAME). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible server for openai/ models (e.g. a local vLLM)."),
+    ] = None,
+    source: Annotated[
+        str,
+        typer.Option("--source", help="'mirror' (the --corpus directory, offline) or 'arxiv' (live API, slow)."),
+    ] = "mirror",
+    seed_author: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--seed-author", help="Seed author for collect (default: chosen from the mirror).", show_default=False
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", help="Metrics to score (default: rouge-l, plus bertscore when torch is installed)."),
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Processes for PDF parsing.")] = 2,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="A smaller run (fewer authors and PDFs, title and abstract tasks only).")
+    ] = False,
+    home: HomeOption = None,
+) -> None:
+    """Run the whole benchmark chain on a local mirror and write a leaderboard."""
+    from academiceval.demo import StageReport, run_demo
+    from academiceval.errors import AcademicEvalError
+    from academiceval.store.workspace import resolve_home
+
+    if source not in ("mirror", "arxiv"):
+        raise fail(f"--source must be mirror or arxiv, not {source!r}")
+    tasks: dict[str, object] = {}
+
+    with progress() as bar:
+
+        def on_progress(stage: str, done: int, total: int | None, detail: str = "") -> None:
+            tid = tasks.get(stage)
+            if tid is None:
+                tid = tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:40]}".strip())  # type: ignore[arg-type]
+
+        def on_stage(st: StageReport) -> None:
+            bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], st.rows))
+            if st.note:
+                bar.console.print(f"[yellow]{st.name}:[/] {st.note}")
+
+        try:
+            summary = run_demo(
+                corpus,
+                home=resolve_home(home),
+                models=model or (),
+                base_url=base_url,
+                workers=workers,
+                quick=quick,
+                source=source,
+                seed_authors=seed_author or (),
+                metrics=metric or None,
+                progress=on_progress,
+                on_stage=on_stage,
+            )
+        except AcademicEvalError as e:
+            raise fail(str(e)) from e
+    console.print(
+        summary_table(
+            f"demo finished in {summary.wall_s:.1f}s",
+            ["stage", "seconds"],
+            [(st.name, f"{st.seconds:.1f}") for st in summary.stages],
+        )
+    )
+    if summary.leaderboard_md is not None:
+        console.print(summary.leaderboard_md.read_text(encoding="utf-8"), markup=False, highlight=False)
+    console.print(f"workspace:   {summary.home}")
+    console.print(f"leaderboard: {summary.leaderboard_md}")
+    console.print(f"report:      {summary.index_html}")

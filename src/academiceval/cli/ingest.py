@@ -73,7 +73,9 @@ def ingest(
         )
         for r in report.results
     ]
-    console.print(summary_table("Ingested papers", ["file", "status", "pages", "sections", "refs", "title / reason"], rows))
+    console.print(
+        summary_table("Ingested papers", ["file", "status", "pages", "sections", "refs", "title / reason"], rows)
+    )
     console.print(
         f"[bold]{len(report.ok)} parsed, {len(report.skipped)} cached, {len(report.failed)} failed[/] "
         f"(workspace {ws.home})" + (f"; JSON in {out}" if out else "")

@@ -179,7 +179,7 @@ def _print_token_report(summary: Any) -> None:
     rows = []
     for (task, setting), items in sorted(groups.items()):
         ok = [r for r in items if "error" not in r]
-        toks = sorted(r["input_tokens"] for r in ok) or [0]
+        toks = sorted(r["full_tokens"] for r in ok) or [0]
         rows.append(
             (
                 task,
@@ -197,8 +197,8 @@ def _print_token_report(summary: Any) -> None:
         "task",
         "setting",
         "samples",
-        "median tokens",
-        "max tokens",
+        "median full tokens",
+        "max full tokens",
         "would cut",
         "tokens cut",
         "would skip",

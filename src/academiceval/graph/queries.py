@@ -120,9 +120,9 @@ class GraphStats(BaseModel):
 
 def stats(ws: Workspace) -> GraphStats:
     """Current sizes, read from the tables (cheap; no networkx except for the component count)."""
-    from academiceval.graph.refine import build_nx  # networkx import only when asked
-
     import networkx as nx
+
+    from academiceval.graph.refine import build_nx  # networkx import only when asked
 
     conn = ws.db
     authors = store.count(conn, "SELECT COUNT(*) FROM graph_author WHERE in_graph=1")
@@ -159,8 +159,12 @@ def snapshot(ws: Workspace) -> dict[str, list[tuple[object, ...]]]:
     return {
         "authors": [
             tuple(r)
-            for r in conn.execute("SELECT key, name, state, depth, queue_pos, first_papers FROM graph_author ORDER BY key")
+            for r in conn.execute(
+                "SELECT key, name, state, depth, queue_pos, first_papers FROM graph_author ORDER BY key"
+            )
         ],
-        "papers": [tuple(r) for r in conn.execute("SELECT arxiv_id, author_key, published FROM graph_paper ORDER BY 1")],
+        "papers": [
+            tuple(r) for r in conn.execute("SELECT arxiv_id, author_key, published FROM graph_paper ORDER BY 1")
+        ],
         "edges": [tuple(r) for r in conn.execute("SELECT a, b, weight FROM graph_edge ORDER BY a, b")],
     }

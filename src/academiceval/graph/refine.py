@@ -21,6 +21,15 @@ from academiceval.graph import store
 from academiceval.store.workspace import Workspace
 
 
+REFINE_OPTIONS_KEY = "graph.refine.options"
+
+
+def refine_options(ws: Workspace) -> dict[str, int | None]:
+    """The options of the last refine (defaults when none ran)."""
+    doc = ws.get_doc(REFINE_OPTIONS_KEY)
+    return dict(doc) if isinstance(doc, dict) else {"max_papers_per_author": None, "seed": 0}
+
+
 class RefineReport(BaseModel):
     """Sizes before and after refinement."""
 
@@ -55,8 +64,12 @@ def largest_component(g: nx.Graph) -> set[str]:
 
 
 def refine(ws: Workspace, *, max_papers_per_author: int | None = None, seed: int = 0) -> RefineReport:
-    """Set the refined graph (largest component of authors with a first-author paper) in one transaction."""
+    """Set the refined graph (largest component of authors with a first-author paper) in one transaction.
+
+    The popularity options are remembered (`refine_options`), so a later `update` refines the same way.
+    """
     conn = ws.db
+    ws.put_doc(REFINE_OPTIONS_KEY, {"max_papers_per_author": max_papers_per_author, "seed": seed})
     crawled = store.count(conn, "SELECT COUNT(*) FROM graph_author WHERE state='visited'")
     with ws.transaction() as c:
         c.execute(

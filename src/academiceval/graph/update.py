@@ -29,7 +29,7 @@ from academiceval.errors import ConfigError
 from academiceval.graph import store
 from academiceval.graph.crawl import CrawlOptions, fetch_author, write_visit
 from academiceval.graph.names import fill_keys, window_query
-from academiceval.graph.refine import RefineReport, refine
+from academiceval.graph.refine import RefineReport, refine, refine_options
 from academiceval.sources.base import MetadataSource
 from academiceval.sources.models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso
@@ -155,6 +155,10 @@ def update(
     rep.node_papers = [m.arxiv_id for m in relevant if m.authors[0].key in graph and m.arxiv_id in tagged]
 
     # ---- step 2: new co-authors, ranked by their bringer's number of new papers ---------------------------------
+    # (a resumed update reports the authors its interrupted runs added too)
+    rep.authors_added = [
+        r[0] for r in conn.execute("SELECT key FROM graph_author WHERE visited_in=? ORDER BY visited_at, key", (tag,))
+    ]
     if new_papers:
         _expand(ws, source, rep, relevant, graph, opts, since, hi, new_papers, tag, progress)
 
@@ -165,7 +169,8 @@ def update(
             rep.papers_pruned += pruned_papers
         if retention is not None:
             rep.papers_pruned += _prune_old(c, hi - retention)
-    rep.refine = refine(ws)
+    ropts = refine_options(ws)
+    rep.refine = refine(ws, max_papers_per_author=ropts["max_papers_per_author"], seed=int(ropts["seed"] or 0))
     rep.papers_added = _window_papers_added(ws, tag, since, hi)
     rep.api_calls = source.requests_made - calls0
     rep.author_calls = rep.api_calls - rep.window_calls

@@ -16,11 +16,11 @@ import re
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.runs.errors import BackendError
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
 from academiceval.models.truncate import content_field
 from academiceval.rounds.models import Sample
+from academiceval.runs.errors import BackendError
 
 BASELINES = ("lead", "demo-copy", "extractive")
 BASELINE_VERSION = "1"
@@ -105,9 +105,7 @@ class BaselineBackend:
 
     def run(self, sample: Sample | None) -> Completion:
         if sample is None:
-            raise BaselineError(
-                f"baseline/{self.model} needs the sample, not only a prompt", source="models.baselines"
-            )
+            raise BaselineError(f"baseline/{self.model} needs the sample, not only a prompt", source="models.baselines")
         n = self.target_words.get(sample.task, 200)
         if self.model == "lead":
             text, raw = self._lead(sample, n)

@@ -51,6 +51,7 @@ class HFBackend:
         chat_template: str | None = None,
         use_chat_template: bool = True,
         context_length: int | None = None,
+        max_batch: int = 1,
     ) -> None:
         force_offline()
         path = Path(model).expanduser()
@@ -84,6 +85,11 @@ class HFBackend:
         config = self.hf_model.config
         self.context_length: int | None = context_length or getattr(config, "max_position_embeddings", None)
         self._lock = threading.Lock()
+        if max_batch < 1:
+            raise ConfigError(f"max_batch must be at least 1, not {max_batch}", source="hf backend")
+        self.max_batch = max_batch
+        self._pending: list[tuple[str, GenerationOptions, asyncio.Future[Completion]]] = []
+        self._worker: asyncio.Task[None] | None = None
 
     # -- protocol ---------------------------------------------------------------------------------------------
 
@@ -98,7 +104,38 @@ class HFBackend:
         }
 
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
-        return await asyncio.to_thread(self._generate_sync, prompt, options)
+        if self.max_batch == 1:
+            return await asyncio.to_thread(self._generate_batch_sync, [prompt], options, 1)
+        # Micro-batching: requests that arrive while a batch runs are grouped (same options) into the next one.
+        fut: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._pending.append((prompt, options, fut))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+        return await fut
+
+    async def _drain(self) -> None:
+        while self._pending:
+            await asyncio.sleep(0)  # let callers scheduled in the same tick enqueue first
+            head = self._pending[0][1]
+            batch = [item for item in self._pending if item[1] == head][: self.max_batch]
+            for item in batch:
+                self._pending.remove(item)
+            live = [item for item in batch if not item[2].cancelled()]
+            if not live:
+                continue
+            try:
+                outs = await asyncio.to_thread(self._generate_batch_sync, [p for p, _, _ in live], head, len(live))
+            except BaseException as exc:  # one failure fails its batch; every caller gets the error
+                for _, _, fut in live:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                continue
+            for (_, _, fut), out in zip(live, outs, strict=True):
+                if not fut.done():
+                    if isinstance(out, BaseException):
+                        fut.set_exception(out)
+                    else:
+                        fut.set_result(out)
 
     async def aclose(self) -> None:
         return None
@@ -119,48 +156,77 @@ class HFBackend:
                     digest.update(f.read_bytes())
         return digest.hexdigest()[:16]
 
-    def _encode(self, prompt: str) -> Any:
-        text = self.render(prompt)
-        # a chat template writes BOS itself; a bare prompt gets the tokenizer's usual special tokens
-        return self.hf_tokenizer(text, add_special_tokens=self._wrap is None, return_tensors="pt")
-
-    def _generate_sync(self, prompt: str, options: GenerationOptions) -> Completion:
+    def _generate_batch_sync(
+        self, prompts: list[str], options: GenerationOptions, batch_size: int
+    ) -> list[Completion] | Completion:
+        """Generate for prompts with the same options (left-padded batch). A single prompt returns its Completion,
+        raising on errors; a batch returns one entry per prompt, an exception object for a prompt that failed."""
         import torch
 
-        enc = self._encode(prompt)
-        n_in = int(enc["input_ids"].shape[1])
+        single = batch_size == 1 and len(prompts) == 1
         max_new = options.max_tokens or DEFAULT_MAX_NEW_TOKENS
-        if self.context_length and n_in + max_new > self.context_length:
-            raise ContextLengthError(
-                f"prompt of {n_in} tokens + {max_new} output tokens exceeds the context length {self.context_length}",
-                source=self.model,
-                hint="pass --context-length so prompts are truncated to fit",
-            )
-        kwargs: dict[str, Any] = {"max_new_tokens": max_new}
+        results: list[Completion | BaseException | None] = [None] * len(prompts)
+        texts: list[str] = []
+        index: list[int] = []
+        for i, prompt in enumerate(prompts):
+            text = self.render(prompt)
+            n_in = len(self.hf_tokenizer(text, add_special_tokens=self._wrap is None)["input_ids"])
+            if self.context_length and n_in + max_new > self.context_length:
+                err = ContextLengthError(
+                    f"prompt of {n_in} tokens + {max_new} output tokens exceeds the context length "
+                    f"{self.context_length}",
+                    source=self.model,
+                    hint="pass --context-length so prompts are truncated to fit",
+                )
+                if single:
+                    raise err
+                results[i] = err
+                continue
+            texts.append(text)
+            index.append(i)
+        if texts:
+            for i, out in zip(index, self._run(texts, options, max_new, torch), strict=True):
+                results[i] = out
+        if single:
+            assert isinstance(results[0], Completion)
+            return results[0]
+        return results  # type: ignore[return-value]
+
+    def _run(self, texts: list[str], options: GenerationOptions, max_new: int, torch: Any) -> list[Completion]:
+        tok = self.hf_tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        tok.padding_side = "left"  # decoder-only models continue from the right end
+        enc = tok(texts, add_special_tokens=self._wrap is None, return_tensors="pt", padding=len(texts) > 1)
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": pad}
         if options.temperature and options.temperature > 0:
             kwargs.update(do_sample=True, temperature=options.temperature)
             if options.top_p is not None:
                 kwargs["top_p"] = options.top_p
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        pad = self.hf_tokenizer.pad_token_id
-        if pad is None:
-            pad = self.hf_tokenizer.eos_token_id
-        enc = {k: v.to(self.device) for k, v in enc.items()}
         started = time.perf_counter()
         with self._lock, torch.inference_mode():
             if options.seed is not None:
                 torch.manual_seed(options.seed)  # under the lock: no other generation shares the RNG meanwhile
-            out = self.hf_model.generate(**enc, **kwargs, pad_token_id=pad)
-        new = out[0, n_in:].tolist()
-        eos = self.hf_tokenizer.eos_token_id
+            out = self.hf_model.generate(**enc, **kwargs)
+        elapsed = round(time.perf_counter() - started, 4)
+        width = int(enc["input_ids"].shape[1])
+        eos = tok.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
-        stopped = bool(new) and new[-1] in eos_ids
-        text = self.hf_tokenizer.decode(new, skip_special_tokens=True)
-        return Completion(
-            text=text,
-            input_tokens=n_in,
-            output_tokens=len(new),
-            finish_reason="stop" if stopped or len(new) < max_new else "length",
-            raw={"generate_s": round(time.perf_counter() - started, 4), "device": self.device},
-        )
+        completions = []
+        for row in range(len(texts)):
+            n_in = int(enc["attention_mask"][row].sum())
+            new = out[row, width:].tolist()
+            stop = next((j for j, t in enumerate(new) if t in eos_ids), None)
+            new = new[: stop + 1] if stop is not None else new
+            completions.append(
+                Completion(
+                    text=tok.decode(new, skip_special_tokens=True),
+                    input_tokens=n_in,
+                    output_tokens=len(new),
+                    finish_reason="stop" if stop is not None or len(new) < max_new else "length",
+                    raw={"generate_s": elapsed, "device": self.device, "batch_size": len(texts)},
+                )
+            )
+        return completions

@@ -7,6 +7,7 @@ is `grouped` when it shares a bracket or parenthesis with other citations.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -80,7 +81,7 @@ def _numeric(si: int, text: str, by_label: dict[str, int], n_refs: int) -> list[
             )
         )
     # adjacent brackets "[3][4]" or "[3], [4]" form one group
-    for a, b in zip(found, found[1:], strict=False):
+    for a, b in itertools.pairwise(found):
         if re.fullmatch(r"\s*,?\s*", text[a.end : b.start]):
             a.grouped = b.grouped = True
     return found
@@ -108,7 +109,7 @@ def _author_year_index(refs: list[Reference]) -> dict[tuple[str, str], list[int]
 def _resolve(index: dict[tuple[str, str], list[int]], name: str, year: str) -> list[int]:
     key = _fold(name.split()[-1] if " " in name else name)
     hit = index.get((key, year)) or index.get((key, year[:4])) or []
-    return sorted(set(hit))[:1] if len(year) > 4 else sorted(set(hit))[:1]
+    return sorted(set(hit))[:1]  # same surname and year: the first entry ("2017a" keys are exact)
 
 
 def _author_year(si: int, text: str, index: dict[tuple[str, str], list[int]]) -> list[Citation]:

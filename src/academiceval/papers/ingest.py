@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Literal
 
@@ -172,8 +172,10 @@ def _run(
         for path, sha in todo:
             yield _parse_job(path, sha, max_pages)
         return
-    # spawn: no inherited SQLite handles or rich threads in the children
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    # fork where the platform has it: workers start instantly with everything imported; they only parse and
+    # never touch the parent's SQLite connection (all writes happen in the parent)
+    method = "fork" if "fork" in get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(method)) as pool:
         futures = [pool.submit(_parse_job, path, sha, max_pages) for path, sha in todo]
         for fut in as_completed(futures):
             yield fut.result()

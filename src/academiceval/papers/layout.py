@@ -44,6 +44,7 @@ class Line:
     first_in_block: bool = False
     last_in_block: bool = False
     col_left: bool = True  # starts in the left half of a two-column page
+    marker: bool = False  # begins with a superscript/footnote marker (dropped from the text)
 
 
 @dataclass(slots=True)
@@ -86,11 +87,13 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
             size_sum = 0.0
             bold_chars = 0
             parts: list[str] = []
+            marker = False
             for s in spans:
                 t = s["text"]
                 n = len(t.strip())
                 # superscript footnote / affiliation markers glue onto words ("word1"); drop short ones
                 if s["flags"] & 1 and n and n <= 3 and not t.strip().isalpha():
+                    marker = marker or not parts
                     continue
                 parts.append(t)
                 if n:
@@ -112,7 +115,7 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
                 prev.bold = prev.bold and bold
                 prev.size = max(prev.size, size) if len(prev.text) < 8 else prev.size
                 continue
-            rows.append(Line(text, x0, y0, x1, y1, size, bold, pno, 0))
+            rows.append(Line(text, x0, y0, x1, y1, size, bold, pno, 0, marker=marker or text[0] in "*∗†‡§¶"))
         if rows:
             blocks.append(rows)
     ordered = _reading_order(blocks, width)
@@ -140,25 +143,15 @@ def _reading_order(blocks: list[list[Line]], width: float) -> list[list[Line]]:
     right = sum(1 for (x0, _, x1, _), _ in boxes if x0 >= mid - 10 and x1 - x0 > 0.3 * width)
     if left < 2 or right < 2:  # not a two-column page: keep the stream order, it is top-to-bottom already
         return blocks
-    bands: list[list[tuple[tuple[float, float, float, float], list[Line]]]] = [[]]
-    full: list[tuple[tuple[float, float, float, float], list[Line]]] = []
     items = sorted(boxes, key=lambda it: (it[0][1], it[0][0]))
+    # bands are cut at each full-width block's vertical position
+    cuts = sorted(box[1] for box, _ in items if _is_full(box, mid, width))
+    bands: list[list[tuple[tuple[float, float, float, float], list[Line]]]] = [[] for _ in range(len(cuts) + 1)]
+    for it in items:
+        bands[sum(1 for c in cuts if c <= it[0][1] + 0.1)].append(it)
     out: list[list[Line]] = []
-    for box, rows in items:
-        x0, _, x1, _ = box
-        if x0 < mid - 10 and x1 > mid + 10 and (x1 - x0) > 0.55 * width:
-            full.append((box, rows))
-    # bands are split at each full-width block's vertical position
-    cuts = sorted(b[1] for b, _ in full)
-    band_of: dict[int, int] = {}
-    for idx, (box, _) in enumerate(items):
-        band_of[idx] = sum(1 for c in cuts if c <= box[1] + 0.1)
-    bands_n = len(cuts) + 1
-    bands = [[] for _ in range(bands_n)]
-    for idx, it in enumerate(items):
-        bands[band_of[idx]].append(it)
     for band in bands:
-        fulls = [it for it in band if it[0][0] < mid - 10 and it[0][2] > mid + 10 and (it[0][2] - it[0][0]) > 0.55 * width]
+        fulls = [it for it in band if _is_full(it[0], mid, width)]
         rest = [it for it in band if not any(it is f for f in fulls)]
         for it in sorted(fulls, key=lambda it: it[0][1]):
             out.append(it[1])
@@ -171,6 +164,11 @@ def _reading_order(blocks: list[list[Line]], width: float) -> list[list[Line]]:
                 r.col_left = False
             out.append(it[1])
     return out
+
+
+def _is_full(box: tuple[float, float, float, float], mid: float, width: float) -> bool:
+    """A block spanning both columns (title, abstract in some styles, wide figures and tables)."""
+    return box[0] < mid - 10 and box[2] > mid + 10 and (box[2] - box[0]) > 0.55 * width
 
 
 def _margin_key(text: str) -> str:
@@ -226,8 +224,7 @@ def _drop_footnotes(pages: list[list[Line]], heights: list[float], body: float, 
             below = [
                 r for r in lines if r.col_left == col and r.y0 > top + 1 and r.block != bid and r.size >= body - 0.5
             ]
-            first = rows[0].text
-            if not below and (not first[:1].isalpha() or len(rows) <= 4):
+            if not below and rows[0].marker:
                 drop.add(bid)
                 sink.append(" ".join(r.text for r in rows))
         out.append([ln for ln in lines if ln.block not in drop])

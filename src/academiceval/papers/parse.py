@@ -22,8 +22,8 @@ from academiceval.papers.errors import (
     EncryptedPdfError,
     HtmlNotPdfError,
     NoSectionsError,
-    NoTextLayerError,
     NotAPdfError,
+    NoTextLayerError,
     TooManyPagesError,
     TruncatedPdfError,
 )
@@ -85,7 +85,9 @@ def _open(path: Path) -> pymupdf.Document:
         doc = pymupdf.open(path, filetype="pdf")
     except Exception as exc:
         if truncated:
-            raise TruncatedPdfError("the PDF is cut off before its end marker and cannot be opened", source=src) from exc
+            raise TruncatedPdfError(
+                "the PDF is cut off before its end marker and cannot be opened", source=src
+            ) from exc
         raise CorruptPdfError(f"PyMuPDF cannot open the PDF ({exc})", source=src) from exc
     if doc.needs_pass:
         doc.close()
@@ -93,7 +95,7 @@ def _open(path: Path) -> pymupdf.Document:
     if doc.page_count == 0 or (truncated and doc.is_repaired):
         doc.close()
         if truncated:
-            raise TruncatedPdfError("the PDF is cut off before its end marker (no %%EOF)", source=src)
+            raise TruncatedPdfError("the PDF is cut off before its end marker (no %EOF)", source=src)
         raise CorruptPdfError("the PDF has no readable pages", source=src)
     return doc
 
@@ -143,7 +145,10 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
     headings = find_headings(layout)
     headings = [h for h in headings if h.line > title_end]
     if not headings:
-        raise NoSectionsError("no section headings were recognised", source=str(path))
+        raise NoSectionsError(
+            f"no section headings (numbered, bold/large, or Introduction/References) in {layout.page_count} pages",
+            source=str(path),
+        )
     abstract = find_abstract(layout, title_end, headings[0].line)
     sections: list[Section] = []
     ref_lines = []
@@ -190,6 +195,10 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
     )
 
 
+# roles an appendix section keeps: a Related Work moved to the appendix is still the paper's related work
+_KEEP_IN_APPENDIX = (SectionRole.acknowledgements, SectionRole.references, SectionRole.related_work)
+
+
 def _inherit_roles(sections: list[Section], ref_section: int) -> None:
     """Subsections without a role take their parent's; unlabelled sections after the references are
     appendix material."""
@@ -198,9 +207,15 @@ def _inherit_roles(sections: list[Section], ref_section: int) -> None:
     for i, s in enumerate(sections):
         while stack and stack[-1].level >= s.level:
             stack.pop()
-        if s.role == SectionRole.appendix and s.level == 1:
-            in_appendix = True
-        if s.role is None and stack and stack[-1].role is not None:
+        if (s.role == SectionRole.appendix and s.level == 1) or (0 <= ref_section < i and s.level == 1):
+            in_appendix = in_appendix or s.role not in (SectionRole.acknowledgements, SectionRole.references)
+        if in_appendix and s.role not in (
+            SectionRole.acknowledgements,
+            SectionRole.references,
+            SectionRole.related_work,
+        ):
+            s.role = SectionRole.appendix  # "B Experiment details" in the appendix is appendix material
+        elif s.role is None and stack and stack[-1].role is not None:
             s.role = stack[-1].role
         elif s.role is None and (in_appendix or (0 <= ref_section < i)):
             s.role = SectionRole.appendix

@@ -138,8 +138,10 @@ def _latex_truth(corpus: Path, arxiv_id: str) -> tuple[list[str], int | None, st
 
 def load_truth(corpus: Path) -> list[Truth]:
     """One `Truth` per PDF in `corpus/pdf` (partial page subsets included, kind says so)."""
-    sources = {r["path"]: r for r in csv.DictReader(open(corpus / "SOURCES.tsv"), delimiter="\t")}
-    checks = {r["path"]: r for r in csv.DictReader(open(corpus / "PDF_CHECK.tsv"), delimiter="\t")}
+    with open(corpus / "SOURCES.tsv") as f:
+        sources = {r["path"]: r for r in csv.DictReader(f, delimiter="\t")}
+    with open(corpus / "PDF_CHECK.tsv") as f:
+        checks = {r["path"]: r for r in csv.DictReader(f, delimiter="\t")}
     rows = [r for p, r in sources.items() if p.startswith("pdf/") and p.endswith(".pdf")]
     ids = {versionless(r["arxiv_id"]) for r in rows if r.get("arxiv_id")}
     records = _json_records(corpus)

@@ -7,6 +7,7 @@ falling back to PyMuPDF's block boundaries.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -23,7 +24,9 @@ _ARXIV = re.compile(
     re.I,
 )
 # a full stop that ends a sentence-like segment (not an initial such as "J." or "et al.")
-_SEGMENT_END = re.compile(r"(?<![A-Z])(?<!\bal)(?<!\bet)(?<!\bvs)(?<!\bEd)(?<!\bed)(?<!\bpp)\.\s+(?=[A-Z0-9“\"'(])")
+_SEGMENT_END = re.compile(
+    r"(?<![A-Z])(?<!\bal)(?<!\bet)(?<!\bvs)(?<!\bEd)(?<!\bed)(?<!\bpp)\.\s+(?=[A-Z0-9“\"'(]|arXiv|arxiv)"
+)
 _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?\s*-?\s*)+$")
 
 
@@ -34,16 +37,17 @@ def split_entries(lines: list[Line]) -> list[tuple[str | None, str]]:
         return []
     bracket = sum(1 for ln in lines if _BRACKET_LABEL.match(ln.text))
     dotted = sum(1 for ln in lines if _DOT_LABEL.match(ln.text))
-    if bracket >= 3 and bracket >= 0.15 * len(lines):
+    starts_labelled = bool(_BRACKET_LABEL.match(lines[0].text))
+    if (bracket >= 3 and bracket >= 0.15 * len(lines)) or (bracket >= 2 and starts_labelled):
         return _split_by_label(lines, _BRACKET_LABEL)
-    if dotted >= 3 and dotted >= 0.15 * len(lines) and _labels_increase(lines):
+    if dotted >= 2 and dotted >= 0.15 * len(lines) and _labels_increase(lines) and _DOT_LABEL.match(lines[0].text):
         return _split_by_label(lines, _DOT_LABEL)
     return [(None, raw) for raw in _split_by_indent(lines)]
 
 
 def _labels_increase(lines: list[Line]) -> bool:
     nums = [int(m.group(1)) for ln in lines if (m := _DOT_LABEL.match(ln.text))]
-    ups = sum(1 for a, b in zip(nums, nums[1:], strict=False) if b == a + 1)
+    ups = sum(1 for a, b in itertools.pairwise(nums) if b == a + 1)
     return ups >= 0.6 * max(1, len(nums) - 1)
 
 

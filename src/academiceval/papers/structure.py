@@ -41,7 +41,7 @@ def _style(ln: Line) -> tuple[float, bool, bool]:
 
 
 def _stands_out(ln: Line, body: float) -> bool:
-    size, bold, caps = _style(ln)
+    _size, bold, caps = _style(ln)
     return ln.size >= body + 0.7 or bold or (caps and ln.size >= body - 2.2)
 
 
@@ -138,10 +138,12 @@ def find_headings(layout: Layout) -> list[Heading]:
             kind, parts = parsed
             if kind == "roman" and not (text.split()[0].endswith(".") or _style(ln)[2]):
                 continue
-            if kind == "letter" and not (after_refs or roman_doc or role_of(rest) is not None or paths["letter"]):
-                # "A Simple Baseline" is a heading text, not appendix A, unless we are in the appendix
-                if not any(h.text.lower().startswith(("appendix", "supplementary")) for h in accepted):
-                    num, rest = None, text
+            # "A Simple Baseline" is a heading text, not appendix A, unless we are in the appendix
+            in_appendix = any(h.text.lower().startswith(("appendix", "supplementary")) for h in accepted)
+            if kind == "letter" and not (
+                after_refs or roman_doc or role_of(rest) is not None or paths["letter"] or in_appendix
+            ):
+                num, rest = None, text
             if num is not None:
                 if kind == "letter" and roman_doc and not after_refs:
                     level = 1 + len(parts)  # IEEE: "A." is a subsection under "II."
@@ -193,6 +195,14 @@ def find_headings(layout: Layout) -> list[Heading]:
     # in numbered papers a bold unnumbered line is a table row or a paragraph title)
     pending_unnumbered = [(i, t) for i, t in pending_unnumbered if i > first_anchor]
     if numbered >= 3:  # numbered paper: only unnumbered appendix headings after the references
+        weak = ("method", "experiments")
+        accepted = [
+            h
+            for h in accepted
+            if h.kind != "none"
+            or (role_of(h.text) is not None and role_of(h.text).value not in weak)  # type: ignore[union-attr]
+            or (refs_line >= 0 and h.line > refs_line)
+        ]
         top = {st for st, lvl in styles_by_level.items() if lvl == 1}
         styles_by_level = {st: 1 for st in top}
         pending_unnumbered = [(i, t) for i, t in pending_unnumbered if refs_line >= 0 and i > refs_line]
@@ -324,7 +334,9 @@ def find_abstract(layout: Layout, title_end: int, first_heading: int) -> str:
     chosen: list[Line] = []
     if lead:
         first = lines[start - 1]
-        chosen.append(Line(lead, first.x0, first.y0, first.x1, first.y1, first.size, first.bold, first.page, first.block))
+        chosen.append(
+            Line(lead, first.x0, first.y0, first.x1, first.y1, first.size, first.bold, first.page, first.block)
+        )
     for ln in lines[start:stop]:
         if _ABSTRACT_END.match(ln.text):
             break

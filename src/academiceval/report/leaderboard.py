@@ -136,7 +136,19 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         lines.append(f"Ranked by **{t.metric_label}**{cfg}; mean [95% CI].")
         lines.append("")
         other_keys = t.other_keys
-        cols = ["#", "model", "backend", t.metric_label, *other_keys, "n", "scored", "errors", "truncated %", "skipped"]
+        cols = [
+            "#",
+            "model",
+            "backend",
+            t.metric_label,
+            *other_keys,
+            "n",
+            "scored",
+            "errors",
+            "truncated %",
+            "skipped",
+            "not run",
+        ]
         lines.append("| " + " | ".join(_md_cell(c) for c in cols) + " |")
         lines.append("|" + "|".join("---:" if i != 1 and i != 2 else "---" for i in range(len(cols))) + "|")
         for e in t.entries:
@@ -151,7 +163,8 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
                 c.scored,
                 c.errors,
                 f"{c.truncated_pct:.1f}",
-                "—" if c.skipped is None else c.skipped,
+                c.skipped,
+                "—" if c.not_run is None else c.not_run,
             ]
             lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
         if t.total_samples == 0:

@@ -72,10 +72,11 @@ class Counts(BaseModel):
 
     samples: int = 0  # run records inside the window (one per sample; resumed duplicates merged)
     scored: int = 0  # samples with at least one valid score
-    errors: int = 0  # samples whose generation failed (RunRecord.error)
+    errors: int = 0  # samples whose generation failed (RunRecord.error, not skipped)
     truncated: int = 0  # samples whose input was cut (tokens_cut > 0)
     truncated_pct: float = 0.0  # truncated / samples * 100
-    skipped: int | None = None  # round samples of this task/setting/split with no run record (None: round unknown)
+    skipped: int = 0  # samples the runner did not send (RunRecord.skipped: too long under --on-overflow skip)
+    not_run: int | None = None  # round samples of this task/setting/split with no run record (None: round unknown)
     outside_window: int = 0  # run records excluded by the window
     by_split: dict[str, int] = Field(default_factory=dict)
 
@@ -218,7 +219,7 @@ def summarize_run(
     metric_keys: Mapping[tuple[str, str], str] | None = None,
 ) -> list[ResultRow]:
     """One ResultRow per task/setting of a run. `expected` lists the round's (sample_id, published, split)
-    per (task, setting) so samples never run can be counted as skipped; `metric_keys` comes from
+    per (task, setting) so samples never run are counted as not run; `metric_keys` comes from
     `metric_key_map` over every run of the report."""
     bs = bootstrap or BootstrapConfig()
     spec = run.spec
@@ -236,6 +237,7 @@ def summarize_run(
     for (sid, _, _), sr in run.scores.items():
         scores_by_sample[sid].append(sr)
 
+    have_ids = set(run.records)
     rows = []
     for ts in sorted(set(groups) | set(outside)):
         task, setting = ts
@@ -245,13 +247,15 @@ def summarize_run(
         by_split: dict[str, int] = defaultdict(int)
         for r in recs:
             by_split[r.split] += 1
-        skipped = None
+        not_run = None
         if expected is not None:
-            have = {r.sample_id for r in run.records.values()}
-            skipped = sum(
+            # only the splits this run was asked for (the runner defaults to test): train/val samples a
+            # test-only run never meant to answer are not missing
+            run_splits = {split} if split else {r.split for r in run.records.values()}
+            not_run = sum(
                 1
                 for sid, pub, sp in expected.get(ts, ())
-                if sid not in have and in_window(pub, after) and (not split or sp == split)
+                if sid not in have_ids and in_window(pub, after) and sp in run_splits
             )
         per_metric: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         metric_errors: dict[str, int] = defaultdict(int)
@@ -286,7 +290,8 @@ def summarize_run(
                     for vk, xs in sorted(vals.items())
                 },
             )
-        ok = [r for r in recs if not r.error]
+        ok = [r for r in recs if not r.error and not r.skipped]
+        skipped = sum(1 for r in recs if r.skipped)
         rows.append(
             ResultRow(
                 round=spec.round,
@@ -306,14 +311,18 @@ def summarize_run(
                 counts=Counts(
                     samples=n,
                     scored=len(scored_ids),
-                    errors=n - len(ok),
+                    errors=n - len(ok) - skipped,
                     truncated=truncated,
                     truncated_pct=round(100.0 * truncated / n, 2) if n else 0.0,
                     skipped=skipped,
+                    not_run=not_run,
                     outside_window=outside.get(ts, 0),
                     by_split=dict(sorted(by_split.items())),
                 ),
-                mean_input_tokens=(sum(r.input_tokens for r in ok) / len(ok)) if ok else None,
+                # backends that do not count tokens record 0: report "unknown" rather than a mean of zeros
+                mean_input_tokens=(sum(r.input_tokens for r in ok) / len(ok))
+                if any(r.input_tokens for r in ok)
+                else None,
                 mean_output_tokens=(sum(r.output_tokens for r in ok) / len(ok)) if ok else None,
                 metrics=metrics,
             )

@@ -1,4 +1,4 @@
-"""Finding and reading the round a run was made on (for references on the examples page and skipped counts).
+"""Finding and reading the round a run was made on (for references on the examples page and not-run counts).
 
 Run records deliberately do not repeat the reference text; it lives once, in the exported round. The report
 therefore looks the round up: `--rounds-dir`, or the `rounds/` folder beside the `runs/` folder the run
@@ -38,10 +38,10 @@ def load_round_samples(round_dir: Path) -> list[Sample]:
     """Every sample of an exported round, through the rounds stage's own reader."""
     from academiceval.rounds import io as rounds_io  # the owner of the export format
 
-    loaded = rounds_io.load_round(round_dir)
-    samples = getattr(loaded, "samples", loaded)
-    if isinstance(samples, dict):
-        samples = [s for group in samples.values() for s in (group if isinstance(group, list) else [group])]
+    # No sha256 verification here: the report only shows reference texts, and the runs already record the
+    # manifest hash they were made against.
+    loaded = rounds_io.load_round(round_dir, verify=False)
+    samples = loaded.samples()
     return [s if isinstance(s, Sample) else Sample.model_validate(s) for s in samples]
 
 
@@ -60,7 +60,7 @@ def round_samples(
     if d is None:
         if problems is not None:
             problems.append(
-                f"round {round_name!r} not found (pass --rounds-dir); references and skipped counts omitted"
+                f"round {round_name!r} not found (pass --rounds-dir); references and not-run counts omitted"
             )
         return None
     d = d.resolve()

@@ -133,6 +133,7 @@ def build_round(
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise ConfigError(f"templates directory {templates_dir} does not exist")
     say = progress or (lambda stage, done, total: None)
+    ws.ensure_schema(cit.CACHE_SCHEMA)
 
     skipped: dict[str, Counter[str]] = {}
     notes: dict[str, Counter[str]] = {}
@@ -155,6 +156,7 @@ def build_round(
     entries: dict[str, Entry] = {}
     own_tokens: dict[tuple[str, Task], tuple[int, int]] = {}
     fetched = 0
+    token_cache = cit.WorkspaceTokenCache(ws)
     for n, aid in enumerate(ids):
         say("catalogue", n, len(ids))
         meta = ws.get_meta(aid)
@@ -174,7 +176,7 @@ def build_round(
                 skip("papers", got)
                 continue
             paper = got
-        views = task_views(meta, paper, tasks=tasks)
+        views = task_views(meta, paper, tasks=tasks, cache=token_cache)
         for t, reason in views.skipped.items():
             skip(t, reason)
         for t, inst in views.instances.items():
@@ -428,8 +430,9 @@ def _export(
                     labels.append(s.label_tokens or 0)
                     yield s
 
-            say(f"export {cfg}", 0, None)
+            say(f"export {cfg}", 0, 1)
             write_config(tmp, info, tap(samples))
+            say(f"export {cfg}", 1, 1)
             info.mean_label_tokens = round(sum(labels) / len(labels), 1) if labels else 0.0
             manifest.configs[cfg] = info
             manifest.counts[cfg] = dict(info.counts)

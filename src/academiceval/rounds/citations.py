@@ -9,6 +9,7 @@ citations first, leaking them by position) and may be padded with distractor pap
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import Counter
@@ -30,10 +31,28 @@ CREATE TABLE IF NOT EXISTS round_citation_cache (
     json TEXT,                  -- PaperMeta as JSON, NULL when the lookup found nothing
     at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS round_token_cache (
+    key TEXT PRIMARY KEY,       -- sha256 of the texts counted (WordPiece, bert-base-uncased)
+    counts TEXT NOT NULL        -- JSON list of token counts
+);
 """
 register_schema("rounds", CACHE_SCHEMA)
 
 MATCH_THRESHOLD = 0.9
+
+
+class WorkspaceTokenCache:
+    """Token counts memoised in the workspace, so monthly rebuilds do not re-tokenise unchanged papers."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def get(self, key: str) -> list[int] | None:
+        row = self.ws.db.execute("SELECT counts FROM round_token_cache WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, counts: list[int]) -> None:
+        self.ws.db.execute("INSERT OR REPLACE INTO round_token_cache VALUES (?,?)", (key, json.dumps(counts)))
 
 
 def norm_title(title: str) -> str:

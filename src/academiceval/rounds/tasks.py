@@ -7,8 +7,11 @@ per section and summed (WordPiece is additive at whitespace), so a paper is toke
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.rounds.models import TASKS, Task
@@ -40,9 +43,11 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
+@functools.lru_cache(maxsize=64)
 def norm_for_match(text: str) -> str:
-    """Lower-case, whitespace-free form used for 'is the label inside the input' checks."""
-    return re.sub(r"\s+", "", text).casefold()
+    """Lower-case, whitespace-free form used for 'is the label inside the input' checks (cached: demo texts are
+    checked against many targets)."""
+    return "".join(text.split()).casefold()
 
 
 def contains(haystack: str, needle: str) -> bool:
@@ -81,23 +86,52 @@ def _heading_line(s: Section) -> str:
     return f"{s.number} {s.heading}".strip() if s.number else s.heading
 
 
-def _section_tokens(paper: Paper, counts: bool) -> list[tuple[int, int]]:
+class TokenCache(Protocol):
+    def get(self, key: str) -> list[int] | None: ...
+    def put(self, key: str, counts: list[int]) -> None: ...
+
+
+def cached_counts(texts: list[str], cache: TokenCache | None) -> list[int]:
+    """count_tokens, memoised by the sha256 of the texts (a rebuild does not re-tokenise unchanged papers)."""
+    if cache is None:
+        return count_tokens(texts)
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8"))
+        h.update(b"\x00")
+    key = h.hexdigest()
+    got = cache.get(key)
+    if got is not None and len(got) == len(texts):
+        return got
+    c = count_tokens(texts)
+    cache.put(key, c)
+    return c
+
+
+def _section_tokens(paper: Paper, counts: bool, cache: TokenCache | None) -> list[tuple[int, int]]:
     if not counts:
         return [(0, 0)] * len(paper.sections)
     texts: list[str] = []
     for s in paper.sections:
         texts += [_heading_line(s), s.text]
-    c = count_tokens(texts)
+    c = cached_counts(texts, cache)
     return [(c[2 * i], c[2 * i + 1]) for i in range(len(paper.sections))]
 
 
-def task_views(meta: PaperMeta, paper: Paper, *, tasks: tuple[Task, ...] = TASKS, counts: bool = True) -> TaskViews:
+def task_views(
+    meta: PaperMeta,
+    paper: Paper,
+    *,
+    tasks: tuple[Task, ...] = TASKS,
+    counts: bool = True,
+    cache: TokenCache | None = None,
+) -> TaskViews:
     """Build the task instances of one paper (metadata gives title, abstract and date; the parse gives text)."""
     views = TaskViews()
     title = squash(meta.title or paper.title)
     abstract = squash(meta.abstract or paper.abstract)
-    sec_tok = _section_tokens(paper, counts)
-    small = count_tokens([title, abstract]) if counts else [0, 0]
+    sec_tok = _section_tokens(paper, counts, cache)
+    small = cached_counts([title, abstract], cache) if counts else [0, 0]
     tok = {"title": small[0], "abstract": small[1]}
 
     def body_of(without: SectionRole | None) -> tuple[str, int]:

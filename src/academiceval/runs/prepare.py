@@ -75,9 +75,10 @@ def plain_prompt(sample: Sample) -> str:
 class PromptPreparer:
     """Binds the run-wide preparation options once; `__call__(sample, max_tokens)` → Prepared."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, force_fitting: bool = False, **options: Any) -> None:
         # context_length=None is meaningful (no limit known); other None values mean "not asked for"
         self.options = {k: v for k, v in options.items() if v is not None or k == "context_length"}
+        self.force_fitting = force_fitting  # --count-tokens: always count, even without a budget
         self._fn, self.name = self._resolve(self.needs_fitting)
         self._params = self._accepted_params(self._fn)
 
@@ -87,7 +88,9 @@ class PromptPreparer:
         otherwise the plain rendering is the same text, and counting tokens locally would only cost CPU (the
         server reports the real count)."""
         o = self.options
-        return any(o.get(k) for k in ("context_length", "rag", "probe", "length_instruction", "tokenizer"))
+        return self.force_fitting or any(
+            o.get(k) for k in ("context_length", "rag", "probe", "length_instruction", "tokenizer")
+        )
 
     @staticmethod
     def _resolve(fitting: bool) -> tuple[Callable[..., Any], str]:

@@ -44,6 +44,13 @@ class RetryStats:
     server_errors: int = 0
     timeouts: int = 0
 
+    def merge(self, other: RetryStats) -> None:
+        self.attempts += other.attempts
+        self.retries += other.retries
+        self.rate_limited += other.rate_limited
+        self.server_errors += other.server_errors
+        self.timeouts += other.timeouts
+
 
 async def generate_with_retry(
     backend: Backend,

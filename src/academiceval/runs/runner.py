@@ -97,6 +97,31 @@ async def _maybe_validate(backend: Backend) -> None:
             await result
 
 
+def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: GenerationOptions) -> list[dict]:
+    """--count-tokens: per sample, the full and fitted input length and what would be cut or skipped."""
+    rows: list[dict[str, Any]] = []
+    for s in samples:
+        row: dict[str, Any] = {"sample_id": s.sample_id, "task": s.task, "setting": s.setting}
+        try:
+            p = preparer(s, options.max_tokens or DEFAULT_MAX_TOKENS.get(s.task, 512))
+        except AcademicEvalError as e:
+            rows.append({**row, "error": str(e)})
+            continue
+        full = int(p.extras.get("full_tokens") or p.input_tokens)
+        rows.append(
+            {
+                **row,
+                "full_tokens": full,
+                "input_tokens": p.input_tokens,
+                "tokens_cut": p.tokens_cut,
+                "truncation": p.truncation,
+                "skipped": p.skipped,
+                "tokenizer": p.extras.get("tokenizer"),
+            }
+        )
+    return rows
+
+
 def _select(
     samples: list[Sample],
     tasks: Sequence[str] | None,
@@ -200,47 +225,41 @@ async def run_round_async(
             f"no samples in round {view.name} match tasks={tasks} settings={settings} splits={splits}",
             hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
         )
-    preparer = PromptPreparer(
-        context_length=context_length,
-        tokenizer=tokenizer,
-        on_overflow=on_overflow,
-        rag=rag,
-        probe=probe,
-        length_instruction=length_instruction or None,
-        model=model_spec if context_length or tokenizer else None,
-        templates_dir=view.templates_dir,
-    )
+
+    def make_preparer(ctx: int | None, *, count: bool = False) -> PromptPreparer:
+        return PromptPreparer(
+            context_length=ctx,
+            tokenizer=tokenizer,
+            on_overflow=on_overflow,
+            rag=rag,
+            probe=probe,
+            length_instruction=length_instruction or None,
+            model=model_spec if ctx or tokenizer or count else None,
+            templates_dir=view.templates_dir,
+            force_fitting=count,
+        )
+
+    preparer = make_preparer(context_length, count=count_tokens_only)
     first = samples[0]
     preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))  # bad options fail here, early
     summary = RunSummary(run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name)
     if count_tokens_only:
         summary.count_tokens_only = True
-        for s in samples:
-            max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS.get(s.task, 512)
-            try:
-                p = preparer(s, max_tokens)
-            except AcademicEvalError as e:
-                summary.token_report.append(
-                    {"sample_id": s.sample_id, "task": s.task, "setting": s.setting, "error": str(e)}
-                )
-                continue
-            summary.token_report.append(
-                {
-                    "sample_id": s.sample_id,
-                    "task": s.task,
-                    "setting": s.setting,
-                    "input_tokens": p.input_tokens,
-                    "tokens_cut": p.tokens_cut,
-                    "truncation": p.truncation,
-                    "skipped": p.skipped,
-                }
-            )
+        summary.token_report = _token_report(preparer, samples, options)
         return summary
 
     if backend is None:
-        backend = load_backend(model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout)
+        backend = load_backend(
+            model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout, templates_dir=view.templates_dir
+        )
     try:
         await _maybe_validate(backend)
+        if context_length is None and getattr(backend, "context_length", None):
+            # a local model knows its window (max_position_embeddings): truncate to it rather than overflow
+            context_length = int(backend.context_length)
+            preparer = make_preparer(context_length)
+            preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
+            summary.prompt_preparation = preparer.name
         run_dir = (
             runs_dir
             / safe_name(view.name)
@@ -314,7 +333,7 @@ async def run_round_async(
             total=len(todo),
             prepare_in_thread=preparer.needs_fitting,
         )
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             if progress is not None:
                 progress(0, len(todo))
@@ -323,6 +342,7 @@ async def run_round_async(
             writer.close()
             cache.close()
             summary.elapsed_s = time.perf_counter() - t0
+            summary.cpu_s = time.process_time() - c0
             summary.requests, summary.retries = run.stats.attempts, run.stats.retries
             summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
         return summary

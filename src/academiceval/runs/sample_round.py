@@ -71,11 +71,8 @@ def write_sample_round(
     settings: tuple[str, ...] = ("zero-shot", "random:1"),
 ) -> Path:
     """Write `out_dir` in the round format (rounds.export: parquet + JSONL per config, manifest with sha256s)."""
-    from academiceval.rounds.export import file_sha256, manifest_json, write_config
-
     papers = load_unarxive_papers(corpus, max_papers=max_papers, body_chars=body_chars)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    configs: dict[str, ConfigInfo] = {}
+    by_config: dict[str, list[Sample]] = {}
     for task in ("title", "abstract"):
         for setting in settings:
             rows = []
@@ -106,12 +103,34 @@ def write_sample_round(
                         seed=int(hashlib.sha256(p["arxiv_id"].encode()).hexdigest()[:8], 16),
                     )
                 )
-            config = f"{task}-{setting.replace(':', '')}"
-            info = ConfigInfo(task=task, setting=setting, setting_name=config, counts={"test": len(rows)})
-            write_config(out_dir, info, iter(rows))
-            configs[config] = info
+            by_config[f"{task}-{setting.replace(':', '')}"] = rows
+    return write_round(
+        out_dir,
+        name,
+        by_config,
+        build_options={"source": "unarXive sample", "max_papers": max_papers, "body_chars": body_chars},
+    )
+
+
+def write_round(
+    out_dir: Path, name: str, by_config: dict[str, list[Sample]], *, build_options: dict[str, Any] | None = None
+) -> Path:
+    """Export samples (config name → samples of one task and setting) with the rounds area's writer + manifest."""
+    from academiceval.rounds.export import file_sha256, manifest_json, write_config
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    configs: dict[str, ConfigInfo] = {}
+    for config, rows in by_config.items():
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r.split] = counts.get(r.split, 0) + 1
+        order = {"train": 0, "val": 1, "test": 2}
+        rows = sorted(rows, key=lambda r: order[r.split])
+        info = ConfigInfo(task=rows[0].task, setting=rows[0].setting, setting_name=config, counts=counts)
+        write_config(out_dir, info, iter(rows))
+        configs[config] = info
     files = {rel: file_sha256(out_dir / rel) for info in configs.values() for rel in info.files}
-    dates = [p["published"] for p in papers]
+    dates = [r.published for rows in by_config.values() for r in rows]
     manifest = RoundManifest(
         round=name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -121,7 +140,7 @@ def write_sample_round(
         counts={c: i.counts for c, i in configs.items()},
         files=files,
         configs=configs,
-        build_options={"source": "unarXive sample", "max_papers": max_papers, "body_chars": body_chars},
+        build_options=build_options or {},
     )
     (out_dir / "manifest.json").write_text(manifest_json(manifest))
     return out_dir

@@ -49,7 +49,8 @@ class RunSummary:
     retries: int = 0
     rate_limited: int = 0
     final_limit: int | None = None
-    elapsed_s: float = 0.0
+    elapsed_s: float = 0.0  # wall time of the request phase (after loading and validation)
+    cpu_s: float = 0.0  # this process's CPU time over the same phase (all threads)
     token_report: list[dict[str, Any]] = field(default_factory=list)  # --count-tokens rows
     count_tokens_only: bool = False
 

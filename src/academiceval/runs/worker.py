@@ -128,18 +128,22 @@ class SampleWorker:
         )
 
     # ---- requests ---------------------------------------------------------------------------------
-    async def _request(self, key: str, prep: Prepared, opts: GenerationOptions, sample: Sample) -> Outcome:
+    async def _request(self, key: str, prep: Prepared, opts: GenerationOptions, sample: Sample) -> tuple[Outcome, int]:
+        """The outcome (a completion or the final error) and the number of HTTP attempts it took."""
+        mine = RetryStats()
         try:
             out: Outcome = await generate_with_retry(
-                self.backend, prep.prompt, opts, sample, limiter=self.limiter, policy=self.policy, stats=self.stats
+                self.backend, prep.prompt, opts, sample, limiter=self.limiter, policy=self.policy, stats=mine
             )
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            return e
-        if out.text and out.text.strip():
+            out = e
+        finally:
+            self.stats.merge(mine)
+        if isinstance(out, Completion) and out.text and out.text.strip():
             self.cache.put(key, self.identity, prep.prompt_sha256, out)
-        return out
+        return out, mine.attempts
 
     async def one(self, sample: Sample) -> None:
         opts = self.options_for(sample.task)
@@ -164,16 +168,14 @@ class SampleWorker:
             return
         fut: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
-        before, t0 = self.stats.attempts, time.perf_counter()
+        t0 = time.perf_counter()
         try:
-            out = await self._request(key, prep, opts, sample)
+            out, attempts = await self._request(key, prep, opts, sample)
         finally:
             del self._inflight[key]
         fut.set_result(out)
         latency = time.perf_counter() - t0
-        self._finish(
-            self._from_outcome(sample, prep, out, cached=False, latency=latency, attempts=self.stats.attempts - before)
-        )
+        self._finish(self._from_outcome(sample, prep, out, cached=False, latency=latency, attempts=attempts))
 
     async def run_all(self, samples: Sequence[Sample], workers: int) -> None:
         it = iter(samples)

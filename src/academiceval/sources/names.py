@@ -255,7 +255,7 @@ def split_authors(text: str) -> list[tuple[str, list[str]]]:
                 pieces.append(part.strip())
     out: list[tuple[str, list[str]]] = []
     for p in pieces:
-        name, affs = _trailing_parens(p)
+        name, affs = _trailing_parens(re.sub(r"\)\s*[.;]+$", ")", p))
         resolved: list[str] = []
         for a in affs:
             nums = re.findall(r"\d+", a)

@@ -94,21 +94,37 @@ class DenseRetriever:
     """
 
     name = "dense"
+    memo_size = 50_000  # chunk embeddings kept (384 floats each for MiniLM: ~75 MB at most)
 
     def __init__(
         self, model: str | None = None, *, query_model: str | None = None, pooling: str | None = None, device="cpu"
     ) -> None:
         self.model_path, self.query_model_path, self.pooling, self.device = model, query_model, pooling, device
         self._lock = threading.Lock()
+        self._memo: dict[str, np.ndarray] = {}
         self._ctx = load_sentence_model(model, device=device, pooling=pooling)
         self._query = load_sentence_model(query_model, device=device, pooling=pooling) if query_model else self._ctx
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        """Normalised embeddings; context embeddings are memoised (a run re-ranks the same demo chunks often)."""
         model = self._query if query else self._ctx
         with self._lock:
-            return np.asarray(
-                model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-            )
+            if query:
+                return self._encode(model, texts)
+            missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+            if missing:
+                for text, vec in zip(missing, self._encode(model, missing), strict=True):
+                    if len(self._memo) >= self.memo_size:
+                        self._memo.pop(next(iter(self._memo)))
+                    self._memo[text] = vec
+            return np.stack([self._memo[t] for t in texts])
+
+    @staticmethod
+    def _encode(model: Any, texts: list[str]) -> np.ndarray:
+        out = model.encode(
+            texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(out, dtype=np.float32)
 
     def scores(self, query: str, docs: list[str]) -> np.ndarray:
         if not docs:

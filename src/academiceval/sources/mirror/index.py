@@ -273,4 +273,6 @@ def load_index(root: str | Path, progress: Progress | None = None) -> MirrorInde
         if idx is None:
             idx = MirrorIndex.build(path, progress)
             _CACHE[key] = idx
+        elif progress:
+            progress("(already indexed in this process)", 1, 1)
         return idx

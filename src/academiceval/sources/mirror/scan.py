@@ -60,7 +60,9 @@ def detect(path: Path) -> FoundFile:
         if name.endswith(".abs"):  # arXiv records; LaTeX sources sometimes use .abs for an abstract file too
             with path.open("rb") as f:
                 head = f.read(4096)
-            return FoundFile(path, "abs" if re.search(rb"^(arXiv|Paper):", head, re.MULTILINE) else "skipped")
+            return FoundFile(
+                path, "abs" if re.search(rb"^(arXiv|Paper|Title|Authors):", head, re.MULTILINE) else "skipped"
+            )
         if name.endswith(".xml"):
             with path.open("rb") as f:
                 head = f.read(2048)

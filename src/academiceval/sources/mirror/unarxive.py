@@ -53,7 +53,7 @@ def heading_role(heading: str) -> SectionRole | None:
         try:
             role = _classify_heading(heading)
             return SectionRole(role) if role else None
-        except Exception:  # noqa: BLE001 - never let another stage's classifier break indexing
+        except Exception:
             pass
     h = re.sub(r"^(?:[\dIVX]+(?:\.\d+)*\.?|[A-Z]\.)\s+", "", heading.strip()).lower()
     for pat, role in _ROLE_WORDS:

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from academiceval.sources.mirror.index import FormatStats, MirrorIndex
-from academiceval.sources.mirror.scan import find_files
+from academiceval.sources.mirror.index import FormatStats, MirrorIndex, load_index
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
 MIRROR_SCHEMA = """
@@ -53,13 +52,7 @@ def index_mirror(
     ws: Workspace, directory: str | Path, progress: Progress | None = None, *, batch: int = 2000
 ) -> MirrorIndexReport:
     root = Path(directory).resolve()
-    idx = MirrorIndex(root)
-    files = find_files(root)
-    for n, found in enumerate(files, 1):
-        idx.add_file(found)
-        if progress:
-            progress(found.path.name, n, len(files))
-    idx.finish()
+    idx: MirrorIndex = load_index(root, progress)  # shared with MirrorSource / mirror serve in this process
     report = MirrorIndexReport(root=str(root), formats=dict(idx.stats), skipped_files=idx.skipped_files)
     recs = list(idx.iter_records())
     for i in range(0, len(recs), batch):

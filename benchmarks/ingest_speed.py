@@ -1,0 +1,85 @@
+"""Ingestion speed vs plain text extraction, measured in the same run over the same PDFs.
+
+Prints pages/s of (a) plain `page.get_text()` over every page (the baseline: the least any PDF-to-text step
+must do), (b) full `parse_pdf` (layout, headings, references, citations), and (c) full ingestion into a fresh
+workspace with 1 and with 2 worker processes. Targets: parse/plain ratio >= 0.35x; workers=2 faster than 1.
+
+Usage: python benchmarks/ingest_speed.py [--corpus DIR] [--quick] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pymupdf
+
+from academiceval.papers import parse_pdf
+from academiceval.papers.errors import PaperError
+from academiceval.papers.ingest import find_pdfs, ingest_paths
+from academiceval.store import Workspace
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def plain(files: list[Path]) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    pages = 0
+    for f in files:
+        with pymupdf.open(f) as doc:
+            for page in doc:
+                page.get_text()
+                pages += 1
+    return pages, time.perf_counter() - t0
+
+
+def parsed(files: list[Path]) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    pages = 0
+    for f in files:
+        with contextlib.suppress(PaperError):
+            pages += parse_pdf(f).pages or 0
+    return pages, time.perf_counter() - t0
+
+
+def ingest(files: list[Path], workers: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(Path(tmp) / "ws")
+        t0 = time.perf_counter()
+        ingest_paths(ws, files, workers=workers)
+        elapsed = time.perf_counter() - t0
+        ws.close()
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    ap.add_argument("--quick", action="store_true", help="12 PDFs instead of all")
+    ap.add_argument("--repeat", type=int, default=1, help="repeat each measurement, keep the fastest")
+    args = ap.parse_args()
+    files = [f for f in find_pdfs([args.corpus / "pdf"]) if "partial" not in f.parts]
+    if args.quick:
+        files = files[:12]
+    plain_pages, t_plain = min((plain(files) for _ in range(args.repeat)), key=lambda r: r[1])
+    parse_pages, t_parse = min((parsed(files) for _ in range(args.repeat)), key=lambda r: r[1])
+    t_one = min(ingest(files, 1) for _ in range(args.repeat))
+    t_two = min(ingest(files, 2) for _ in range(args.repeat))
+    p_plain, p_parse = plain_pages / t_plain, parse_pages / t_parse
+    ratio = p_parse / p_plain
+    print(f"PDFs: {len(files)}, pages: {plain_pages}")
+    print(f"plain page.get_text():      {p_plain:8.1f} pages/s ({t_plain:.2f}s)")
+    print(f"parse_pdf (full structure): {p_parse:8.1f} pages/s ({t_parse:.2f}s)")
+    print(f"ratio parse/plain: {ratio:.2f}x (target >= 0.35x): {'MET' if ratio >= 0.35 else 'NOT MET'}")
+    print(f"ingest workers=1: {plain_pages / t_one:8.1f} pages/s ({t_one:.2f}s)")
+    print(f"ingest workers=2: {plain_pages / t_two:8.1f} pages/s ({t_two:.2f}s)")
+    print(f"speed-up workers=2 over 1: {t_one / t_two:.2f}x (2 CPU cores shared with other jobs on this machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,415 @@
+"""The whole chain in one call: mirror index → collect → fetch + ingest PDFs → build a round → run → score → report.
+
+`academiceval demo` is the README's first command, so it must work offline on a local mirror directory
+(the repository's tests use `../shared/corpus`) and finish in minutes on a small machine. Every stage is the
+owning package's public API; this module only chooses small, sensible arguments, reports progress and
+summarizes each stage. When a stage's API is missing, the demo stops with a `DemoError` naming it rather than
+doing that stage's work itself.
+
+Re-running the demo into the same home resumes: the workspace is reused, an existing round is reused (a
+rebuilt round would have a new manifest hash, which the runner rightly refuses to mix with old records), runs
+resume from their records and scores are appended by metric configuration.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from academiceval.errors import AcademicEvalError, ConfigError
+
+BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
+SETTINGS = ("zero-shot", "random:1", "coauthor:1")
+ROUND_NAME = "demo"
+
+# (stage, done, total or None, detail) — called often; must be cheap.
+DemoProgress = Callable[[str, int, int | None, str], None]
+
+
+class DemoError(AcademicEvalError):
+    """A demo stage could not run (missing API, nothing to build from, ...)."""
+
+    code = "demo"
+
+
+@dataclass
+class StageReport:
+    name: str
+    seconds: float = 0.0
+    rows: list[tuple[str, object]] = field(default_factory=list)  # (what, value) for the summary table
+    note: str = ""
+
+
+@dataclass
+class DemoSummary:
+    home: Path
+    round_name: str
+    round_dir: Path | None = None
+    run_dirs: list[Path] = field(default_factory=list)
+    report_dir: Path | None = None
+    index_html: Path | None = None
+    leaderboard_md: Path | None = None
+    results_json: Path | None = None
+    stages: list[StageReport] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+@dataclass
+class _Limits:
+    """How much of the mirror the demo touches; `quick` keeps the test and CI run short."""
+
+    max_authors: int
+    seeds: int
+    pdfs: int | None
+    tasks: tuple[str, ...]
+
+    @classmethod
+    def for_mode(cls, quick: bool) -> _Limits:
+        if quick:
+            return cls(max_authors=8, seeds=4, pdfs=4, tasks=("title", "abstract"))
+        return cls(max_authors=40, seeds=12, pdfs=None, tasks=("title", "abstract", "introduction", "related_work"))
+
+
+def _need(module: str, attr: str, what: str) -> Any:
+    """The named stage API, or a DemoError that says which piece is missing."""
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise DemoError(
+            f"the {what} stage is not available: {module}.{attr} cannot be imported ({e})",
+            hint="this part of academiceval is not built yet in this checkout",
+        ) from None
+
+
+STAGE_APIS = (
+    ("academiceval.sources", "open_source", "source"),
+    ("academiceval.sources.mirror.workspace", "index_mirror", "mirror index"),
+    ("academiceval.graph.crawl", "collect", "collect"),
+    ("academiceval.papers.ingest", "ingest_paths", "ingest"),
+    ("academiceval.rounds.build", "build_round", "round build"),
+    ("academiceval.rounds.io", "load_round", "round reader"),
+    ("academiceval.runs.runner", "run_round", "run"),
+    ("academiceval.scores", "score_runs", "score"),
+)
+
+
+def _check_stage_apis() -> None:
+    """Import every stage API before the workspace is opened: a missing piece is reported at once, and each
+    stage's tables (registered at import) are created when the workspace connects."""
+    missing = []
+    for module, attr, what in STAGE_APIS:
+        try:
+            _need(module, attr, what)
+        except DemoError as e:
+            missing.append(e.message)
+    if missing:
+        raise DemoError("; ".join(missing), hint="this part of academiceval is not built yet in this checkout")
+
+
+def default_corpus() -> Path | None:
+    """`../shared/corpus` next to the checkout or the working directory, when it exists."""
+    here = Path(__file__).resolve()
+    for base in (Path.cwd(), *here.parents):
+        cand = base.parent / "shared" / "corpus"
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def _timed(summary: DemoSummary, name: str) -> StageReport:
+    st = StageReport(name)
+    summary.stages.append(st)
+    return st
+
+
+def _seed_authors(ws: Any, n: int) -> list[str]:
+    """First authors of the papers a round can be built from: indexed papers that already have a parsed
+    text (pre-parsed mirror papers) or a PDF in the mirror, most recent first."""
+    rows = ws.db.execute(
+        """
+        SELECT a.name FROM authorship a JOIN paper_meta m ON m.arxiv_id = a.arxiv_id
+        WHERE a.position = 0 AND (a.arxiv_id IN (SELECT arxiv_id FROM parsed_paper)
+                                  OR a.arxiv_id IN (SELECT arxiv_id FROM mirror_pdf))
+        ORDER BY m.published DESC, m.arxiv_id
+        """
+    ).fetchall()
+    seen: dict[str, None] = {}
+    for r in rows:
+        seen.setdefault(r[0], None)
+    return list(seen)[:n]
+
+
+def _mirror_pdf_ids(ws: Any, limit: int | None) -> list[str]:
+    """arXiv ids with a PDF in the mirror; those with indexed metadata first (only they can become samples)."""
+    rows = ws.db.execute(
+        """
+        SELECT p.arxiv_id, (m.arxiv_id IS NOT NULL) AS has_meta FROM mirror_pdf p
+        LEFT JOIN paper_meta m ON m.arxiv_id = p.arxiv_id
+        ORDER BY has_meta DESC, p.arxiv_id
+        """
+    ).fetchall()
+    ids = [r[0] for r in rows]
+    return ids if limit is None else ids[:limit]
+
+
+def run_demo(
+    corpus_dir: str | Path | None = None,
+    *,
+    home: str | Path,
+    models: Sequence[str] = (),
+    base_url: str | None = None,
+    workers: int = 2,
+    quick: bool = False,
+    source: str = "mirror",
+    seed_authors: Sequence[str] = (),
+    metrics: Sequence[str] | None = None,
+    round_name: str = ROUND_NAME,
+    progress: DemoProgress | None = None,
+    on_stage: Callable[[StageReport], None] | None = None,
+) -> DemoSummary:
+    """Run the whole chain into workspace `home` and return where everything went.
+
+    `corpus_dir` is the local mirror (default: `../shared/corpus`); `source="arxiv"` uses the live API instead
+    (then `seed_authors` are required and PDFs are fetched on demand while building the round). `models` are
+    run after the three baselines; `base_url` is passed to OpenAI-compatible ones. `metrics` default to ROUGE-L
+    plus BERTScore with the packaged MiniLM when torch is installed. `on_stage` is called with each stage's
+    report as soon as the stage is finished (the CLI prints its table then).
+    """
+    from academiceval.store.workspace import Workspace
+
+    t_start = time.perf_counter()
+    say = progress or (lambda stage, done, total, detail="": None)
+    limits = _Limits.for_mode(quick)
+    online = source == "arxiv"
+    corpus = None if online else Path(corpus_dir) if corpus_dir else default_corpus()
+    if not online and (corpus is None or not corpus.is_dir()):
+        raise ConfigError(
+            f"mirror directory not found: {corpus_dir or '../shared/corpus'}",
+            hint="pass --corpus DIR (a folder of arXiv metadata and PDFs) or --source arxiv",
+        )
+    if online and not seed_authors:
+        raise ConfigError("--source arxiv needs at least one --seed-author", hint="e.g. --seed-author 'Jane Doe'")
+    _check_stage_apis()  # fail before any work if a stage is missing; also registers every stage's tables
+    ws = Workspace(home)
+    summary = DemoSummary(home=ws.home, round_name=round_name)
+    done = on_stage or (lambda st: None)
+    try:
+        src = _index_and_open(ws, corpus, online, summary, say)
+        done(summary.stages[-1])
+        _collect(ws, src, seed_authors, limits, summary, say)
+        done(summary.stages[-1])
+        if not online:
+            _fetch_and_ingest(ws, src, limits, workers, summary, say)
+            done(summary.stages[-1])
+        _build(ws, src, online, round_name, limits, summary, say)
+        done(summary.stages[-1])
+        _run_models(ws, [*BASELINES, *models], base_url, summary, say)
+        done(summary.stages[-1])
+        _score(summary, metrics, say)
+        done(summary.stages[-1])
+        _report(ws, summary, say)
+        done(summary.stages[-1])
+    finally:
+        summary.wall_s = time.perf_counter() - t_start
+        ws.close()
+    return summary
+
+
+def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untyped-def]
+    st = _timed(summary, "index")
+    t0 = time.perf_counter()
+    open_source = _need("academiceval.sources", "open_source", "source")
+    if online:
+        st.note = "live arXiv API (no local index)"
+        src = open_source("arxiv")
+    else:
+        index_mirror = _need("academiceval.sources.mirror.workspace", "index_mirror", "mirror index")
+        rep = index_mirror(ws, corpus, progress=lambda name, n, total: say("index", n, total, name))
+        st.rows = [
+            (f"{fmt} files / records / errors", f"{files} / {records} / {errors}")
+            for fmt, files, records, errors in rep.rows()
+        ]
+        st.rows += [
+            ("papers (metadata)", rep.papers_stored),
+            ("pre-parsed papers", rep.parsed_papers_stored),
+            ("PDFs in the mirror", rep.pdfs_found),
+        ]
+        say("index", 1, 1, "opening the mirror as a query source")
+        src = open_source(str(corpus))
+    st.seconds = time.perf_counter() - t0
+    return src
+
+
+def _collect(ws, src, seed_authors, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+    st = _timed(summary, "collect")
+    t0 = time.perf_counter()
+    collect = _need("academiceval.graph.crawl", "collect", "collect")
+    seeds = list(seed_authors) or _seed_authors(ws, limits.seeds)
+    if not seeds:
+        raise DemoError("no seed author found in the mirror's metadata", hint="pass --seed-author 'Jane Doe'")
+    rep = collect(
+        ws,
+        src,
+        seeds,
+        max_authors=limits.max_authors,
+        top_k=10,
+        papers_per_author=50,
+        progress=lambda done, cap, name: say("collect", done, cap, name),
+    )
+    st.rows = [
+        ("seed authors", ", ".join(seeds[:4]) + (f" (+{len(seeds) - 4})" if len(seeds) > 4 else "")),
+        ("authors visited", rep.visited_total),
+        ("graph nodes / edges", f"{rep.nodes} / {rep.edges}"),
+        ("papers in graph", rep.papers),
+        ("source queries", rep.api_calls),
+        ("failed authors", rep.failed),
+    ]
+    if rep.stopped_early:
+        st.note = f"stopped early: {rep.stopped_early}"
+    st.seconds = time.perf_counter() - t0
+
+
+def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:  # type: ignore[no-untyped-def]
+    st = _timed(summary, "fetch + ingest")
+    t0 = time.perf_counter()
+    ingest_paths = _need("academiceval.papers.ingest", "ingest_paths", "ingest")
+    ids = _mirror_pdf_ids(ws, limits.pdfs)
+    paths, fetch_errors = [], 0
+    for i, aid in enumerate(ids, 1):
+        say("fetch", i, len(ids), aid)
+        try:
+            paths.append(src.fetch_pdf(aid, ws.pdf_dir))
+        except AcademicEvalError:
+            fetch_errors += 1
+    done = [0]
+
+    def on_file(r) -> None:  # type: ignore[no-untyped-def]
+        done[0] += 1
+        say("ingest", done[0], len(paths), Path(r.path).name)
+
+    rep = ingest_paths(ws, paths, workers=max(1, workers), progress=on_file)
+    st.rows = [
+        ("PDFs fetched from the mirror", len(paths)),
+        ("fetch errors", fetch_errors),
+        ("parsed now / already stored", f"{len(rep.ok)} / {len(rep.skipped)}"),
+        ("failed", len(rep.failed)),
+        ("sections parsed", sum(r.sections for r in rep.ok + rep.skipped)),
+    ]
+    if rep.failed:
+        st.note = "; ".join(f"{Path(r.path).name}: {r.code}" for r in rep.failed[:3])
+    st.seconds = time.perf_counter() - t0
+
+
+def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+    st = _timed(summary, "build")
+    t0 = time.perf_counter()
+    build_round = _need("academiceval.rounds.build", "build_round", "round build")
+    load_round = _need("academiceval.rounds.io", "load_round", "round reader")
+    round_dir = ws.rounds_dir / round_name
+    if (round_dir / "manifest.json").is_file():
+        manifest = load_round(round_dir, verify=True).manifest
+        st.note = "reused the existing round (runs resume against the same manifest)"
+    else:
+        manifest = build_round(
+            ws,
+            round_name,
+            source=src,
+            settings=SETTINGS,
+            tasks=limits.tasks,
+            fetch=online,
+            max_fetch=20 if online else None,
+            progress=lambda stage, done, total: say("build", done, total, stage),
+        )
+    summary.round_dir = round_dir
+    w = manifest.windows
+    st.rows = [
+        ("round", f"{manifest.round} ({round_dir})"),
+        ("train ≤", w.train_until),
+        ("val", f"{w.val_from} … {w.val_until}"),
+        ("test", f"{w.test_from} … {w.test_until}"),
+    ]
+    for config, counts in sorted(manifest.counts.items()):
+        st.rows.append((f"samples {config}", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+    if not any(c.get("test") for c in manifest.counts.values()):
+        raise DemoError(
+            f"round {round_name} has no test samples",
+            source=str(round_dir),
+            hint="the mirror needs papers with both metadata and a parsed text; see the build summary",
+        )
+    st.seconds = time.perf_counter() - t0
+
+
+def _run_models(ws, specs, base_url, summary, say) -> None:  # type: ignore[no-untyped-def]
+    st = _timed(summary, "run")
+    t0 = time.perf_counter()
+    run_round = _need("academiceval.runs.runner", "run_round", "run")
+    for spec in specs:
+        t1 = time.perf_counter()
+        res = run_round(
+            ws,
+            summary.round_dir,
+            spec,
+            splits=("test",),
+            base_url=base_url if spec.startswith("openai/") else None,
+            progress=lambda done, total, spec=spec: say("run", done, total, spec),
+        )
+        summary.run_dirs.append(Path(res.run_dir))
+        st.rows.append(
+            (
+                spec,
+                f"{res.total('done')} done, {res.total('already_done')} resumed, {res.total('errors')} errors, "
+                f"{res.total('truncated')} truncated ({time.perf_counter() - t1:.1f}s)",
+            )
+        )
+    st.seconds = time.perf_counter() - t0
+
+
+def default_metrics() -> list[str]:
+    """ROUGE-L always; BERTScore (packaged MiniLM) when torch is installed."""
+    metrics = ["rouge-l"]
+    if importlib.util.find_spec("torch") is not None:
+        metrics.append("bertscore")
+    return metrics
+
+
+def _score(summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
+    st = _timed(summary, "score")
+    t0 = time.perf_counter()
+    score_runs = _need("academiceval.scores", "score_runs", "score")
+    chosen = list(metrics) if metrics else default_metrics()
+    res = score_runs(
+        summary.run_dirs,
+        metrics=chosen,
+        progress=lambda done, total, detail="": say("score", done, total, str(detail)),
+    )
+    st.rows = [("metrics", ", ".join(chosen))]
+    rows = getattr(res, "rows", None)
+    if callable(rows):
+        st.rows += [(" · ".join(map(str, r[:-1])), r[-1]) for r in rows()]
+    st.seconds = time.perf_counter() - t0
+
+
+def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
+    from academiceval.report.render import make_report
+
+    st = _timed(summary, "report")
+    t0 = time.perf_counter()
+    say("report", 0, 1, "rendering")
+    out = ws.reports_dir / summary.round_name
+    paths = make_report(summary.run_dirs, out, rounds_dir=ws.rounds_dir)
+    say("report", 1, 1, "done")
+    summary.report_dir = paths.out_dir
+    summary.index_html = paths.index_html
+    summary.leaderboard_md = paths.leaderboard_md
+    summary.results_json = paths.results_json
+    res = paths.results
+    st.rows = [("rows (model × task × setting)", len(res.rows) if res else 0)]
+    if res:
+        st.rows += [("problems", len(res.problems))]
+    st.rows.append(("HTML", paths.index_html))
+    st.seconds = time.perf_counter() - t0

@@ -1,0 +1,71 @@
+"""The backend factory and the runner with the other backends: baselines, retrieval-augmented prompts."""
+
+from __future__ import annotations
+
+import pytest
+
+from academiceval.errors import ConfigError
+from academiceval.models.registry import load_backend
+from academiceval.runs.records import read_run
+from academiceval.runs.runner import run_round
+from academiceval.runs.source import load_round_view
+
+
+def test_factory_builds_each_provider(tmp_path):
+    b = load_backend("baseline/lead", timeout=3.0)  # runner-wide options a backend does not take are dropped
+    assert b.name == "baseline" and b.cache_identity()["model"] == "lead"
+    with pytest.raises(ConfigError, match="unknown baseline"):
+        load_backend("baseline/oracle")
+    with pytest.raises(ConfigError, match="not a local directory"):
+        load_backend("hf/" + str(tmp_path / "missing-checkpoint"))
+
+
+@pytest.mark.parametrize("name", ["lead", "demo-copy", "extractive"])
+def test_baselines_run_through_the_runner(sample_round, tmp_path, name):
+    ws = tmp_path / "ws"
+    s = run_round(ws, sample_round, f"baseline/{name}", limit=4)
+    recs = read_run(s.run_dir)
+    assert len(recs) == 16 and s.total("errors") == 0
+    samples = {x.sample_id: x for x in load_round_view(sample_round).samples}
+    for r in recs.values():
+        assert r.output_raw.strip() and r.output
+        if name == "lead" and r.task == "abstract":  # the opening of the body, never the label
+            assert r.output_raw.split()[:5] == samples[r.sample_id].fields["body"].split()[:5]
+    again = run_round(ws, sample_round, f"baseline/{name}", limit=4)
+    assert again.total("already_done") == 16 and again.finished_now == 0
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "tfidf"])  # dense: tests/models (loading torch costs ~30 s here)
+def test_rag_runs_record_what_was_retrieved(sample_round, fake_server, tmp_path, retriever):
+    srv = fake_server()
+    rag = {"retriever": retriever, "top_k": 3, "chunk_size": 128, "chunk_overlap": 16}
+    s = run_round(
+        tmp_path / "ws",
+        sample_round,
+        "openai/fake-model",
+        base_url=srv.url,
+        rag=rag,
+        tasks=["abstract"],
+        settings=["zero-shot"],
+        limit=3,
+    )
+    assert s.run_dir.name == f"openai__fake-model+rag-{retriever}-k3"
+    recs = read_run(s.run_dir)
+    assert len(recs) == 3 and s.total("errors") == 0
+    for r in recs.values():
+        got = r.prompt_info["retrieved"]
+        assert len(got) == 3 and [g["rank"] for g in got] == sorted(g["rank"] for g in got)
+        assert r.input_tokens > 0
+    # a plain run on the same samples sends different (longer) prompts
+    plain = run_round(
+        tmp_path / "ws",
+        sample_round,
+        "openai/fake-model",
+        base_url=srv.url,
+        tasks=["abstract"],
+        settings=["zero-shot"],
+        limit=3,
+    )
+    assert {r.prompt_sha256 for r in recs.values()}.isdisjoint(
+        r.prompt_sha256 for r in read_run(plain.run_dir).values()
+    )

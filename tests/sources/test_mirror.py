@@ -1,0 +1,121 @@
+"""The in-process mirror over real corpus files: queries evaluated locally, ids, PDFs, and `mirror index`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from academiceval.sources import open_source
+from academiceval.sources.base import MetadataSource
+from academiceval.sources.errors import InvalidArxivIdError, UnknownIdError, UnsafePathError
+from academiceval.sources.ids import pdf_filename, safe_child
+from academiceval.sources.mirror import MirrorSource
+from academiceval.sources.mirror.workspace import index_mirror, mirror_pdf_path
+from academiceval.sources.query import and_, cat, submitted_between
+
+
+def test_is_a_metadata_source(mirror: MirrorSource) -> None:
+    assert isinstance(mirror, MetadataSource)
+    assert open_source(str(mirror.root)).index is mirror.index  # the same cached index
+
+
+def test_formats_found(mirror: MirrorSource) -> None:
+    st = mirror.index.stats
+    assert st["listing"].records == 1254 + 1293 and st["listing"].errors == 0
+    assert st["abs"].records == 1188 + 0 and st["abs"].files == 1189  # + bad/noid.abs
+    assert st["kaggle"].records == 200 + 1 and st["kaggle"].errors == 1  # + the truncated copy
+    assert st["scalar"].records == 305 and st["unarxive"].records == 49
+    assert st["pdf"].records == 2  # 0807.3577_JCAP_version.pdf is not named by an id
+    reasons = " | ".join(e.message for e in mirror.index.errors)
+    assert "no 'arXiv:' id line" in reasons and "invalid JSON" in reasons and "HTML" in reasons
+
+
+def test_window_query_matches_ground_truth(mirror: MirrorSource) -> None:
+    q = str(and_(cat("astro-ph*"), submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 15, 23, 59))))
+    got = {m.arxiv_id for m in mirror.iter_search(q, page_size=500)}
+    lo, hi = datetime(2018, 4, 1, tzinfo=UTC), datetime(2018, 4, 15, 23, 59, 59, tzinfo=UTC)
+    truth = {
+        r.meta.arxiv_id
+        for r in mirror.index.iter_records()
+        if lo <= r.published_at <= hi and any(c.startswith("astro-ph") for c in r.meta.categories)
+    }
+    assert got == truth and len(truth) > 500
+
+
+def test_author_queries_agree_with_recorded_arxiv_answers(mirror: MirrorSource) -> None:
+    # arXiv answered these in 2016 (fixtures): its hits that the mirror holds must be found by the same query
+    hit = mirror.search('au:del_maestro AND ti:"quantum criticality"').items
+    assert {"1111.2011"} <= {m.arxiv_id for m in hit}
+    checker = {m.arxiv_id for m in mirror.search("au:del_maestro AND ti:checkerboard").items}
+    rest = {
+        m.arxiv_id
+        for m in mirror.search("au:del_maestro ANDNOT (ti:checkerboard OR ti:Pyrochlore)", max_results=50).items
+    }
+    everything = {m.arxiv_id for m in mirror.search("au:del_maestro", max_results=50).items}
+    assert checker and not (checker & rest) and rest < everything
+    assert {m.arxiv_id for m in mirror.search('au:"A Del Maestro"', max_results=50).items} == everything
+
+
+def test_sorting_and_paging(mirror: MirrorSource) -> None:
+    q = "cat:astro-ph.GA"
+    desc = [m.arxiv_id for m in mirror.iter_search(q, page_size=70, sort_order="descending")]
+    asc = [m.arxiv_id for m in mirror.iter_search(q, page_size=70, sort_order="ascending")]
+    assert desc == asc[::-1] and len(desc) == len(set(desc)) > 300
+    page = mirror.search(q, start=10, max_results=5, sort_order="ascending")
+    assert [m.arxiv_id for m in page.items] == asc[10:15] and page.total_results == len(asc)
+    dates = [m.published for m in mirror.iter_search(q, limit=120, sort_order="ascending")]
+    assert dates == sorted(dates) and len(dates) == 120
+
+
+def test_fetch_ids_merges_sources_and_skips_unknown(mirror: MirrorSource) -> None:
+    got = {m.arxiv_id: m for m in mirror.fetch_ids(["0704.0001", "hep-th/9709111v1", "9999.99999", "2212.11867"])}
+    assert set(got) == {"0704.0001", "hep-th/9709111", "2212.11867"}
+    assert got["hep-th/9709111"].version == 3  # ftp record (v3) wins over orig/ v1, v2
+    assert got["0704.0001"].source == "kaggle" and got["0704.0001"].version == 2
+
+
+def test_fetch_pdf_copies_atomically_and_guards_paths(mirror: MirrorSource, tmp_path: Path) -> None:
+    p = mirror.fetch_pdf("2203.00130v1", tmp_path)
+    assert p == tmp_path.resolve() / "2203.00130.pdf" and p.read_bytes()[:5] == b"%PDF-"
+    before = mirror.pdf_requests
+    assert mirror.fetch_pdf("2203.00130", tmp_path) == p and mirror.pdf_requests == before  # resumed: no copy
+    with pytest.raises(UnknownIdError):
+        mirror.fetch_pdf("2401.00001", tmp_path)
+    for evil in ("../../etc/passwd", "../2203.00130", "/etc/passwd", "2203.00130/../../x"):
+        with pytest.raises(InvalidArxivIdError):
+            mirror.fetch_pdf(evil, tmp_path)
+    assert pdf_filename("hep-th/9709111v2") == "hep-th_9709111.pdf"
+    assert safe_child(tmp_path, pdf_filename("hep-th/9709111")).parent == tmp_path.resolve()
+    with pytest.raises(UnsafePathError):
+        safe_child(tmp_path, "../escape.pdf")
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["2203.00130.pdf"]  # no .part left behind
+
+
+def test_index_mirror_into_workspace(mirror_dir: Path, workspace) -> None:
+    report = index_mirror(workspace, mirror_dir)
+    n = len(MirrorSource(mirror_dir).index)
+    assert report.papers_stored == n == workspace.count_meta()
+    assert report.parsed_papers_stored == 49 and report.pdfs_found == 2
+    assert {r[0] for r in report.rows()} == {"abs", "atom", "kaggle", "listing", "pdf", "scalar", "unarxive"}
+    reasons = [msg for _, msg in report.errors]
+    assert any("id line" in r for r in reasons) and any("invalid JSON" in r for r in reasons)
+    stored = workspace.db.execute("SELECT COUNT(*) FROM mirror_error").fetchone()[0]
+    assert stored == len(report.errors)
+    paper = workspace.get_paper_by_arxiv("2212.11867")
+    assert paper is not None and paper.source == "unarxive" and paper.citations
+    assert workspace.get_meta("1111.2011").version == 2  # type: ignore[union-attr]
+    assert mirror_pdf_path(workspace, "1111.2011") is not None
+    assert "jane doe" not in {r[0] for r in workspace.db.execute("SELECT author_key FROM authorship LIMIT 5000")}
+    again = index_mirror(workspace, mirror_dir)  # idempotent
+    assert again.papers_stored == n and workspace.count_meta() == n
+
+
+def test_cli_mirror_index(mirror_dir: Path, tmp_path: Path) -> None:
+    from academiceval.cli.main import app
+
+    res = CliRunner().invoke(app, ["mirror", "index", str(mirror_dir), "--home", str(tmp_path / "ws")])
+    assert res.exit_code == 0, res.output
+    assert "listing" in res.output and "2547" in res.output and "unreadable records" in res.output
