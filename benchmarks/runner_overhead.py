@@ -135,7 +135,7 @@ async def openai_sdk(url: str, prompts: list[str], conc: int) -> tuple[float, fl
             r = await client.chat.completions.create(
                 model=MODEL, messages=[{"role": "user", "content": p}], max_tokens=512
             )
-            r.choices[0].message.content
+            assert r.choices[0].message.content
 
     t0, c0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one(p) for p in prompts))
@@ -149,6 +149,17 @@ def harness(round_dir: Path, home: Path, url: str, n: int, conc: int) -> tuple[f
 
     s = run_round(home, round_dir, f"openai/{MODEL}", base_url=url, max_connections=conc, limit=n)
     return s.elapsed_s, s.cpu_s, s.total("cached")
+
+
+def cached_replay(round_dir: Path, home: Path, url: str, n: int) -> tuple[int, float, float]:
+    """Delete the records of a finished run and run it again: every answer comes from the response cache."""
+    run_dir = next((home / "runs" / "bench").iterdir())
+    for p in run_dir.glob("*.jsonl"):
+        p.unlink()
+    wall, cpu, cached = harness(round_dir, home, url, n, 64)
+    if cached != n:
+        raise SystemExit(f"cached replay answered only {cached} of {n} samples from the cache")
+    return n, wall, cpu
 
 
 def main() -> None:
@@ -195,24 +206,15 @@ def main() -> None:
                         f"{n / r_wall:>13,.0f} {1000 * r_cpu / n:>10.3f} | {(n / wall) / (n / r_wall):>10.2f}x | {sdk}"
                     )
                     if latency == 0 and conc == 64:
-                        fast_home = tmp / f"ws{cell}"
+                        replay = cached_replay(round_dir, tmp / f"ws{cell}", srv.url, n)
             finally:
                 srv.stop()
-        # cached replay: the records are gone, the cache holds every answer (no server is running now)
-        run_dir = next((fast_home / "runs" / "bench").iterdir())
-        for p in run_dir.glob("*.jsonl"):
-            p.unlink()
-        srv = Server(0.0)  # validation of the model name still asks /v1/models once
-        try:
-            wall, cpu, cached = harness(round_dir, fast_home, srv.url, n_fast, 64)
-        finally:
-            srv.stop()
-        assert cached == n_fast, (cached, n_fast)
+        n, wall, cpu = replay
         print()
         print(
-            f"cached replay: {n_fast} samples in {wall:.3f} s = {n_fast / wall:,.0f} samples/s "
-            f"({1000 * cpu / n_fast:.3f} CPU ms/sample); target >= 10,000/s: "
-            f"{'met' if n_fast / wall >= 10_000 else 'NOT met'}"
+            f"cached replay (records deleted, answers from the cache, concurrency 64): {n} samples in {wall:.3f} s = "
+            f"{n / wall:,.0f} samples/s, {1000 * cpu / n:.3f} CPU ms/sample; target >= 10,000/s: "
+            f"{'met' if n / wall >= 10_000 else 'NOT met'}"
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

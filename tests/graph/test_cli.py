@@ -25,8 +25,21 @@ def test_collect_then_update_from_the_command_line(listings, seeds, tmp_path) ->
 
     res = runner.invoke(
         app,
-        ["update", "--source", str(listings), "--since", UPDATE_SINCE.isoformat(), "--until",
-         UPDATE_UNTIL.isoformat(), "--new-papers", "20", "--inactive-after", "2018-01-15", "--home", home],
+        [
+            "update",
+            "--source",
+            str(listings),
+            "--since",
+            UPDATE_SINCE.isoformat(),
+            "--until",
+            UPDATE_UNTIL.isoformat(),
+            "--new-papers",
+            "20",
+            "--inactive-after",
+            "2018-01-15",
+            "--home",
+            home,
+        ],
     )
     assert res.exit_code == 0, res.output
     assert "new first-author papers of graph authors" in res.output and "API calls" in res.output

@@ -142,3 +142,13 @@ def test_interrupted_update_resumes_to_the_same_graph(ws, mirror, crawled, tmp_p
     assert snapshot(ws) == snapshot(ref)
     assert again.id == 1 == done.id and again.papers_added == done.papers_added  # one record, resumed
     assert [h["finished_at"] is not None for h in history(ws)] == [True]
+
+
+def test_update_keeps_the_popularity_control(ws, mirror) -> None:
+    refine(ws, max_papers_per_author=1, seed=3)
+    rep = update(ws, mirror, UPDATE_SINCE, UPDATE_UNTIL)
+    assert rep.refine and rep.refine.papers_capped > 0
+    per_author = ws.db.execute(
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM graph_paper WHERE sampled=1 GROUP BY author_key)"
+    ).fetchone()[0]
+    assert per_author == 1

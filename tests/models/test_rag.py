@@ -173,3 +173,27 @@ def test_dense_refuses_a_tampered_model(monkeypatch, tmp_path):
             embedded.verified_minilm_dir()
     finally:
         embedded.verified_minilm_dir.cache_clear()
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_dense_accepts_any_local_checkpoint(tmp_path, small_chunks, pooling):
+    """A plain transformers encoder folder (how Contriever/DPR/Dragon checkpoints come) works as `dense:PATH`."""
+    pytest.importorskip("transformers")
+    import shutil
+
+    from transformers import BertConfig, BertModel
+
+    from academiceval.models.embedded import package_model_dir
+
+    folder = tmp_path / "tiny-encoder"
+    BertModel(
+        BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    ).save_pretrained(folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(package_model_dir() / name, folder / name)
+    config = RagConfig.from_spec(f"dense:{folder}" + ("?pooling=cls" if pooling == "cls" else ""))
+    retriever = config.retriever_obj()
+    docs = [c.text for c in small_chunks[:6]]
+    scores = retriever.scores(docs[2], docs)
+    assert scores.shape == (6,) and int(scores.argmax()) == 2  # identical text: cosine 1 with its own chunk
+    assert config.identity()["model"] == str(folder) and config.identity()["pooling"] == config.pooling

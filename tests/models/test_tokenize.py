@@ -87,3 +87,15 @@ def test_model_spec_implies_a_tokenizer(tmp_path):
     assert tokenizer_for_model(f"hf/{tmp_path}") == str(tmp_path)
     assert tokenizer_for_model("hf/not/a/local/path") is None
     assert tokenizer_for_model("baseline/lead") is None and tokenizer_for_model(None) is None
+
+
+def test_paragraph_memo_counts_exactly(corpus):
+    """The estimator counts long texts paragraph by paragraph (memoised); the sum equals one full encoding."""
+    tok = load_tokenizer()
+    assert tok.additive
+    papers = load_papers(corpus)
+    for pid in ("2212.11808", "2212.11885", "2212.11773"):  # NLP, maths with formulas, chemistry
+        text = "\n\n".join(f"[{name}]\n{body}" for name, body in papers[pid]["sections"])
+        assert len(text) > 2_000
+        assert tok.count(text) == len(tok.encode(text))
+        assert tok.count(text + "\n\nextra closing words") == len(tok.encode(text + "\n\nextra closing words"))

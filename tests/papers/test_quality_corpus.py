@@ -127,3 +127,17 @@ def test_text_is_clean(parsed: dict[str, Paper]) -> None:
     vaswani = parsed["1706.03762v7.pdf"].body()
     assert "31st Conference on Neural Information Processing Systems" not in vaswani  # footer removed
     assert "Equal contribution" not in parsed["1706.03762v7.pdf"].abstract  # footnote removed
+
+
+def test_table_of_contents_is_not_sections(parsed: dict[str, Paper]) -> None:
+    p = parsed["0807.3577_JCAP_version.pdf"]
+    headings = [s.heading for s in p.sections]
+    assert headings.count("Introduction") == 1 and not any(h[-1].isdigit() for h in headings)
+    assert 30 <= len(p.references) <= 45  # physics style: one entry may bundle several papers
+
+
+def test_abstract_without_marker(parsed: dict[str, Paper]) -> None:
+    # ACM layout: no "Abstract" heading, one block per line, authors in capitals above it
+    p = parsed["2203.00130v1.pdf"]
+    assert p.abstract.startswith("When seeking information not covered in patient-friendly documents")
+    assert p.abstract.endswith("give readers more confidence to approach these papers.")

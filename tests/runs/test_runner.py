@@ -11,7 +11,7 @@ import pytest
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
-from academiceval.models.fake_server import _pick, _unit, deterministic_answer
+from academiceval.models.fake_server import _pick, _unit
 from academiceval.runs.errors import MissingAPIKeyError, RoundIntegrityError, UnknownModelError
 from academiceval.runs.records import iter_records, read_run, records_file
 from academiceval.runs.retry import RetryPolicy
@@ -178,7 +178,7 @@ def test_context_length_errors_from_server_are_recorded(sample_round, fake_serve
     assert all(not r.retryable and "maximum context length is 700" in r.error for r in too_long)
     assert all(r.attempts == 1 for r in too_long if not r.cached)  # not retried
     assert all(0 < r.input_tokens <= 700 for r in recs.values() if r.error is None)  # server-reported
-    assert all(deterministic_answer("", 1, 1) != r.output for r in recs.values())
+    assert all(r.output for r in recs.values() if r.error is None)
     again = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
     assert again.finished_now == 0  # a permanent error is a finished sample
 
@@ -205,3 +205,32 @@ def test_api_key_never_leaks(sample_round, fake_server, tmp_path, monkeypatch, c
     assert len(texts) > 5
     for t in texts:
         assert secret not in t and secret[8:30] not in t
+
+
+def test_replay_skips_rendering_and_tokenizing(sample_round, fake_server, tmp_path, monkeypatch):
+    """A replay of a truncated run answers from the cache without preparing a single prompt again."""
+    from academiceval.runs import prepare as prep_mod
+
+    srv = fake_server()
+    ws = tmp_path / "ws"
+    kw = dict(base_url=srv.url, context_length=900, tokenizer="bert-base-uncased", tasks=["abstract"], limit=4)
+    first = run_round(ws, sample_round, "openai/fake-model", **kw)
+    before = comparable(records(first.run_dir))
+    recs = records(first.run_dir)
+    assert all(r.tokens_cut > 0 and r.truncation != "none" for r in recs.values())
+    assert all(r.input_tokens <= 900 - 512 for r in recs.values())  # budget = context - output reserve
+    sent = srv.stats.total
+    calls = []
+    real_call = prep_mod.PromptPreparer.__call__
+    monkeypatch.setattr(prep_mod.PromptPreparer, "__call__", lambda self, *a: calls.append(a) or real_call(self, *a))
+    for p in first.run_dir.glob("*.jsonl"):
+        p.unlink()
+    replay = run_round(ws, sample_round, "openai/fake-model", **kw)
+    assert replay.total("cached") == 8 and srv.stats.total == sent
+    assert len(calls) == 1  # only the up-front check of the options
+    after = records(first.run_dir)
+    assert comparable(after) == before
+    assert [r.tokens_cut for r in after.values()] == [r.tokens_cut for r in recs.values()]
+    # a different budget is a different memo and prompt: prepared and requested again (its own run directory)
+    run_round(ws, sample_round, "openai/fake-model", **{**kw, "context_length": 1000})
+    assert srv.stats.total > sent and len(calls) > 1

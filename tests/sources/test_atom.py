@@ -68,7 +68,15 @@ def test_api_error_entry_and_empty_feed(corpus: Path) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [b"", b"   ", b"<!DOCTYPE html><html><body>Rate exceeded</body></html>", b"<rss></rss>", b"not xml at all"],
+    [
+        b"",
+        b"   ",
+        b"<!DOCTYPE html><html><body>Rate exceeded</body></html>",
+        b"<rss></rss>",
+        b"not xml at all",
+        b"<?xml version='1.0' encoding='ATF-8'?><feed/>",  # found by the fuzzer: unknown encoding
+        b"<?xml version='1.0'?><!DOCTYPE f [<!ENTITY a 'aaaa'><!ENTITY b '&a;&a;&a;'>]><feed>&b;</feed>",  # entities
+    ],
 )
 def test_non_atom_bodies_raise_typed_error(body: bytes) -> None:
     with pytest.raises(AtomParseError):

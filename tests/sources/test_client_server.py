@@ -200,3 +200,21 @@ def test_timeouts_and_empty_page_quirk_are_retried(clean: ServerHandle, mirror: 
     clean.set_faults(FaultConfig(rate_empty=1.0))
     with pytest.raises(RetriesExhaustedError, match="empty page although totalResults"):
         _client(clean, max_retries=1).search("cat:astro-ph.EP")
+
+
+def test_fault_spec_parsing_and_endpoints(clean: ServerHandle) -> None:
+    cfg = FaultConfig.parse("429=0.1, 500=0.05,truncate=0.02,retry_after=1.5,seed=7,apply_to_pdf=1")
+    assert (cfg.rate_429, cfg.rate_500, cfg.rate_truncate, cfg.retry_after, cfg.seed) == (0.1, 0.05, 0.02, 1.5, 7)
+    assert cfg.apply_to_pdf is True and FaultConfig.parse(None) == FaultConfig()
+    with pytest.raises(ValueError, match="unknown fault setting"):
+        FaultConfig.parse("teapot=1")
+    assert httpx.get(clean.base_url + "/nowhere").status_code == 404
+    assert httpx.head(clean.url, params={"search_query": "cat:astro-ph.GA"}).status_code == 200
+    r = httpx.get(clean.url, params={"search_query": "cat:astro-ph.GA", "_fault": "429"})
+    assert r.status_code == 429 and r.headers["retry-after"] == "1"
+    bad = httpx.get(clean.url, params={"id_list": "abc"})
+    assert bad.status_code == 400 and "incorrect id format" in bad.text
+    from academiceval.sources.atom import parse_feed
+
+    page = parse_feed(httpx.get(clean.url, params={"id_list": "hep-th/9709111v2,0704.0001,9999.99999"}).content)
+    assert [m.arxiv_id for m in page.items] == ["hep-th/9709111", "0704.0001"] and page.total_results == 2

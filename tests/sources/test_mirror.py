@@ -100,6 +100,8 @@ def test_index_mirror_into_workspace(mirror_dir: Path, workspace) -> None:
     assert report.papers_stored == n == workspace.count_meta()
     assert report.parsed_papers_stored == 49 and report.pdfs_found == 2
     assert {r[0] for r in report.rows()} == {"abs", "atom", "kaggle", "listing", "pdf", "scalar", "unarxive"}
+    assert sum(report.kept_by_format.values()) == n and report.kept_by_format["listing"] > 2000
+    assert report.reasons()[0][1] >= 1
     reasons = [msg for _, msg in report.errors]
     assert any("id line" in r for r in reasons) and any("invalid JSON" in r for r in reasons)
     stored = workspace.db.execute("SELECT COUNT(*) FROM mirror_error").fetchone()[0]
@@ -118,4 +120,23 @@ def test_cli_mirror_index(mirror_dir: Path, tmp_path: Path) -> None:
 
     res = CliRunner().invoke(app, ["mirror", "index", str(mirror_dir), "--home", str(tmp_path / "ws")])
     assert res.exit_code == 0, res.output
-    assert "listing" in res.output and "2547" in res.output and "unreadable records" in res.output
+    assert "listing" in res.output and "2547" in res.output and "unreadable records by reason" in res.output
+
+
+def test_streaming_index_equals_in_memory_merge(corpus: Path, tmp_path: Path, workspace) -> None:
+    """Without a cached index, `index_mirror` streams files and merges against the workspace: same result."""
+    from academiceval.sources.mirror.index import MirrorIndex
+
+    d = tmp_path / "m"
+    d.mkdir()
+    abs_root = corpus / "metadata/arxiv_browse_abs/tests_data"
+    (d / "0704").symlink_to(abs_root / "ftp/arxiv/papers/0704", target_is_directory=True)
+    (d / "9709").symlink_to(abs_root / "orig/hep-th/papers/9709", target_is_directory=True)
+    (d / "ftp9709").symlink_to(abs_root / "ftp/hep-th/papers/9709", target_is_directory=True)
+    (d / "k.jsonl").symlink_to(corpus / "metadata/kaggle_arxiv-metadata-oai-snapshot_first200.jsonl")
+    report = index_mirror(workspace, d, batch=7)  # tiny batches: merging across transactions is exercised
+    expected = {r.meta.arxiv_id: r.meta for r in MirrorIndex.build(d.resolve()).iter_records()}
+    got = {m.arxiv_id: m for m in workspace.iter_meta()}
+    assert report.papers_stored == len(expected) == len(got) > 200
+    assert got == expected
+    assert got["hep-th/9709111"].version == 3 and got["0704.0001"].source == "kaggle"

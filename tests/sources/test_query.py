@@ -90,7 +90,7 @@ _node = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_node)
 def test_render_parse_round_trip(node) -> None:
     assert parse_query(str(node)) == node

@@ -7,7 +7,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from academiceval.sources.errors import RecordParseError
@@ -157,4 +157,33 @@ _ABS_LINES = st.sampled_from(
 @given(st.lists(_ABS_LINES | st.text(max_size=30), max_size=25).map("\n".join))
 def test_fuzz_abs_parser_never_crashes(text: str) -> None:
     for item in read_abs_text(text, path="fuzz"):
+        assert isinstance(item, MirrorRecord | RecordParseError)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
+    max_leaves=6,
+)
+_KAGGLE_KEYS = ["id", "authors", "title", "abstract", "categories", "versions", "doi", "comments", "journal-ref"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KAGGLE_KEYS), _JSON | st.just([{"created": "Mon, 2 Apr 2007 19:18:42 GMT"}])))
+def test_fuzz_kaggle_lines_never_crash(obj: dict) -> None:
+    import json as _json
+
+    for item in read_kaggle_lines(iter([_json.dumps(obj)]), path="fuzz"):
+        assert isinstance(item, MirrorRecord | RecordParseError)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_fuzz_mutated_real_abs(corpus: Path, data: st.DataObject) -> None:
+    text = (corpus / ABS / "ftp/hep-th/papers/9709/9709111.abs").read_text()
+    chars = list(text)
+    for _ in range(data.draw(st.integers(1, 10))):
+        i = data.draw(st.integers(0, len(chars) - 1))
+        chars[i] = data.draw(st.sampled_from(["\\", "{", "}", "(", ")", ",", "\n", ":", "-", "é", "\x00", " ", "v"]))
+    for item in read_abs_text("".join(chars), path="fuzz"):
         assert isinstance(item, MirrorRecord | RecordParseError)

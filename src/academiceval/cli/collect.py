@@ -103,7 +103,6 @@ def collect(
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.graph import collect as run_collect
-    from academiceval.graph import refine as run_refine
     from academiceval.store import Workspace
 
     ws = Workspace(home)
@@ -126,6 +125,9 @@ def collect(
                 since=d_since,
                 until=d_until,
                 progress=tick,
+                refine=refine,
+                max_papers_per_author=max_papers_per_author,
+                seed=seed,
             )
         except AcademicEvalError as exc:
             raise fail(str(exc)) from None
@@ -138,8 +140,8 @@ def collect(
         ("co-author edges", rep.edges),
         ("API calls", rep.api_calls),
     ]
-    if refine and rep.stopped_early is None:
-        ref = run_refine(ws, max_papers_per_author=max_papers_per_author, seed=seed)
+    ref = rep.refined
+    if ref is not None:
         rows += [
             ("refined: components found", ref.components),
             ("refined: authors kept (largest component)", ref.authors),

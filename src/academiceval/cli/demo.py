@@ -97,8 +97,18 @@ def demo(
             [(st.name, f"{st.seconds:.1f}") for st in summary.stages],
         )
     )
-    if summary.leaderboard_md is not None:
-        console.print(summary.leaderboard_md.read_text(encoding="utf-8"), markup=False, highlight=False)
+    if summary.results_json is not None:
+        from academiceval.report.leaderboard import fmt, task_matrices
+        from academiceval.report.results import Results
+
+        for m in task_matrices(Results.read(summary.results_json)):
+            console.print(
+                summary_table(
+                    f"{m.task} · {m.metric or 'no metric'} · mean [95% CI]",
+                    ["model", *m.settings],
+                    [(label, *(fmt(e) for e in ests)) for label, ests in m.rows],
+                )
+            )
     console.print(f"workspace:   {summary.home}")
     console.print(f"leaderboard: {summary.leaderboard_md}")
     console.print(f"report:      {summary.index_html}")

@@ -42,18 +42,15 @@ def index(directory: DirArg, home: HomeOption = None) -> None:
             bar.update(task, completed=done, total=total, description=f"indexing {name[:40]}")
 
         report = index_mirror(ws, directory, progress=tick)
-    console.print(
-        summary_table(f"mirror index: {report.root}", ["format", "files", "records", "errors"], report.rows())
-    )
+    cols = ["format", "files", "records read", "papers stored (record kept)", "unreadable"]
+    console.print(summary_table(f"mirror index: {report.root}", cols, report.rows()))
     console.print(
         f"papers stored: {report.papers_stored} · pre-parsed papers: {report.parsed_papers_stored} · "
         f"PDFs found: {report.pdfs_found} · files skipped (not arXiv data): {report.skipped_files}"
     )
     if report.errors:
-        shown = report.errors[:10]
-        console.print(
-            summary_table("unreadable records (first 10; all in table mirror_error)", ["where", "reason"], shown)
-        )
+        title = f"unreadable records by reason ({len(report.errors)}; all in table mirror_error)"
+        console.print(summary_table(title, ["reason", "count", "example"], report.reasons()[:15]))
 
 
 @app.command("serve")

@@ -24,6 +24,8 @@ from pydantic import BaseModel
 from academiceval.errors import ConfigError
 from academiceval.graph import store
 from academiceval.graph.names import author_query, fill_keys, key_of
+from academiceval.graph.refine import RefineReport
+from academiceval.graph.refine import refine as run_refine
 from academiceval.sources.base import MetadataSource
 from academiceval.sources.errors import RetriesExhaustedError, SourceError
 from academiceval.sources.models import PaperMeta
@@ -56,6 +58,7 @@ class CrawlReport(BaseModel):
     failed: int = 0
     api_calls: int = 0
     stopped_early: str | None = None  # reason when the source kept failing (resume with the same command)
+    refined: RefineReport | None = None  # the refinement run at the end (None when stopped early or disabled)
 
 
 @dataclass
@@ -151,13 +154,17 @@ def collect(
     since: date | None = None,
     until: date | None = None,
     progress: ProgressFn | None = None,
+    refine: bool = True,
+    max_papers_per_author: int | None = None,
+    seed: int = 0,
 ) -> CrawlReport:
     """Crawl breadth-first from the seeds until `max_authors` authors have been visited (resumable).
 
     Running it again with the same arguments continues an interrupted crawl; a larger `max_authors` extends a
     finished one. Source failures that persist through the client's retries stop the crawl with
     `stopped_early` set (nothing half-written; run again to resume); per-author errors that are not transient
-    (a rejected query, say) are recorded in `graph_error` and the crawl goes on.
+    (a rejected query, say) are recorded in `graph_error` and the crawl goes on. At the end the graph is refined
+    (`refine`, with the popularity options) unless `refine=False`.
     """
     if max_authors < 1:
         raise ConfigError("--max-authors must be at least 1", hint="e.g. --max-authors 500")
@@ -170,6 +177,7 @@ def collect(
     if not seeds:
         raise ConfigError("no usable seed author", hint="pass --seed-author 'First Last'")
     opts = CrawlOptions(top_k=top_k, papers_per_author=papers_per_author, since=since, until=until)
+    store.ensure(ws)
     _check_options(ws, opts)
     with ws.transaction() as conn:
         for k, n in seeds:
@@ -210,6 +218,8 @@ def collect(
             progress(done, max_authors, name)
     report.api_calls = source.requests_made - calls0
     _fill_totals(conn, report)
+    if refine and report.stopped_early is None:
+        report.refined = run_refine(ws, max_papers_per_author=max_papers_per_author, seed=seed)
     return report
 
 

@@ -16,6 +16,9 @@ from academiceval.store.workspace import Workspace
 
 def coauthors(ws: Workspace, author_key: str) -> list[str]:
     """Keys of the author's neighbours in the refined graph, strongest tie first (weight desc, then key)."""
+    store.ensure(ws)
+    if not _in_graph(ws, author_key):
+        return []
     rows = ws.db.execute(
         """SELECT e.b AS k, e.weight AS w FROM graph_edge e JOIN graph_author x ON x.key = e.b
            WHERE e.a = ? AND x.in_graph = 1
@@ -24,13 +27,12 @@ def coauthors(ws: Workspace, author_key: str) -> list[str]:
            WHERE e.b = ? AND x.in_graph = 1""",
         (author_key, author_key),
     ).fetchall()
-    if not _in_graph(ws, author_key):
-        return []
     return [r["k"] for r in sorted(rows, key=lambda r: (-r["w"], r["k"]))]
 
 
 def first_author_papers(ws: Workspace, author_key: str) -> list[str]:
     """The author's node features: first-author papers in the refined graph, newest first."""
+    store.ensure(ws)
     return [
         r[0]
         for r in ws.db.execute(
@@ -50,6 +52,7 @@ def coauthor_papers(ws: Workspace, arxiv_id: str, k: int, *, include_self: bool 
     never a paper submitted after the target (demos must not be newer). Ranked: the target's own authors first,
     then by tie strength (edge weight to the target's authors, desc), then newest first, then id — deterministic.
     """
+    store.ensure(ws)
     conn = ws.db
     row = conn.execute("SELECT published FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
     if row is None or k <= 0:
@@ -124,6 +127,7 @@ def stats(ws: Workspace) -> GraphStats:
 
     from academiceval.graph.refine import build_nx  # networkx import only when asked
 
+    store.ensure(ws)
     conn = ws.db
     authors = store.count(conn, "SELECT COUNT(*) FROM graph_author WHERE in_graph=1")
     edges = store.count(
@@ -155,6 +159,7 @@ def stats(ws: Workspace) -> GraphStats:
 
 def snapshot(ws: Workspace) -> dict[str, list[tuple[object, ...]]]:
     """The whole crawl state as sorted tuples: equal snapshots mean identical graphs (resume/kill checks)."""
+    store.ensure(ws)
     conn = ws.db
     return {
         "authors": [

@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from academiceval.graph import store
 from academiceval.store.workspace import Workspace
 
-
 REFINE_OPTIONS_KEY = "graph.refine.options"
 
 
@@ -68,6 +67,7 @@ def refine(ws: Workspace, *, max_papers_per_author: int | None = None, seed: int
 
     The popularity options are remembered (`refine_options`), so a later `update` refines the same way.
     """
+    store.ensure(ws)
     conn = ws.db
     ws.put_doc(REFINE_OPTIONS_KEY, {"max_papers_per_author": max_papers_per_author, "seed": seed})
     crawled = store.count(conn, "SELECT COUNT(*) FROM graph_author WHERE state='visited'")

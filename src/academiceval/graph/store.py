@@ -79,6 +79,16 @@ register_schema("graph", GRAPH_SCHEMA)
 CRAWL_OPTIONS_KEY = "graph.crawl.options"
 
 
+def ensure(ws) -> None:  # type: ignore[no-untyped-def]
+    """Create the graph tables on a workspace whose connection opened before this module was imported.
+
+    Done once per Workspace object (the DDL is idempotent but `executescript` would commit an open transaction).
+    """
+    if not getattr(ws, "_graph_schema_ready", False):
+        ws.ensure_schema(GRAPH_SCHEMA)
+        ws._graph_schema_ready = True
+
+
 def edge_key(a: str, b: str) -> tuple[str, str]:
     """Undirected edges are stored once, smaller key first."""
     return (a, b) if a < b else (b, a)

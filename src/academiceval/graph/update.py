@@ -105,6 +105,7 @@ def update(
         raise ConfigError(f"--since {since} is after --until {until}")
     if new_papers is not None and new_papers < 0:
         raise ConfigError("--new-papers must be 0 or more")
+    store.ensure(ws)
     cats = _graph_categories(ws)
     if not cats:
         raise ConfigError("the workspace has no co-author graph yet", hint="run `academiceval collect` first")

@@ -23,6 +23,7 @@ from academiceval.models.embedded import bert_tokenizer_json, force_offline
 log = logging.getLogger(__name__)
 
 DEFAULT_TOKENIZER = "bert-base-uncased"
+_PIECE_CHARS = 2_000  # texts longer than this are counted paragraph by paragraph (additive tokenizers only)
 _DEFAULT_ALIASES = {None, "", "default", "bert", DEFAULT_TOKENIZER, "wordpiece"}
 
 
@@ -51,12 +52,17 @@ class Tokenizer:
         wrap: Callable[[str], str] | None = None,
         exact: bool = True,
         fallback_reason: str | None = None,
+        additive: bool = False,
     ) -> None:
         self.name = name
         self.kind = kind  # "hf", "tokenizers", "tiktoken"
         self._encode = encode
         self._decode = decode
         self._token_ends = token_ends
+        # Additive tokenizers (WordPiece: whitespace pre-splitting, per-character normalisation) count a text
+        # as the sum of its paragraphs, so re-counting a prompt after a cut re-encodes only what changed.
+        self.additive = additive
+        self._piece_count = lru_cache(maxsize=1 << 16)(lambda piece: len(encode(piece)))
         self.wrap = wrap  # the backend's prompt wrapping (chat template), counted exactly when known
         self.prompt_overhead = self.count(wrap("")) if wrap is not None else prompt_overhead
         self.exact = exact  # False when this is an estimate standing in for the model's own tokenizer
@@ -72,7 +78,11 @@ class Tokenizer:
         return self._decode(ids)
 
     def count(self, text: str) -> int:
-        return len(self._encode(text)) if text else 0
+        if not text:
+            return 0
+        if self.additive and len(text) > _PIECE_CHARS:
+            return sum(self._piece_count(piece) for piece in text.split("\n\n"))
+        return len(self._encode(text))
 
     def count_prompt(self, prompt: str) -> int:
         """Tokens the model sees for a whole prompt: the text plus the backend's wrapping (chat template, BOS)."""
@@ -124,7 +134,18 @@ def from_tokenizers(tok: Any, name: str, *, exact: bool = True, fallback_reason:
         kind="tokenizers",
         exact=exact,
         fallback_reason=fallback_reason,
+        additive=_is_wordpiece(tok),
     )
+
+
+def _is_wordpiece(tok: Any) -> bool:
+    """WordPiece with BERT pre-tokenisation: token counts add up over whitespace-separated parts."""
+    try:
+        from tokenizers import models, pre_tokenizers
+
+        return isinstance(tok.model, models.WordPiece) and isinstance(tok.pre_tokenizer, pre_tokenizers.BertPreTokenizer)
+    except (ImportError, AttributeError):  # pragma: no cover
+        return False
 
 
 def chat_wrapper(tok: Any, chat_template: str | None = None) -> Callable[[str], str] | None:

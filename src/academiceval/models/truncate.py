@@ -65,20 +65,27 @@ def content_field(fields: dict[str, str]) -> str | None:
 
 
 def shrink_text(
-    text: str, make_prompt: Callable[[str], str], tok: Tokenizer, budget: int, *, min_keep: int = 0
+    text: str,
+    make_prompt: Callable[[str], str],
+    tok: Tokenizer,
+    budget: int,
+    *,
+    min_keep: int = 0,
+    count_prompt: Callable[[str], int] | None = None,
 ) -> tuple[str, str, int] | None:
     """Longest token-prefix of `text` whose re-rendered prompt fits; returns (kept text, prompt, tokens).
 
     Starts from the exact excess and re-counts after each cut (token boundaries at the joins can shift a
     count by one or two); None if even `min_keep` tokens do not fit.
     """
-    n = tok.count(text)
-    total = tok.count_prompt(make_prompt(text))
-    keep = n - (total - budget)
+    count = count_prompt or tok.count_prompt
+    ends = tok.token_ends(text)
+    total = count(make_prompt(text))
+    keep = len(ends) - (total - budget)
     while keep > min_keep:
-        cut = tok.truncate_tail(text, keep)
+        cut = text[: ends[keep - 1]].rstrip() if keep < len(ends) else text
         prompt = make_prompt(cut)
-        total = tok.count_prompt(prompt)
+        total = count(prompt)
         if total <= budget:
             return cut, prompt, total
         keep -= max(1, total - budget)
@@ -92,10 +99,16 @@ class Fitter:
         self.render = render
         self.tok = tok
         self.budget = budget
+        self._counts: dict[str, int] = {}  # the search revisits renderings; long prompts are costly to count
+
+    def count(self, prompt: str) -> int:
+        if prompt not in self._counts:
+            self._counts[prompt] = self.tok.count_prompt(prompt)
+        return self._counts[prompt]
 
     def measure(self, parts: Parts) -> tuple[str, int]:
         prompt = self.render(parts)
-        return prompt, self.tok.count_prompt(prompt)
+        return prompt, self.count(prompt)
 
     def fit(self, parts: Parts) -> FitResult:
         prompt, tokens = self.measure(parts)
@@ -172,6 +185,7 @@ class Fitter:
             self.tok,
             self.budget,
             min_keep=MIN_DEMO_TOKENS,
+            count_prompt=self.count,
         )
         if found is None:
             return None
@@ -187,7 +201,9 @@ class Fitter:
         def with_text(text: str) -> Parts:
             return replace(r.parts, fields={**fields, name: text})
 
-        found = shrink_text(fields[name], lambda t: self.render(with_text(t)), self.tok, self.budget)
+        found = shrink_text(
+            fields[name], lambda t: self.render(with_text(t)), self.tok, self.budget, count_prompt=self.count
+        )
         if found is None:  # even an empty body is too long: cut it all and let citations go next
             empty = with_text("")
             prompt, tokens = self.measure(empty)

@@ -22,6 +22,7 @@ _ABSTRACT_END = re.compile(
     re.I,
 )
 _SENTENCE_END = re.compile(r"[.!?:]['\")\]]?$")
+_TOC_ENTRY = re.compile(r"(?:\s|\.)\d{1,3}$")
 
 
 @dataclass(slots=True)
@@ -88,6 +89,10 @@ def _candidate(lines: list[Line], i: int, body: float) -> bool:
     prev = lines[i - 1] if i else None
     if prev is not None and prev.block == ln.block and _style(prev)[:2] == _style(ln)[:2]:
         return False  # mid-paragraph line of the same style
+    if _TOC_ENTRY.search(t):  # a table-of-contents entry ("3 Method ..... 12") next to other entries
+        near = [lines[k].text for k in (i - 1, i + 1) if 0 <= k < len(lines)]
+        if any(_TOC_ENTRY.search(x) for x in near) or "..." in t or ". ." in t:
+            return False
     return _stands_out(ln, body) or bool(ANCHOR_WORDS.match(t)) or bool(NUMBERED.match(t))
 
 
@@ -322,25 +327,56 @@ def find_abstract(layout: Layout, title_end: int, first_heading: int) -> str:
             start, lead = i + 1, lines[i].text[m.end() :].strip()
             break
     if start is None:
-        by_block: dict[int, list[Line]] = {}
+        # paragraphs = runs of lines in one type size without a vertical gap (some styles make every line a
+        # block of its own); keywords/CCS lines end a run
+        runs: list[list[Line]] = []
         for ln in lines[max(0, title_end + 1) : stop]:
-            if ln.page <= 1:
-                by_block.setdefault(ln.block, []).append(ln)
-        if not by_block:
+            if ln.page > 1 or _ABSTRACT_END.match(ln.text):
+                runs.append([])
+                continue
+            last = runs[-1][-1] if runs and runs[-1] else None
+            if (
+                last is not None
+                and last.page == ln.page
+                and abs(last.size - ln.size) <= 0.4
+                and 0 <= ln.y0 - last.y1 < 0.8 * ln.size
+            ):
+                runs[-1].append(ln)
+            else:
+                runs.append([ln])
+        runs = [r for r in runs if r]
+        if not runs:
             return ""
-        best = max(by_block.values(), key=lambda rows: sum(len(r.text) for r in rows))
+        best = max(runs, key=_prose_score)
         text = text_of(best)
-        return text if len(text) >= 200 else ""
+        return text if len(text) >= 200 and _prose_score(best) > 0 else ""
     chosen: list[Line] = []
     if lead:
         first = lines[start - 1]
         chosen.append(
             Line(lead, first.x0, first.y0, first.x1, first.y1, first.size, first.bold, first.page, first.block)
         )
-    for ln in lines[start:stop]:
+    size = lines[start].size if start < len(lines) else 0.0
+    total = len(lead)
+    for k in range(start, stop):
+        ln = lines[k]
         if _ABSTRACT_END.match(ln.text):
             break
-        if chosen and ln.page > chosen[-1].page + 1:
+        new_block = k > start and ln.block != lines[k - 1].block
+        # without a heading after it, the abstract ends at the first paragraph in another type size or page
+        if new_block and total >= 300 and (abs(ln.size - size) > 0.6 or ln.page != lines[start].page):
+            break
+        if new_block and total >= 3000:
             break
         chosen.append(ln)
+        total += len(ln.text)
     return text_of(chosen)
+
+
+def _prose_score(rows: list[Line]) -> float:
+    """Characters of running prose: author and affiliation blocks are mostly capitalised words."""
+    words = [w for r in rows for w in r.text.split()]
+    if not words:
+        return 0.0
+    lower = sum(1 for w in words if w[:1].islower()) / len(words)
+    return sum(len(r.text) for r in rows) * lower if lower >= 0.4 else 0.0

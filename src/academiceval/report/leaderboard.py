@@ -173,3 +173,38 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         lines += ["", "## Problems", ""] + [f"- {_md_cell(p)}" for p in results.problems]
     lines.append("")
     return "\n".join(lines)
+
+
+@dataclass
+class TaskMatrix:
+    """One task at a glance: models × settings on the ranking metric (rows sorted on the first setting)."""
+
+    round: str
+    task: str
+    metric: str | None
+    settings: list[str]
+    rows: list[tuple[str, list[Estimate | None]]]
+
+
+def task_matrices(results: Results, prefer_metric: str | None = None) -> list[TaskMatrix]:
+    out = []
+    for rnd in rounds_of(results):
+        rows_r = [r for r in results.rows if r.round == rnd]
+        sub = results.model_copy(update={"rows": rows_r})
+        for task in sub.tasks():
+            metric = sub.primary_metric(task, prefer_metric)
+            settings = sub.settings(task)
+            cells: dict[str, list[Estimate | None]] = {}
+            for label in sorted({r.label for r in rows_r if r.task == task}):
+                line: list[Estimate | None] = []
+                for s in settings:
+                    row = next((r for r in rows_r if r.task == task and r.setting == s and r.label == label), None)
+                    line.append(row.metrics[metric].main if row and metric and metric in row.metrics else None)
+                cells[label] = line
+
+            def key(item: tuple[str, list[Estimate | None]]) -> tuple[int, float, str]:
+                first = item[1][0] if item[1] else None
+                return (0, -first.mean, item[0]) if first and first.mean is not None else (1, 0.0, item[0])
+
+            out.append(TaskMatrix(rnd, task, metric, settings, sorted(cells.items(), key=key)))
+    return out

@@ -59,6 +59,26 @@ def colors_for(labels: Sequence[str]) -> dict[str, str]:
     return {lab: palette[i % len(palette)] for i, lab in enumerate(sorted(labels))}
 
 
+def _legend(fig, axes, ncol_max: int = 4) -> None:
+    """One legend for the whole figure, above the panels, so it never hides data."""
+    handles, labels = {}, []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+    if labels:
+        fig.legend(
+            [handles[lab] for lab in labels],
+            labels,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=min(ncol_max, len(labels)),
+            fontsize=8,
+            frameon=False,
+        )
+
+
 def _save(fig, out_dir: Path, name: str) -> tuple[str, str]:
     plots = out_dir / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -78,9 +98,19 @@ def _grid(plt, n: int):
 
 
 def sample_points(
-    runs: Sequence[RunData], metric: str, value_key: str, *, after: date | None, split: str | None
+    runs: Sequence[RunData],
+    metric: str,
+    value_key: str,
+    *,
+    after: date | None,
+    split: str | None,
+    lengths: dict[tuple[str, str], int] | None = None,
 ) -> dict[tuple[str, str, str], list[tuple[str, int, float]]]:
-    """(label, task, setting) -> [(arxiv_id, input_tokens, value)] for one metric key of the results."""
+    """(label, task, setting) -> [(arxiv_id, input_tokens, value)] for one metric key of the results.
+
+    `lengths` ((round, sample_id) -> tokens) stands in where a record has no input token count (backends such
+    as the baselines do not count tokens)."""
+    lengths = lengths or {}
     out: dict[tuple[str, str, str], list[tuple[str, int, float]]] = defaultdict(list)
     keys = metric_key_map(runs)
     for run in runs:
@@ -92,12 +122,15 @@ def sample_points(
             if rec is None or not in_window(rec.published, after) or (split and rec.split != split):
                 continue
             v = float(sr.values[value_key])
+            n_in = rec.input_tokens or lengths.get((run.spec.round, sid), 0)
             if math.isfinite(v):
-                out[(run.label, rec.task, rec.setting)].append((rec.arxiv_id, rec.input_tokens, v))
+                out[(run.label, rec.task, rec.setting)].append((rec.arxiv_id, n_in, v))
     return out
 
 
-def plot_length(results: Results, points, metric: str, value_key: str, out_dir: Path) -> Figure | None:
+def plot_length(
+    results: Results, points, metric: str, value_key: str, out_dir: Path, *, x_label: str = "input tokens"
+) -> Figure | None:
     """Score against input length: one panel per task, points per model plus binned means."""
     import numpy as np
 
@@ -121,7 +154,7 @@ def plot_length(results: Results, points, metric: str, value_key: str, out_dir: 
                 continue
             x = np.array([p[1] for p in pts], dtype=float)
             y = np.array([p[2] for p in pts], dtype=float)
-            ax.scatter(x, y, s=9, alpha=0.35, color=colors[label], linewidths=0)
+            ax.scatter(x, y, s=9, alpha=0.35, color=colors[label], linewidths=0, rasterized=len(x) > 300)
             idx = np.clip(np.digitize(x, edges) - 1, 0, len(edges) - 2)
             bx, by = [], []
             for b in range(len(edges) - 1):
@@ -133,17 +166,18 @@ def plot_length(results: Results, points, metric: str, value_key: str, out_dir: 
         if log:
             ax.set_xscale("log")
         ax.set_title(TASK_TITLES.get(task, task))
-        ax.set_xlabel("input tokens")
+        ax.set_xlabel(x_label)
         ax.set_ylabel(f"{metric} ({value_key})")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    _legend(fig, axes)
     svg, png = _save(fig, out_dir, "score_vs_length")
     plt.close(fig)
     return Figure(
         "score_vs_length",
         "Score vs input length",
-        f"Each dot is one sample ({metric}, {value_key}); lines join the mean of each input-length bin. All settings.",
+        f"Each dot is one sample ({metric}, {value_key}); lines join the mean of each input-length bin. All settings. "
+        f"x: {x_label}.",
         svg,
         png,
     )
@@ -179,8 +213,8 @@ def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None
         ax.set_title(TASK_TITLES.get(task, task))
         ax.set_ylabel(metric)
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    _legend(fig, axes)
     svg, png = _save(fig, out_dir, "settings")
     plt.close(fig)
     return Figure(
@@ -226,14 +260,19 @@ def plot_fewshot(results: Results, effects: dict, metric: str, out_dir: Path) ->
                 hi.append(est.ci_high - est.mean)
             if xs:
                 ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, color=colors[label], label=label)
+                # a marker on every bar, so a difference of exactly zero is visible (not mistaken for missing)
+                ax.scatter(xs, ys, s=14, color=colors[label], edgecolors="#222", linewidths=0.6, zorder=3)
         ax.axhline(0, color="#333", lw=0.8)
+        y0, y1 = ax.get_ylim()
+        pad = max((y1 - y0) * 0.08, 0.005)
+        ax.set_ylim(y0 - pad, y1 + pad)  # room for markers sitting exactly on zero
         ax.set_xticks(range(len(settings)))
         ax.set_xticklabels(settings)
         ax.set_title(TASK_TITLES.get(task, task))
         ax.set_ylabel(f"Δ {metric} vs zero-shot")
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    _legend(fig, axes)
     svg, png = _save(fig, out_dir, "fewshot")
     plt.close(fig)
     return Figure(

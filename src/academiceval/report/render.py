@@ -142,10 +142,21 @@ def render(
     figures: list[plots.Figure] = []
     if metric:
         value_key = next((r.metrics[metric].primary for r in results.rows if metric in r.metrics), "f")
-        points = plots.sample_points(runs, metric, value_key, after=results.window.after, split=results.split)
+        lengths = fallback_lengths(runs, rounds_dir)
+        points = plots.sample_points(
+            runs, metric, value_key, after=results.window.after, split=results.split, lengths=lengths
+        )
         effects = plots.fewshot_effects(results, points, seed=results.bootstrap.seed)
         for fig in (
-            plots.plot_length(results, points, metric, value_key, out),
+            plots.plot_length(
+                results,
+                points,
+                metric,
+                value_key,
+                out,
+                x_label="input tokens"
+                + (" (WordPiece count of the sample's inputs where not recorded)" if lengths else ""),
+            ),
             plots.plot_settings(results, metric, out),
             plots.plot_fewshot(results, effects, metric, out),
         ):
@@ -189,6 +200,46 @@ def render(
         figures=[out / f.png for f in figures] + [out / f.svg for f in figures],
         results=results,
     )
+
+
+def fallback_lengths(runs: Sequence[RunData], rounds_dir: str | Path | None) -> dict[tuple[str, str], int]:
+    """(round, sample_id) -> WordPiece tokens of the sample's default prompt (as the round build measured it;
+    counted here from fields + demos only for rounds that lack it), for records whose backend did not count
+    input tokens. Empty when every record has a count or the round cannot be read."""
+    need: dict[str, set[str]] = defaultdict(set)
+    first_dir: dict[str, Path] = {}
+    for run in runs:
+        for sid, rec in run.records.items():
+            if not rec.input_tokens and not rec.error:
+                need[run.spec.round].add(sid)
+                first_dir.setdefault(run.spec.round, run.path)
+    out: dict[tuple[str, str], int] = {}
+    if not need:
+        return out
+    try:
+        from academiceval.rounds.tokens import count_tokens
+    except ImportError:
+        return out
+    for rnd, sids in need.items():
+        samples = round_samples(rnd, rounds_dir=rounds_dir, run_dir=first_dir[rnd]) or {}
+        ids = sorted(sid for sid in sids if sid in samples)
+        # The same body appears in many samples (every setting, and as other targets' demos): count each
+        # distinct text once. WordPiece counts add up over whitespace-joined parts, so the sums are exact.
+        parts_of: dict[str, list[str]] = {}
+        for sid in ids:
+            s = samples[sid]
+            measured = getattr(s, "input_tokens", None)  # counted by the round build on the default prompt
+            if measured:
+                out[(rnd, sid)] = int(measured)
+                continue
+            parts = list(s.fields.values()) + [v for d in s.demos for v in (*d.fields.values(), d.label)]
+            parts += [f"{c.title} {c.abstract}" for c in s.citations]
+            parts_of[sid] = parts
+        unique = sorted({p for parts in parts_of.values() for p in parts})
+        counted = dict(zip(unique, count_tokens(unique), strict=True)) if unique else {}
+        for sid, parts in parts_of.items():
+            out[(rnd, sid)] = sum(counted[p] for p in parts)
+    return out
 
 
 def _overview(results: Results, prefer_metric: str | None) -> dict:

@@ -198,6 +198,12 @@ def build_round(
             cost=cost,
         )
     say("catalogue", len(ids), len(ids))
+    orphans = ws.db.execute(
+        "SELECT COUNT(DISTINCT COALESCE(arxiv_id, paper_id)) FROM parsed_paper "
+        "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
+    ).fetchone()[0]
+    if orphans:
+        skipped.setdefault("papers", Counter())["parsed paper without metadata (no v1 date)"] += int(orphans)
 
     # ---- 2. split -----------------------------------------------------------------------------------
     dates = [e.published for e in entries.values()]

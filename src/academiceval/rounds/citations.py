@@ -64,6 +64,20 @@ def title_similarity(a: str, b: str) -> float:
     return fuzz.ratio(norm_title(a), norm_title(b)) / 100.0
 
 
+def _title_queries(nt: str) -> list[str]:
+    """The exact title phrase first; then ANDs of long title words leaving out, in turn, the longest and the
+    second-longest word (so one misprinted word does not hide the paper). At most three calls per title."""
+    from academiceval.sources.query import and_, ti
+
+    out = [str(ti(nt))]
+    words = sorted({w for w in nt.split() if len(w) > 3}, key=lambda w: (-len(w), w))[:4]
+    if len(words) >= 3:
+        for skip in (0, 1):
+            group = [w for i, w in enumerate(words) if i != skip]
+            out.append(str(and_(*(ti(w) for w in group))))
+    return out
+
+
 def cited_in_related_work(paper: Paper) -> list[Reference]:
     """References cited inside related-work sections, unique, in order of first citation."""
     by_index = {r.index: r for r in paper.references}
@@ -162,19 +176,17 @@ class CitationResolver:
             return (cm, "title-source") if cm else (None, "no title match")
         if self.source is None:
             return None, "no title match (no source to query)"
-        from academiceval.sources.query import ti
-
-        try:
-            page = self.source.search(str(ti(nt)), max_results=10, sort_by="relevance")  # type: ignore[attr-defined]
-        except AcademicEvalError as exc:
-            self.errors[exc.code] += 1
-            return None, f"source error ({exc.code})"
-        best_meta, best_sim = None, 0.0
-        for m in page.items:
-            sim = title_similarity(m.title, title)
-            if sim > best_sim:
-                best_meta, best_sim = m, sim
-        meta = best_meta if best_sim >= self.threshold else None
+        meta = None
+        for query in _title_queries(nt):
+            try:
+                page = self.source.search(query, max_results=10, sort_by="relevance")  # type: ignore[attr-defined]
+            except AcademicEvalError as exc:
+                self.errors[exc.code] += 1
+                return None, f"source error ({exc.code})"
+            best = max(page.items, key=lambda m: title_similarity(m.title, title), default=None)
+            if best is not None and title_similarity(best.title, title) >= self.threshold:
+                meta = best
+                break
         self._store(f"title:{nt}", meta)
         return (meta, "title-source") if meta else (None, "no title match")
 

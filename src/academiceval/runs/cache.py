@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +28,28 @@ CREATE TABLE IF NOT EXISTS response (
     completion TEXT NOT NULL,       -- Completion as JSON
     created_at TEXT NOT NULL
 );
+-- how a sample was prepared (prompt hash, token counts, cuts), so a replay need not render or tokenize again;
+-- keyed by the preparation fingerprint (options, templates and code digests) and the sample's digest
+CREATE TABLE IF NOT EXISTS prompt_memo (
+    key TEXT PRIMARY KEY,
+    prepared TEXT NOT NULL          -- runs.prepare.Prepared without the prompt text, as JSON
+);
 """
+_CHUNK = 500  # keys per IN (...) query
+
+
+def key_prefix(identity: dict[str, Any], options: GenerationOptions | dict[str, Any]) -> bytes:
+    """The part of the key fixed for a whole run and task (computed once, not per sample)."""
+    opts = options.model_dump() if isinstance(options, GenerationOptions) else dict(options)
+    return json.dumps({"identity": identity, "options": opts}, sort_keys=True, separators=(",", ":")).encode()
 
 
 def cache_key(identity: dict[str, Any], options: GenerationOptions | dict[str, Any], prompt_sha256: str) -> str:
-    opts = options.model_dump() if isinstance(options, GenerationOptions) else dict(options)
-    blob = json.dumps(
-        {"identity": identity, "options": opts, "prompt": prompt_sha256}, sort_keys=True, separators=(",", ":")
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return key_from_prefix(key_prefix(identity, options), prompt_sha256)
+
+
+def key_from_prefix(prefix: bytes, prompt_sha256: str) -> str:
+    return hashlib.sha256(prefix + b"|" + prompt_sha256.encode()).hexdigest()
 
 
 def safe_child(root: Path, *parts: str) -> Path:
@@ -48,13 +62,22 @@ def safe_child(root: Path, *parts: str) -> Path:
 
 
 class ResponseCache:
-    """Thread-confined (one connection); the runner uses it from its event-loop thread only."""
+    """Thread-confined (one connection); the runner uses it from its event-loop thread only.
 
-    def __init__(self, path: Path, *, enabled: bool = True) -> None:
+    Writes are grouped into transactions of up to `batch` rows or `max_delay_s` seconds: one WAL commit per
+    answer would cost more CPU than the request itself on a fast local server. An answer whose row was not yet
+    committed when the process died is still in its run record, so resume never asks for it again; only a
+    later cache *replay* (records deleted) would."""
+
+    def __init__(self, path: Path, *, enabled: bool = True, batch: int = 64, max_delay_s: float = 0.5) -> None:
         self.path = Path(path)
         self.enabled = enabled
         self.hits = 0
         self.writes = 0
+        self.batch = batch
+        self.max_delay_s = max_delay_s
+        self._pending = 0
+        self._txn_started = 0.0
         self._conn: sqlite3.Connection | None = None
 
     @classmethod
@@ -82,10 +105,47 @@ class ResponseCache:
         self.hits += 1
         return Completion.model_validate_json(row[0])
 
+    def get_many(self, keys: list[str]) -> dict[str, Completion]:
+        """Bulk lookup (a replay of thousands of samples must not pay one query each)."""
+        out: dict[str, Completion] = {}
+        if not self.enabled:
+            return out
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            sql = f"SELECT key, completion FROM response WHERE key IN ({','.join('?' * len(chunk))})"
+            for k, blob in self.conn.execute(sql, chunk):
+                out[k] = Completion.model_validate_json(blob)
+        self.hits += len(out)
+        return out
+
+    def get_memos(self, keys: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if not self.enabled:
+            return out
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            sql = f"SELECT key, prepared FROM prompt_memo WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update(self.conn.execute(sql, chunk).fetchall())
+        return out
+
+    def put_memo(self, key: str, prepared_json: str) -> None:
+        if self.enabled:
+            self._write("INSERT OR REPLACE INTO prompt_memo VALUES (?,?)", (key, prepared_json))
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        conn = self.conn
+        if self._pending == 0:
+            conn.execute("BEGIN")
+            self._txn_started = time.monotonic()
+        conn.execute(sql, args)
+        self._pending += 1
+        if self._pending >= self.batch or time.monotonic() - self._txn_started >= self.max_delay_s:
+            self.flush()
+
     def put(self, key: str, identity: dict[str, Any], prompt_sha256: str, completion: Completion) -> None:
         if not self.enabled:
             return
-        self.conn.execute(
+        self._write(
             "INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)",
             (
                 key,
@@ -98,6 +158,11 @@ class ResponseCache:
         )
         self.writes += 1
 
+    def flush(self) -> None:
+        if self._pending and self._conn is not None:
+            self._conn.execute("COMMIT")
+        self._pending = 0
+
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM response").fetchone()[0])
 
@@ -106,6 +171,7 @@ class ResponseCache:
         return self.conn.execute(sql, args).rowcount
 
     def close(self) -> None:
+        self.flush()
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -4,12 +4,16 @@ A 429 means the server (or the provider's quota) is saturated: halve the window,
 `cooldown_s` so a burst of 429s from the same saturated moment counts once. After `limit` successes in a row
 the window grows by one, back up to `max_limit`. Server errors (5xx) pause growth without shrinking — they say
 something is wrong, not that we are too fast. Kept apart from retries (`runs.retry`), like inspect_ai.
+
+The limiter lives on one event loop (no locks needed): a free slot is taken synchronously, otherwise the caller
+waits in FIFO order and a release hands its slot straight to the oldest waiter.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from types import TracebackType
 
 
@@ -28,26 +32,38 @@ class AdaptiveLimiter:
         self._successes = 0
         self._last_shrink = -1e9
         self._growth_paused_until = 0.0
-        self._cond: asyncio.Condition | None = None
-
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def acquire(self) -> None:
-        cond = self._condition()
-        async with cond:
-            while self.in_flight >= self.limit:
-                await cond.wait()
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        if self.in_flight < self.limit and not self._waiters:
+            self._take()
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut  # the slot was taken for us by `_wake`
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # granted just as we were cancelled: give it back
+            else:
+                self._waiters.remove(fut)
+            raise
 
-    async def release(self) -> None:
-        cond = self._condition()
-        async with cond:
-            self.in_flight -= 1
-            cond.notify(max(1, self.limit - self.in_flight))
+    def _take(self) -> None:
+        self.in_flight += 1
+        if self.in_flight > self.peak_in_flight:
+            self.peak_in_flight = self.in_flight
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self.limit:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self._take()
+                fut.set_result(None)
 
     async def __aenter__(self) -> AdaptiveLimiter:
         await self.acquire()
@@ -56,7 +72,7 @@ class AdaptiveLimiter:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.release()
+        self.release()
 
     # ---- feedback ---------------------------------------------------------------------------------
     def on_success(self) -> None:
@@ -65,7 +81,8 @@ class AdaptiveLimiter:
         self._successes += 1
         if self._successes >= self.limit:
             self._successes = 0
-            self.limit += 1  # waiters pick the new room up at the next release (in_flight > 0 while they wait)
+            self.limit += 1
+            self._wake()
 
     def on_rate_limited(self) -> None:
         now = time.monotonic()

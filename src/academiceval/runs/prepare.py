@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from academiceval import __version__
 from academiceval.errors import ConfigError
 from academiceval.rounds.models import Sample
 
@@ -31,6 +35,51 @@ class Prepared:
     skipped: bool = False  # too long and --on-overflow skip
     reason: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+
+    def memo_json(self) -> str:
+        """Everything but the prompt text (the response cache's prompt memo)."""
+        d = {
+            "prompt_sha256": self.prompt_sha256,
+            "input_tokens": self.input_tokens,
+            "tokens_cut": self.tokens_cut,
+            "truncation": self.truncation,
+            "skipped": self.skipped,
+            "reason": self.reason,
+            "extras": self.extras,
+        }
+        return json.dumps(d, default=str)
+
+    @classmethod
+    def from_memo(cls, blob: str) -> Prepared:
+        return cls(prompt="", **json.loads(blob))
+
+
+# the code and templates a prepared prompt depends on: part of the memo fingerprint, so an edit invalidates it
+_PIPELINE = (
+    "academiceval.models.prepare",
+    "academiceval.models.truncate",
+    "academiceval.models.tokenize",
+    "academiceval.models.rag",
+    "academiceval.rounds.prompts",
+    "academiceval.runs.prepare",
+)
+
+
+def _digest_files(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _module_files(name: str) -> list[Path]:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return []
+    origin = Path(spec.origin)
+    if origin.name == "__init__.py":
+        return sorted(origin.parent.rglob("*.py"))
+    return [origin]
 
 
 def sha256_text(text: str) -> str:
@@ -81,6 +130,8 @@ class PromptPreparer:
         self.force_fitting = force_fitting  # --count-tokens: always count, even without a budget
         self._fn, self.name = self._resolve(self.needs_fitting)
         self._params = self._accepted_params(self._fn)
+        self._base_kwargs: dict[str, Any] | None = None
+        self._takes_max_tokens = True
 
     @property
     def needs_fitting(self) -> bool:
@@ -117,11 +168,41 @@ class PromptPreparer:
             return None
         return set(params)
 
+    def fingerprint(self) -> bytes:
+        """What, besides the sample and the output length, decides the prepared prompt: renderer, options,
+        template files and the pipeline's source code. Used to key the prompt memo."""
+        templates = self.options.get("templates_dir")
+        if templates is None:
+            spec = importlib.util.find_spec("academiceval.rounds.prompts")
+            templates = Path(spec.origin).parent / "templates" if spec and spec.origin else None
+        tpl_files = sorted(Path(templates).rglob("*")) if templates and Path(templates).is_dir() else []
+        code = [f for m in _PIPELINE for f in _module_files(m)]
+        doc = {
+            "renderer": self.name,
+            "options": {k: v for k, v in self.options.items() if k != "templates_dir"},
+            "templates": _digest_files([f for f in tpl_files if f.is_file()]),
+            "code": _digest_files(code),
+            "version": __version__,
+        }
+        return json.dumps(doc, sort_keys=True, default=str).encode()
+
+    def memo_key(self, fingerprint: bytes, sample: Sample, max_tokens: int) -> str:
+        digest = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
+        return hashlib.sha256(fingerprint + f"|{digest}|{max_tokens}".encode()).hexdigest()
+
     def _kwargs(self, max_tokens: int) -> dict[str, Any]:
-        kw = dict(self.options)
-        kw["max_output_tokens"] = max_tokens
+        base = self._base_kwargs
+        if base is None:
+            base = self._base_kwargs = self._check_kwargs()
+        if self._takes_max_tokens:
+            return {**base, "max_output_tokens": max_tokens}
+        return base
+
+    def _check_kwargs(self) -> dict[str, Any]:
+        """The options the renderer accepts (computed once); an option it cannot honour is a ConfigError."""
+        self._takes_max_tokens = self._params is None or "max_output_tokens" in self._params
         if self._params is None:
-            return kw
+            return dict(self.options)
         unknown = {
             k for k, v in self.options.items() if k not in self._params and v not in (False, None, "", "truncate")
         }
@@ -131,7 +212,7 @@ class PromptPreparer:
                 f"{self.name} does not support {', '.join(sorted(unknown))}",
                 hint="these options need academiceval.models.prepare (truncation, retrieval, probes)",
             )
-        return {k: v for k, v in kw.items() if k in self._params}
+        return {k: v for k, v in self.options.items() if k in self._params}
 
     def __call__(self, sample: Sample, max_tokens: int) -> Prepared:
         out = self._fn(sample, **self._kwargs(max_tokens))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -81,25 +82,53 @@ def _cut_torn_tail(path: Path) -> None:
 
 
 class RecordWriter:
-    """Appends records to per task-setting files; one open handle per file."""
+    """Appends records to per task-setting files; one open handle per file.
 
-    def __init__(self, run_dir: Path) -> None:
+    A record that cost a request is flushed at once (`urgent=True`): that is what makes kill -9 lose only the
+    requests in flight. Records that cost nothing to redo (cache hits, skips) are flushed in groups, since a
+    flush per line would dominate a cache replay."""
+
+    def __init__(self, run_dir: Path, *, lazy_every: int = 256, lazy_delay_s: float = 0.25) -> None:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._files: dict[Path, IO[bytes]] = {}
+        self._files: dict[tuple[str, str], IO[bytes]] = {}
+        self._dirty: set[IO[bytes]] = set()
+        self._lazy = 0
+        self._lazy_since = 0.0
+        self.lazy_every, self.lazy_delay_s = lazy_every, lazy_delay_s
         self.written = 0
 
-    def append(self, record: RunRecord) -> None:
-        path = records_file(self.run_dir, record.task, record.setting)
-        f = self._files.get(path)
+    def _handle(self, task: str, setting: str) -> IO[bytes]:
+        f = self._files.get((task, setting))
         if f is None:
+            path = records_file(self.run_dir, task, setting)
             _cut_torn_tail(path)
-            f = self._files[path] = path.open("ab")
+            f = self._files[(task, setting)] = path.open("ab")
+        return f
+
+    def append(self, record: RunRecord, *, urgent: bool = True) -> None:
+        f = self._handle(record.task, record.setting)
         f.write(record.model_dump_json().encode() + b"\n")
-        f.flush()
         self.written += 1
+        if urgent:
+            f.flush()
+            self._dirty.discard(f)
+            return
+        if not self._dirty:
+            self._lazy_since = time.monotonic()
+        self._dirty.add(f)
+        self._lazy += 1
+        if self._lazy >= self.lazy_every or time.monotonic() - self._lazy_since >= self.lazy_delay_s:
+            self.flush()
+
+    def flush(self) -> None:
+        for f in self._dirty:
+            f.flush()
+        self._dirty.clear()
+        self._lazy = 0
 
     def close(self) -> None:
+        self.flush()
         for f in self._files.values():
             f.close()
         self._files.clear()

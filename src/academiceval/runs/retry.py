@@ -8,6 +8,7 @@ outcome to the `AdaptiveLimiter` (429 shrinks the window, 5xx pauses growth).
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import dataclass
 
@@ -88,11 +89,30 @@ async def generate_with_retry(
         limiter.on_success()
         return result
 
+    try:  # the common case, without tenacity's per-call set-up (it costs more than the request on loopback)
+        return await attempt()
+    except TransientBackendError as first:
+        if policy.max_attempts <= 1:
+            raise
+        first_error = first
+    stats.retries += 1
+    state = RetryCallState(None, None, (), {})
+    state.attempt_number = 1
+    state.set_exception((type(first_error), first_error, first_error.__traceback__))
+    await asyncio.sleep(policy.wait(state))
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts),
-        wait=policy.wait,
+        stop=stop_after_attempt(policy.max_attempts - 1),
+        wait=lambda st: policy.wait(_shifted(st)),
         retry=retry_if_exception_type(TransientBackendError),
         reraise=True,
         before_sleep=lambda _s: setattr(stats, "retries", stats.retries + 1),
     )
     return await retrying(attempt)
+
+
+def _shifted(state: RetryCallState) -> RetryCallState:
+    """Tenacity counts from the second attempt here (the first ran outside it): shift for the backoff."""
+    shifted = RetryCallState(state.retry_object, state.fn, state.args, state.kwargs)
+    shifted.attempt_number = state.attempt_number + 1
+    shifted.outcome = state.outcome
+    return shifted

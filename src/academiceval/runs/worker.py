@@ -17,7 +17,7 @@ from typing import Any
 from academiceval.errors import AcademicEvalError
 from academiceval.models.base import Backend, Completion, GenerationOptions
 from academiceval.rounds.models import Sample
-from academiceval.runs.cache import ResponseCache, cache_key
+from academiceval.runs.cache import ResponseCache, key_from_prefix, key_prefix
 from academiceval.runs.concurrency import AdaptiveLimiter
 from academiceval.runs.errors import BackendError, EmptyAnswerError
 from academiceval.runs.models import RunRecord
@@ -53,13 +53,21 @@ class SampleWorker:
         self.progress, self.total, self.finished = progress, total, 0
         self.stats = RetryStats()
         self._inflight: dict[str, asyncio.Future[Outcome]] = {}
+        self._task_options: dict[str, tuple[GenerationOptions, bytes]] = {}
+        self._fingerprint = preparer.fingerprint() if cache.enabled else b""
+        self._memo_keys: dict[str, str] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") if prepare_in_thread else None
 
-    def options_for(self, task: str) -> GenerationOptions:
-        """Per-task output length when none was given (title 32, abstract 512, introduction 1536, RW 1024)."""
-        if self.options.max_tokens is not None:
-            return self.options
-        return self.options.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
+    def options_for(self, task: str) -> tuple[GenerationOptions, bytes]:
+        """Per-task output length when none was given (title 32, abstract 512, introduction 1536, RW 1024),
+        with the task's cache-key prefix."""
+        got = self._task_options.get(task)
+        if got is None:
+            opts = self.options
+            if opts.max_tokens is None:
+                opts = opts.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
+            got = self._task_options[task] = (opts, key_prefix(self.identity, opts))
+        return got
 
     async def prepare(self, sample: Sample, max_tokens: int) -> Prepared:
         if self._pool is None:
@@ -89,7 +97,7 @@ class SampleWorker:
         return RunRecord(**base)
 
     def _finish(self, rec: RunRecord) -> None:
-        self.writer.append(rec)
+        self.writer.append(rec, urgent=rec.attempts > 0)
         self.summary.config(rec.task, rec.setting).add(rec)
         if rec.error_code:
             self.summary.error_codes[rec.error_code] += 1
@@ -145,18 +153,61 @@ class SampleWorker:
             self.cache.put(key, self.identity, prep.prompt_sha256, out)
         return out, mine.attempts
 
+    def replay_cached(self, samples: Sequence[Sample]) -> list[Sample]:
+        """Finish every sample whose prepared prompt (memo) and answer are both cached, in bulk and without
+        rendering or tokenizing; return the others, which need `one`."""
+        if not self.cache.enabled or not samples:
+            return list(samples)
+        memo_keys = [self._memo_key(s) for s in samples]
+        memos = self.cache.get_memos(memo_keys)
+        preps: dict[int, Prepared] = {}
+        response_keys: dict[int, str] = {}
+        for i, (s, mk) in enumerate(zip(samples, memo_keys, strict=True)):
+            blob = memos.get(mk)
+            if blob is None:
+                continue
+            prep = preps[i] = Prepared.from_memo(blob)
+            if not prep.skipped:
+                response_keys[i] = key_from_prefix(self.options_for(s.task)[1], prep.prompt_sha256)
+        answers = self.cache.get_many(sorted(set(response_keys.values())))
+        rest: list[Sample] = []
+        for i, s in enumerate(samples):
+            prep = preps.get(i)
+            if prep is not None and prep.skipped:
+                self._finish(self._skipped(s, prep))
+            elif prep is not None and response_keys[i] in answers:
+                self._finish(
+                    self._from_outcome(s, prep, answers[response_keys[i]], cached=True, latency=0.0, attempts=0)
+                )
+            else:
+                rest.append(s)
+        return rest
+
+    def _memo_key(self, sample: Sample) -> str:
+        """Computed once per sample per run (replay computes it for every sample; `one` reuses it)."""
+        key = self._memo_keys.get(sample.sample_id)
+        if key is None:
+            max_tokens = int(self.options_for(sample.task)[0].max_tokens or 0)
+            key = self._memo_keys[sample.sample_id] = self.preparer.memo_key(self._fingerprint, sample, max_tokens)
+        return key
+
+    def _skipped(self, sample: Sample, prep: Prepared) -> RunRecord:
+        reason = prep.reason or "too long for the context"
+        return self._record(sample, prep, skipped=True, error=reason, error_code="skipped_overflow")
+
     async def one(self, sample: Sample) -> None:
-        opts = self.options_for(sample.task)
+        opts, prefix = self.options_for(sample.task)
         try:
             prep = await self.prepare(sample, int(opts.max_tokens or 0))
         except AcademicEvalError as e:
             self._finish(self._record(sample, None, error=str(e), error_code=e.code))
             return
+        if self.cache.enabled:
+            self.cache.put_memo(self._memo_key(sample), prep.memo_json())
         if prep.skipped:
-            reason = prep.reason or "too long for the context"
-            self._finish(self._record(sample, prep, skipped=True, error=reason, error_code="skipped_overflow"))
+            self._finish(self._skipped(sample, prep))
             return
-        key = cache_key(self.identity, opts, prep.prompt_sha256)
+        key = key_from_prefix(prefix, prep.prompt_sha256)
         hit = self.cache.get(key)
         if hit is not None:
             self._finish(self._from_outcome(sample, prep, hit, cached=True, latency=0.0, attempts=0))
@@ -178,12 +229,15 @@ class SampleWorker:
         self._finish(self._from_outcome(sample, prep, out, cached=False, latency=latency, attempts=attempts))
 
     async def run_all(self, samples: Sequence[Sample], workers: int) -> None:
+        samples = self.replay_cached(samples)
         it = iter(samples)
 
         async def worker() -> None:
             for s in it:  # one shared iterator: each sample is taken by exactly one worker
                 await self.one(s)
 
+        if not samples:
+            return
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(samples))))))
         finally:

@@ -18,6 +18,7 @@ Equal within 1e-4 to bert-score 0.3.13 on real pairs (committed reference values
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 from collections import Counter
@@ -88,6 +89,18 @@ def read_baseline(path: str | Path, layer: int) -> tuple[float, float, float]:
     raise ConfigError(f"baseline file {path} has no row for layer {layer}", hint="rows LAYER,P,R,F, one per layer")
 
 
+def _special_template(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The special tokens a single sequence gets before and after its content ([CLS] … [SEP], <s> … </s>),
+    read off the tokenizer itself (transformers 5 tokenizers no longer expose build_inputs_with_special_tokens)."""
+    probe = "hello"
+    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
+    for k in range(len(full) - len(bare) + 1):
+        if full[k : k + len(bare)] == bare:
+            return list(full[:k]), list(full[k + len(bare) :])
+    raise BertScoreError("cannot find where the content goes in this tokenizer's special-token template")
+
+
 @dataclass
 class BertScorer:
     """Scores candidate/reference pairs. Construct once: the model loads lazily on the first `score` call.
@@ -109,17 +122,28 @@ class BertScorer:
     length_batching: bool = True
     device: str = "cpu"
     max_length: int | None = None  # model window incl. special tokens; default from the tokenizer/config
+    cache_size: int = 4096  # texts whose embeddings are kept between calls (labels recur across settings/runs)
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
+    _cache: dict[str, tuple[_Encoded, Any]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.layer is None:
             self.layer = DEFAULT_LAYERS.get(short_model_name(self.model)) or DEFAULT_LAYERS.get(self.model)
             if self.layer is None:
-                raise ConfigError(
-                    f"no default layer known for BERTScore model {self.model!r}", hint="pass --layer N"
-                )
+                raise ConfigError(f"no default layer known for BERTScore model {self.model!r}", hint="pass --layer N")
         if self.long_inputs not in ("truncate", "window"):
             raise ConfigError(f"long_inputs must be 'truncate' or 'window', not {self.long_inputs!r}")
+
+    def derive(self, **changes: Any) -> BertScorer:
+        """A scorer with other idf/baseline options that shares this one's loaded model and embedding cache
+        (embeddings do not depend on idf or baseline)."""
+        allowed = {"idf", "baseline", "batch_size"}
+        if set(changes) - allowed:
+            raise ValueError(f"derive() only changes {sorted(allowed)}")
+        other = dataclasses.replace(self, **changes)
+        other._loaded = self._loaded
+        other._cache = self._cache
+        return other
 
     # ---------------------------------------------------------------- identity
     @property
@@ -203,13 +227,15 @@ class BertScorer:
         window = self.max_length or tokenizer.model_max_length
         if not window or window > 100_000:
             window = int(getattr(config, "max_position_embeddings", 512))
-        specials = len(tokenizer.build_inputs_with_special_tokens([]))
+        prefix, suffix = _special_template(tokenizer)
         self._loaded = {
             "torch": torch,
             "tokenizer": tokenizer,
             "model": model,
             "window": int(window),
-            "specials": specials,
+            "prefix": prefix,
+            "suffix": suffix,
+            "specials": len(prefix) + len(suffix),
             "zero_ids": {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None},
         }
         return self._loaded
@@ -225,7 +251,7 @@ class BertScorer:
         m = self._load()
         keep = m["window"] - m["specials"]
         kept = content[:keep] if self.long_inputs == "truncate" else content
-        ids = m["tokenizer"].build_inputs_with_special_tokens(kept)
+        ids = [*m["prefix"], *kept, *m["suffix"]]
         return _Encoded(ids=ids, full_len=len(content), cut=len(content) - len(kept))
 
     def idf_weights(self, refs: Sequence[str]) -> dict[int, float]:
@@ -266,8 +292,9 @@ class BertScorer:
                 for k, (_, _, row) in enumerate(batch):
                     ids[k, : len(row)] = torch.tensor(row, dtype=torch.long)
                     mask[k, : len(row)] = 1
-                res = m["model"](input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
-                                 output_hidden_states=True)
+                res = m["model"](
+                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True
+                )
                 hidden = res.hidden_states[self.layer] if res.hidden_states is not None else res.last_hidden_state
                 hidden = hidden.float().cpu()
                 for k, (i, start, row) in enumerate(batch):
@@ -280,33 +307,35 @@ class BertScorer:
     def _chunks(self, ids: list[int]) -> list[tuple[int, list[int]]]:
         """Overlapping windows over the content tokens (specials re-added per window)."""
         m = self._load()
-        tok = m["tokenizer"]
-        content = ids[1:-1] if m["specials"] == 2 else ids
+        pre, suf = m["prefix"], m["suffix"]
+        content = ids[len(pre) : len(ids) - len(suf)]
         size = m["window"] - m["specials"]
         stride = self.window_stride or max(1, size // 2)
         starts = list(range(0, max(1, len(content) - size + stride), stride))
         starts = [s for s in starts if s < len(content)] or [0]
         if starts[-1] + size < len(content):
             starts.append(len(content) - size)
-        return [(s, tok.build_inputs_with_special_tokens(content[s : s + size])) for s in starts]
+        return [(s, [*pre, *content[s : s + size], *suf]) for s in starts]
 
     def _stitch(self, ids: list[int], chunks: list[tuple[int, Any]]) -> Any:
-        """Each content token's vector from the window where it is farthest from an edge; [CLS] from the first
-        window, [SEP] from the last."""
-        torch = self._load()["torch"]
-        n = len(ids) - 2
+        """Each content token's vector from the window where it is farthest from an edge; the leading special
+        tokens from the first window, the trailing ones from the last."""
+        m = self._load()
+        torch = m["torch"]
+        npre, nsuf = len(m["prefix"]), len(m["suffix"])
+        n = len(ids) - npre - nsuf
         chunks = sorted(chunks, key=lambda c: c[0])
-        best = [-1.0] * n
+        best = [-1] * n
         rows: list[Any] = [None] * n
         for start, emb in chunks:
-            length = emb.shape[0] - 2
+            length = emb.shape[0] - npre - nsuf
             for k in range(length):
-                pos = start + k
                 centrality = min(k, length - 1 - k)
-                if centrality > best[pos]:
-                    best[pos] = centrality
-                    rows[pos] = emb[k + 1]
-        return torch.stack([chunks[0][1][0], *rows, chunks[-1][1][-1]])
+                if centrality > best[start + k]:
+                    best[start + k] = centrality
+                    rows[start + k] = emb[npre + k]
+        first, last = chunks[0][1], chunks[-1][1]
+        return torch.cat([first[:npre], torch.stack(rows), last[last.shape[0] - nsuf :]])
 
     # ---------------------------------------------------------------- scoring
     def score(
@@ -320,8 +349,17 @@ class BertScorer:
         torch = m["torch"]
         uniq = list(dict.fromkeys([*refs, *cands]))
         index = {t: k for k, t in enumerate(uniq)}
-        encoded = [self._encode(c) for c in self._content_ids(uniq)]
-        embs = self._embed(encoded)
+        local = {t: self._cache[t] for t in uniq if t in self._cache}
+        todo = [t for t in uniq if t not in local]
+        if todo:
+            new = [self._encode(c) for c in self._content_ids(todo)]
+            local.update(zip(todo, zip(new, self._embed(new), strict=True), strict=True))
+            for t in todo if self.cache_size > 0 else ():  # keep the newest `cache_size` texts
+                if len(self._cache) >= self.cache_size:
+                    self._cache.pop(next(iter(self._cache)))
+                self._cache[t] = local[t]
+        encoded = [local[t][0] for t in uniq]
+        embs = [local[t][1] for t in uniq]
         if self.idf:
             idf = self.idf_weights(list(idf_refs) if idf_refs is not None else list(refs))
             unseen = math.log(len(idf_refs if idf_refs is not None else refs) + 1)

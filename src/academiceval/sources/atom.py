@@ -49,7 +49,7 @@ def parse_feed(body: bytes | str, *, source: str = "arxiv-api") -> FeedPage:
         raise AtomParseError("HTML page instead of an Atom feed", source=source, hint="arXiv error page; retry later")
     try:
         root = SafeET.fromstring(body.encode("utf-8") if isinstance(body, str) else body)
-    except (ParseError, DefusedXmlException, ValueError) as e:
+    except (ParseError, DefusedXmlException, ValueError, LookupError) as e:  # LookupError: bogus encoding=
         raise AtomParseError(f"malformed or truncated Atom: {e}", source=source, hint="retry the request") from e
     if root.tag != f"{_A}feed":
         raise AtomParseError(f"root element is {root.tag!r}, not an Atom feed", source=source)

@@ -193,6 +193,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def do_HEAD(self) -> None:  # same answer as GET, without the body
+        self.do_GET()
+
     def do_POST(self) -> None:
         url = urlparse(self.path)
         if url.path != "/_faults":

@@ -8,6 +8,7 @@ tokens and cut on character offsets, so chunk text is verbatim paper text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from academiceval.errors import ConfigError
 from academiceval.models.tokenize import Tokenizer
@@ -24,19 +25,26 @@ class Chunk:
 
 
 def split_tokens(text: str, tok: Tokenizer, size: int, overlap: int) -> list[tuple[str, int]]:
-    """Windows of `size` tokens advancing by `size - overlap`; returns (text, tokens) per window."""
+    """Windows of `size` tokens advancing by `size - overlap`; returns (text, tokens) per window.
+
+    Memoised: demonstration papers recur across a round's samples, and tokenising them is most of the cost.
+    """
     if size <= 0 or not 0 <= overlap < size:
         raise ConfigError(
             f"chunk size {size} and overlap {overlap} are invalid",
             source="--chunk-size/--chunk-overlap",
             hint="need chunk size > 0 and 0 <= overlap < chunk size",
         )
-    text = text.strip()
+    return list(_split_cached(text.strip(), tok, size, overlap))
+
+
+@lru_cache(maxsize=512)
+def _split_cached(text: str, tok: Tokenizer, size: int, overlap: int) -> tuple[tuple[str, int], ...]:
     if not text:
-        return []
+        return ()
     ends = tok.token_ends(text)
     if len(ends) <= size:
-        return [(text, len(ends))]
+        return ((text, len(ends)),)
     out: list[tuple[str, int]] = []
     step = size - overlap
     start = 0
@@ -49,7 +57,7 @@ def split_tokens(text: str, tok: Tokenizer, size: int, overlap: int) -> list[tup
         if stop == len(ends):
             break
         start += step
-    return out
+    return tuple(out)
 
 
 def sample_sources(sample: Sample) -> list[tuple[str, str]]:

@@ -260,6 +260,17 @@ _CACHE: dict[tuple[str, float], MirrorIndex] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+def cached_index(root: str | Path) -> MirrorIndex | None:
+    """The index of a directory if this process has already built it (else None; never builds)."""
+    path = Path(root).resolve()
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except OSError:
+        return None
+    with _CACHE_LOCK:
+        return _CACHE.get(key)
+
+
 def load_index(root: str | Path, progress: Progress | None = None) -> MirrorIndex:
     """The index of a directory, built once per process (rebuilt when the directory's mtime changes)."""
     path = Path(root).resolve()

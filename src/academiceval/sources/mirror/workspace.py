@@ -5,11 +5,18 @@ Idempotent: running it again upserts the same rows, so an interrupted index is f
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
-from academiceval.sources.mirror.index import FormatStats, MirrorIndex, load_index
+from academiceval.sources.errors import RecordParseError
+from academiceval.sources.mirror.index import FormatStats, cached_index
+from academiceval.sources.mirror.records import MirrorRecord, merge_records
+from academiceval.sources.mirror.scan import find_files, read_file
+from academiceval.sources.models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
 MIRROR_SCHEMA = """
@@ -43,39 +50,120 @@ class MirrorIndexReport:
     pdfs_found: int = 0
     skipped_files: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)  # (where, reason)
+    kept_by_format: dict[str, int] = field(default_factory=dict)  # stored papers whose kept record is of this format
 
-    def rows(self) -> list[tuple[str, int, int, int]]:
-        return [(fmt, s.files, s.records, s.errors) for fmt, s in sorted(self.formats.items())]
+    def rows(self) -> list[tuple[str, int, int, int, int]]:
+        """(format, files, records read, papers whose stored record came from it, unreadable records)."""
+        return [
+            (fmt, s.files, s.records, self.kept_by_format.get(fmt, 0), s.errors)
+            for fmt, s in sorted(self.formats.items())
+        ]
+
+    def reasons(self) -> list[tuple[str, int, str]]:
+        """(reason, count, one example location), most frequent first."""
+        groups: dict[str, list[str]] = defaultdict(list)
+        for where, msg in self.errors:
+            groups[re.sub(r"\d+", "N", msg)[:120]].append(where)
+        return sorted(((r, len(w), w[0]) for r, w in groups.items()), key=lambda x: (-x[1], x[0]))
 
 
 def index_mirror(
     ws: Workspace, directory: str | Path, progress: Progress | None = None, *, batch: int = 2000
 ) -> MirrorIndexReport:
+    """Store every record under `directory` in the workspace; bounded memory.
+
+    Files are streamed one by one and written in transactions of `batch` records; a record of a paper the
+    workspace already holds is merged with it (`merge_records`: newer version wins, empty fields filled), so
+    formats can arrive in any order and a huge Kaggle snapshot never has to fit in memory. When this process has
+    already built the in-memory index of the directory (e.g. `MirrorSource`), that index is reused.
+    """
     root = Path(directory).resolve()
-    idx: MirrorIndex = load_index(root, progress)  # shared with MirrorSource / mirror serve in this process
-    report = MirrorIndexReport(root=str(root), formats=dict(idx.stats), skipped_files=idx.skipped_files)
-    recs = list(idx.iter_records())
-    for i in range(0, len(recs), batch):
-        chunk = recs[i : i + batch]
-        with ws.transaction() as conn:
-            report.papers_stored += ws.upsert_meta((r.meta for r in chunk), conn=conn)
-            for r in chunk:
-                if r.paper is not None:
-                    ws.put_paper(r.paper, path=r.path)
-                    report.parsed_papers_stored += 1
+    report = MirrorIndexReport(root=str(root))
+    cached = cached_index(root)
+    errors: list[RecordParseError] = []
+    pdfs: dict[str, tuple[int | None, Path]] = {}
+    stored: set[str] = set()
+    if cached is not None:
+        report.formats, report.skipped_files = dict(cached.stats), cached.skipped_files
+        errors, pdfs = list(cached.errors), dict(cached.pdfs)
+        _write(ws, list(cached.iter_records()), report, stored, batch)
+        if progress:
+            progress("(already indexed in this process)", 1, 1)
+    else:
+        stats: dict[str, FormatStats] = defaultdict(FormatStats)
+        files = find_files(root)
+        for n, found in enumerate(files, 1):
+            if found.fmt == "skipped":
+                report.skipped_files += 1
+            elif found.fmt == "pdf":
+                stats["pdf"].files += 1
+                stats["pdf"].records += 1
+                assert found.arxiv_id is not None
+                old = pdfs.get(found.arxiv_id)
+                if old is None or (found.version or 0) > (old[0] or 0):
+                    pdfs[found.arxiv_id] = (found.version, found.path)
+            else:
+                st = stats[found.fmt]
+                st.files += 1
+                pending: list[MirrorRecord] = []
+                for item in read_file(found):
+                    if isinstance(item, RecordParseError):
+                        st.errors += 1
+                        errors.append(item)
+                        continue
+                    st.records += 1
+                    pending.append(item)
+                    if len(pending) >= batch:
+                        _write(ws, pending, report, stored, batch)
+                        pending = []
+                _write(ws, pending, report, stored, batch)
+            if progress:
+                progress(found.path.name, n, len(files))
+        report.formats = dict(stats)
     with ws.transaction() as conn:
         conn.executemany(
-            "INSERT OR REPLACE INTO mirror_pdf VALUES (?,?,?)",
-            [(aid, v, str(p)) for aid, (v, p) in sorted(idx.pdfs.items())],
+            "INSERT OR REPLACE INTO mirror_pdf VALUES (?,?,?)", [(a, v, str(p)) for a, (v, p) in sorted(pdfs.items())]
         )
         at = now_iso()
         conn.executemany(
             "INSERT OR REPLACE INTO mirror_error VALUES (?,?,?,?,?)",
-            [(e.source or str(root), e.code, e.message, e.hint, at) for e in idx.errors],
+            [(e.source or str(root), e.code, e.message, e.hint, at) for e in errors],
         )
-    report.pdfs_found = len(idx.pdfs)
-    report.errors = [(e.source or str(root), e.message) for e in idx.errors]
+    report.papers_stored = len(stored)
+    kept: dict[str, int] = defaultdict(int)
+    ids = sorted(stored)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        sql = f"SELECT source FROM paper_meta WHERE arxiv_id IN ({','.join('?' * len(chunk))})"
+        for row in ws.db.execute(sql, chunk):
+            kept[row[0]] += 1
+    report.kept_by_format = dict(kept)
+    report.pdfs_found = len(pdfs)
+    report.errors = [(e.source or str(root), e.message) for e in errors]
     return report
+
+
+def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, stored: set[str], batch: int) -> None:
+    for i in range(0, len(recs), batch):
+        merged: dict[str, MirrorRecord] = {}
+        for r in recs[i : i + batch]:
+            old = merged.get(r.meta.arxiv_id)
+            merged[r.meta.arxiv_id] = r if old is None else merge_records(old, r)
+        with ws.transaction() as conn:
+            out: list[MirrorRecord] = []
+            for aid, r in merged.items():
+                row = conn.execute("SELECT json FROM paper_meta WHERE arxiv_id=?", (aid,)).fetchone()
+                if row is not None:
+                    prev = PaperMeta.model_validate_json(row["json"])
+                    at = datetime.combine(prev.published, datetime.min.time(), tzinfo=UTC)
+                    r = merge_records(MirrorRecord(prev, at), r)
+                out.append(r)
+            ws.upsert_meta((r.meta for r in out), conn=conn)
+            stored.update(merged)
+            for r in out:
+                if r.paper is not None:
+                    ws.put_paper(r.paper, path=r.path)
+                    report.parsed_papers_stored += 1
 
 
 def mirror_pdf_path(ws: Workspace, arxiv_id: str) -> Path | None:

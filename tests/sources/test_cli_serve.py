@@ -1,0 +1,37 @@
+"""`academiceval mirror serve` as a real process: binds 127.0.0.1, answers the protocol, stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from academiceval.sources.atom import parse_feed
+
+
+def test_mirror_serve_process(corpus: Path, tmp_path: Path) -> None:
+    d = tmp_path / "atom_only"
+    d.mkdir()
+    (d / "fixtures").symlink_to(corpus / "arxiv_api/arxiv.py_fixtures", target_is_directory=True)
+    cmd = [sys.executable, "-m", "academiceval.cli.main", "mirror", "serve", str(d), "--port", "0", "--fault", "seed=3"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        for _ in range(50):
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if "serving" in line or not line:
+                break
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/api/query", line)
+        assert m, line + (proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+        url = m.group(0)
+        page = parse_feed(httpx.get(url, params={"search_query": "au:del_maestro", "max_results": 5}).content)
+        assert page.total_results >= 10 and len(page.items) == 5
+        assert httpx.get(url.replace("/api/query", "/_stats")).json()["api_requests"] == 1
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and "served:" in out

@@ -1,0 +1,64 @@
+"""`academiceval demo` end to end on the real mirror in ../shared/corpus (quick mode), plus its failure modes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from academiceval import demo as demo_mod
+from academiceval.cli.main import app
+from academiceval.demo import BASELINES, DemoError, run_demo
+
+
+@pytest.mark.slow
+def test_demo_end_to_end_quick(corpus, tmp_path):
+    seen: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int | None, detail: str = "") -> None:
+        seen[stage] = seen.get(stage, 0) + 1
+
+    finished = []
+    s = run_demo(corpus, home=tmp_path / "home", quick=True, workers=1, progress=progress, on_stage=finished.append)
+
+    assert [st.name for st in s.stages] == ["index", "collect", "fetch + ingest", "build", "run", "score", "report"]
+    assert [st.name for st in finished] == [st.name for st in s.stages]
+    assert {"index", "collect", "ingest", "build", "run", "report"} <= set(seen)
+    for f in (s.index_html, s.leaderboard_md, s.results_json):
+        assert f is not None and f.is_file()
+    assert (s.report_dir / "examples.html").is_file()
+    assert (s.report_dir / "plots" / "settings.svg").is_file()
+
+    results = json.loads(s.results_json.read_text())
+    md = s.leaderboard_md.read_text()
+    page = s.index_html.read_text()
+    for spec in BASELINES:
+        assert spec in md and spec in page
+        rows = [r for r in results["rows"] if r["model"] == spec]
+        assert rows, spec
+        rouge = [r["metrics"][k] for r in rows for k in r["metrics"] if k.startswith("rouge-l")]
+        assert rouge, f"{spec} has no ROUGE-L score"
+        for m in rouge:
+            est = m["values"][m["primary"]]
+            assert est["n"] > 0 and math.isfinite(est["mean"]) and 0.0 <= est["mean"] <= 1.0
+    # the examples page shows the round's references next to the outputs
+    assert "export was not found" not in (s.report_dir / "examples.html").read_text()
+    assert s.wall_s > 0
+
+
+def test_demo_names_a_missing_stage_before_doing_any_work(corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(
+        demo_mod, "STAGE_APIS", (*demo_mod.STAGE_APIS, ("academiceval.no_such_stage", "do_it", "imaginary"))
+    )
+    with pytest.raises(DemoError) as err:
+        run_demo(corpus, home=tmp_path / "home", quick=True)
+    assert "academiceval.no_such_stage.do_it" in str(err.value) and "imaginary" in str(err.value)
+    assert not (tmp_path / "home").exists()
+
+
+def test_demo_cli_refuses_a_missing_corpus(tmp_path):
+    r = CliRunner().invoke(app, ["demo", "--corpus", str(tmp_path / "nowhere"), "--home", str(tmp_path / "h")])
+    assert r.exit_code == 2
+    assert "mirror directory not found" in r.output
