@@ -4,6 +4,9 @@ Prints pages/s of (a) plain `page.get_text()` over every page (the baseline: the
 must do), (b) full `parse_pdf` (layout, headings, references, citations), and (c) full ingestion into a fresh
 workspace with 1 and with 2 worker processes. Targets: parse/plain ratio >= 0.35x; workers=2 faster than 1.
 
+CPU time (time.process_time) is the primary measure of the ratio because the cores of the development machine
+are shared with other jobs, which makes wall time noisy; wall time is printed as well.
+
 Usage: python benchmarks/ingest_speed.py [--corpus DIR] [--quick] [--repeat N]
 """
 
@@ -26,24 +29,24 @@ from academiceval.store import Workspace
 REPO = Path(__file__).resolve().parents[1]
 
 
-def plain(files: list[Path]) -> tuple[int, float]:
-    t0 = time.perf_counter()
+def plain(files: list[Path]) -> tuple[int, float, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
     pages = 0
     for f in files:
         with pymupdf.open(f) as doc:
             for page in doc:
                 page.get_text()
                 pages += 1
-    return pages, time.perf_counter() - t0
+    return pages, time.perf_counter() - t0, time.process_time() - c0
 
 
-def parsed(files: list[Path]) -> tuple[int, float]:
-    t0 = time.perf_counter()
+def parsed(files: list[Path]) -> tuple[int, float, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
     pages = 0
     for f in files:
         with contextlib.suppress(PaperError):
             pages += parse_pdf(f).pages or 0
-    return pages, time.perf_counter() - t0
+    return pages, time.perf_counter() - t0, time.process_time() - c0
 
 
 def ingest(files: list[Path], workers: int) -> float:
@@ -65,16 +68,21 @@ def main() -> int:
     files = [f for f in find_pdfs([args.corpus / "pdf"]) if "partial" not in f.parts]
     if args.quick:
         files = files[:12]
-    plain_pages, t_plain = min((plain(files) for _ in range(args.repeat)), key=lambda r: r[1])
-    parse_pages, t_parse = min((parsed(files) for _ in range(args.repeat)), key=lambda r: r[1])
+    # warm-up pass: font and file caches are then equally warm for both measurements
+    plain(files[:3])
+    plain_pages, t_plain, c_plain = min((plain(files) for _ in range(args.repeat)), key=lambda r: r[2])
+    parse_pages, t_parse, c_parse = min((parsed(files) for _ in range(args.repeat)), key=lambda r: r[2])
     t_one = min(ingest(files, 1) for _ in range(args.repeat))
     t_two = min(ingest(files, 2) for _ in range(args.repeat))
-    p_plain, p_parse = plain_pages / t_plain, parse_pages / t_parse
-    ratio = p_parse / p_plain
+    ratio_cpu = (parse_pages / c_parse) / (plain_pages / c_plain)
+    ratio_wall = (parse_pages / t_parse) / (plain_pages / t_plain)
     print(f"PDFs: {len(files)}, pages: {plain_pages}")
-    print(f"plain page.get_text():      {p_plain:8.1f} pages/s ({t_plain:.2f}s)")
-    print(f"parse_pdf (full structure): {p_parse:8.1f} pages/s ({t_parse:.2f}s)")
-    print(f"ratio parse/plain: {ratio:.2f}x (target >= 0.35x): {'MET' if ratio >= 0.35 else 'NOT MET'}")
+    print(f"plain page.get_text(): {plain_pages / c_plain:8.1f} pages/CPU-s ({c_plain:.2f}s CPU, {t_plain:.2f}s wall)")
+    print(f"parse_pdf (full):      {parse_pages / c_parse:8.1f} pages/CPU-s ({c_parse:.2f}s CPU, {t_parse:.2f}s wall)")
+    verdict = "MET" if ratio_cpu >= 0.35 else "NOT MET"
+    print(
+        f"ratio parse/plain: {ratio_cpu:.2f}x by CPU time, {ratio_wall:.2f}x by wall time (target >= 0.35x): {verdict}"
+    )
     print(f"ingest workers=1: {plain_pages / t_one:8.1f} pages/s ({t_one:.2f}s)")
     print(f"ingest workers=2: {plain_pages / t_two:8.1f} pages/s ({t_two:.2f}s)")
     print(f"speed-up workers=2 over 1: {t_one / t_two:.2f}x (2 CPU cores shared with other jobs on this machine)")

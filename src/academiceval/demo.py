@@ -94,7 +94,7 @@ STAGE_APIS = (
     ("academiceval.rounds.build", "build_round", "round build"),
     ("academiceval.rounds.io", "load_round", "round reader"),
     ("academiceval.runs.runner", "run_round", "run"),
-    ("academiceval.scores", "score_runs", "score"),
+    ("academiceval.scores.rescore", "score_runs", "score"),
 )
 
 
@@ -210,7 +210,7 @@ def run_demo(
         done(summary.stages[-1])
         _run_models(ws, [*BASELINES, *models], base_url, summary, say)
         done(summary.stages[-1])
-        _score(summary, metrics, say)
+        _score(ws, summary, metrics, say)
         done(summary.stages[-1])
         _report(ws, summary, say)
         done(summary.stages[-1])
@@ -230,10 +230,8 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
     else:
         index_mirror = _need("academiceval.sources.mirror.workspace", "index_mirror", "mirror index")
         rep = index_mirror(ws, corpus, progress=lambda name, n, total: say("index", n, total, name))
-        st.rows = [
-            (f"{fmt} files / records / errors", f"{files} / {records} / {errors}")
-            for fmt, files, records, errors in rep.rows()
-        ]
+        # per format: files, records read, ... (the report's own row layout; shown as it comes)
+        st.rows = [(f"{row[0]} (files, records, ...)", " / ".join(map(str, row[1:]))) for row in rep.rows()]
         st.rows += [
             ("papers (metadata)", rep.papers_stored),
             ("pre-parsed papers", rep.parsed_papers_stored),
@@ -333,8 +331,16 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         ("val", f"{w.val_from} … {w.val_until}"),
         ("test", f"{w.test_from} … {w.test_until}"),
     ]
+    configs = getattr(manifest, "configs", {}) or {}
     for config, counts in sorted(manifest.counts.items()):
-        st.rows.append((f"samples {config}", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+        info = configs.get(config)
+        what = f"{info.task}/{info.setting} ({config})" if info is not None else config
+        st.rows.append((f"samples {what}", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+    for key, reasons in sorted(manifest.skipped.items()):
+        if key == "papers":
+            continue  # metadata-only papers (most of a mirror): counted, not worth a line each
+        top = sorted(reasons.items(), key=lambda kv: -kv[1])[:1]
+        st.rows += [(f"not built {key}", f"{reason} ×{n}") for reason, n in top]
     if not any(c.get("test") for c in manifest.counts.values()):
         raise DemoError(
             f"round {round_name} has no test samples",
@@ -377,20 +383,24 @@ def default_metrics() -> list[str]:
     return metrics
 
 
-def _score(summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
+def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "score")
     t0 = time.perf_counter()
-    score_runs = _need("academiceval.scores", "score_runs", "score")
+    score_runs = _need("academiceval.scores.rescore", "score_runs", "score")
     chosen = list(metrics) if metrics else default_metrics()
-    res = score_runs(
+    results = score_runs(
         summary.run_dirs,
         metrics=chosen,
-        progress=lambda done, total, detail="": say("score", done, total, str(detail)),
+        home=ws.home,
+        progress=lambda desc, done, total: say("score", done, total, desc),
     )
     st.rows = [("metrics", ", ".join(chosen))]
-    rows = getattr(res, "rows", None)
-    if callable(rows):
-        st.rows += [(" · ".join(map(str, r[:-1])), r[-1]) for r in rows()]
+    for res in results:
+        per_metric = ", ".join(
+            f"{m}: {n} new" + (f" ({res.errors.get(m, 0)} errors)" if res.errors.get(m) else "")
+            for m, n in sorted(res.written.items())
+        )
+        st.rows.append((res.model, per_metric or "already scored"))
     st.seconds = time.perf_counter() - t0
 
 

@@ -163,3 +163,37 @@ def test_coauthor_queries(workspace, mirror, seeds, records) -> None:
         some += bool(demos)
     assert some > 0
     assert coauthor_papers(workspace, "0000.00000", 3) == []
+
+
+class _Failing(DiesAfter):
+    """Answers like the mirror, except: queries naming `bad` are rejected (400), and from request `down_at`
+    on the source is unreachable (retries exhausted) until `down_at` is cleared."""
+
+    def __init__(self, inner, bad: str, down_at: int | None) -> None:
+        super().__init__(inner, n=-1)
+        self.bad, self.down_at = bad, down_at
+
+    def search(self, query, **kw):
+        from academiceval.sources.errors import HTTPStatusError, RetriesExhaustedError
+
+        self.requests_made += 1
+        if self.down_at is not None and self.requests_made >= self.down_at:
+            raise RetriesExhaustedError("gave up after 6 attempts: HTTP 503", source="test")
+        if self.bad in query:
+            raise HTTPStatusError("HTTP 400: bad query", source="test", status=400)
+        return self.inner.search(query, **kw)
+
+
+def test_source_errors_are_recorded_or_stop_resumably(workspace, mirror, seeds, tmp_path) -> None:
+    bad = seeds[1]
+    rep = collect(workspace, _Failing(mirror, bad, down_at=30), seeds, max_authors=60, until=CRAWL_UNTIL)
+    assert rep.failed == 1 and rep.stopped_early and "503" in rep.stopped_early and rep.refined is None
+    assert rep.visited_total == 28  # 29 requests answered, one of them rejected: nothing half-written
+    (err,) = workspace.db.execute("SELECT author_key, code, message FROM graph_error").fetchall()
+    assert err[1] == "http_status" and "400" in err[2]
+    rep = collect(workspace, _Failing(mirror, bad, down_at=None), seeds, max_authors=60, until=CRAWL_UNTIL)
+    assert rep.stopped_early is None and rep.visited_total == 59 and rep.failed == 1 and rep.refined
+    # the same crawl with the same rejected author, uninterrupted, gives the same graph
+    once = Workspace(tmp_path / "once")
+    collect(once, _Failing(mirror, bad, down_at=None), seeds, max_authors=60, until=CRAWL_UNTIL)
+    assert snapshot(once) == snapshot(workspace)

@@ -19,7 +19,7 @@ from academiceval.sources.client import ArxivClient
 from academiceval.sources.server import FaultConfig, serve_in_thread
 from academiceval.store import Workspace
 
-N_AUTHORS = 120
+N_AUTHORS = 80
 
 
 @pytest.fixture(scope="module")

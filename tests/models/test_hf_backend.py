@@ -209,3 +209,11 @@ def test_micro_batching_matches_one_at_a_time(tiny, backend):
     assert isinstance(too_long, ContextLengthError) and ok.text == singles[2].text
     with pytest.raises(ConfigError):
         HFBackend(str(tiny), max_batch=0)
+
+
+def test_dtype_option(tiny):
+    from academiceval.models.hf_backend import HFBackend
+
+    assert HFBackend(str(tiny), dtype="float32").cache_identity()["dtype"] == "float32"
+    with pytest.raises(ConfigError, match="unknown dtype"):
+        HFBackend(str(tiny), dtype="int3")

@@ -187,3 +187,22 @@ def test_model_spec_picks_tokenizer(papers, recwarn):
     sample = make_sample(papers[TARGET], "title")
     res = prepare_prompt(sample, context_length=None, max_output_tokens=32, model="baseline/lead")
     assert res.tokenizer["tokenizer"] == "bert-base-uncased" and res.tokenizer["exact"]
+
+
+def test_round_templates_are_used_for_prompt_and_query(tok, papers, tmp_path):
+    """A round's own templates (--templates DIR) drive rendering, truncation and the retrieval query."""
+    (tmp_path / "abstract_plain.j2").write_text("MY TEMPLATE for {{ title }}\n{{ body }}\nWrite the abstract.")
+    (tmp_path / "abstract_query.j2").write_text("dataset mutation operators COCO captions")
+    sample = make_sample(papers[TARGET], "abstract")
+    res = prepare_prompt(sample, tokenizer=tok, context_length=800, max_output_tokens=256, templates_dir=tmp_path)
+    assert res.prompt.startswith(f"MY TEMPLATE for {sample.fields['title']}\n")
+    assert res.prompt.rstrip().endswith("Write the abstract.") and res.policy == "body-tail-cut"
+    assert res.input_tokens == tok.count(res.prompt) <= 544
+    from academiceval.models.rag import RagConfig, retrieve
+
+    config = RagConfig(retriever="bm25", top_k=3, chunk_size=128, chunk_overlap=16)
+    custom = [r.chunk.chunk_id for r in retrieve(sample, config, tok, templates_dir=tmp_path)]
+    explicit = [
+        r.chunk.chunk_id for r in retrieve(sample, config, tok, query="dataset mutation operators COCO captions")
+    ]
+    assert custom == explicit

@@ -141,3 +141,13 @@ def test_abstract_without_marker(parsed: dict[str, Paper]) -> None:
     p = parsed["2203.00130v1.pdf"]
     assert p.abstract.startswith("When seeking information not covered in patient-friendly documents")
     assert p.abstract.endswith("give readers more confidence to approach these papers.")
+
+
+def test_hanging_indent_reference_list(parsed: dict[str, Paper]) -> None:
+    # every entry starts at the column edge, continuation lines are indented; "A. Ibrahim. 2002. ..." is an
+    # entry, not an appendix heading "A"
+    refs = parsed["emnlp2004_quirk_mono04.pdf"].references
+    assert len(refs) == 24
+    assert refs[0].raw.startswith("R. Barzilay and K. R. McKeown. 2001.") and refs[-1].raw.startswith("S. Vogel, Y.")
+    assert refs[6].authors == ["A. Ibrahim"] and refs[6].year == 2002
+    assert not any(s.role == SectionRole.appendix for s in parsed["emnlp2004_quirk_mono04.pdf"].sections)

@@ -55,6 +55,9 @@ def test_arxiv_id_from_file_name(tmp_path: Path, pdf_dir: dict[str, Path]) -> No
     named.write_bytes(pdf_dir["good"].read_bytes())
     p = parse_pdf(named)
     assert (p.arxiv_id, p.version) == ("2203.00130", 3)
+    old = tmp_path / "astro-ph_0601001.pdf"  # old-style id, slash replaced as in the workspace's pdf/ folder
+    old.write_bytes(pdf_dir["good"].read_bytes())
+    assert (parse_pdf(old).arxiv_id, parse_pdf(old).version) == ("astro-ph/0601001", None)
 
 
 def test_roles_from_heading_words() -> None:
@@ -79,5 +82,7 @@ def test_roles_from_heading_words() -> None:
     assert role_of("Multi-Head Attention") is None
 
 
-def test_ligatures_are_folded() -> None:
+def test_ligatures_and_accents_are_folded() -> None:
     assert _clean("e\ufb03cient \ufb01eld \ufb02ow") == "efficient field flow"
+    # spacing accents of old LaTeX fonts are folded into the letter they belong to
+    assert _clean("J\u00b4ozefowicz and Lema\u02c6\u0131tre") == "Józefowicz and Lemaître"

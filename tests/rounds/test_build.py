@@ -203,3 +203,29 @@ def test_cli_build_and_stats(uws, tmp_path) -> None:
     assert r.exit_code != 0 and "unknown setting" in r.output
     assert os.path.isdir(Path(home) / "rounds" / "cli")
     assert json.loads((Path(home) / "rounds" / "cli" / "manifest.json").read_text())["seed"] == 3
+
+
+def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None:
+    """Metadata without a parse + a source: the build fetches the real PDF through the source and ingests it."""
+    from academiceval.sources.mirror import MirrorSource
+    from academiceval.sources.mirror.workspace import index_mirror
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "1111.2011v2.pdf").symlink_to(corpus / "pdf" / "1111.2011v2.pdf")
+    atom = corpus / "arxiv_api" / "arxiv.py_fixtures" / "atom_xml_2016" / "id_list=1111.2011v2.xml"
+    (mirror / "id_list.xml").symlink_to(atom)
+    index_mirror(workspace, mirror)
+    workspace.db.execute("DELETE FROM parsed_paper")
+    assert workspace.get_meta("1111.2011") is not None and workspace.get_paper_by_arxiv("1111.2011") is None
+    offline = build_round(workspace, "nofetch", tasks=("title",), out_dir=tmp_path / "a")
+    assert offline.skipped["papers"] == {"metadata without a parsed paper (no source to fetch from)": 1}
+    m = build_round(
+        workspace, "fetch", source=MirrorSource(mirror), tasks=("title", "abstract"), out_dir=tmp_path / "b"
+    )
+    paper = workspace.get_paper_by_arxiv("1111.2011")
+    assert paper is not None and paper.source == "pdf"
+    samples = [s for c in load_round(tmp_path / "b").configs() for s in load_round(tmp_path / "b").samples(c)]
+    assert {s.arxiv_id for s in samples} == {"1111.2011"} and {s.task for s in samples} == {"title", "abstract"}
+    assert samples[0].published == workspace.get_meta("1111.2011").published
+    assert m.windows.test_from == samples[0].published  # a single paper is a test paper

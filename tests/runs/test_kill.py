@@ -86,6 +86,10 @@ def test_kill_and_resume_loses_only_in_flight(sample_round, fake_server, tmp_pat
     assert len(recs) == n_samples and all(r.error is None for r in recs.values())
     assert all(counts[r.prompt_sha256] >= 1 for r in recs.values())
     extra = sum(c - 1 for c in counts.values())
+    print(
+        f"\nkill test: {kills} kills (SIGKILL), {srv.stats.total} requests for {len(counts)} distinct prompts "
+        f"({n_samples} samples); repeated {extra} <= {kills} kills x {MAX_CONN} in flight = {kills * MAX_CONN}"
+    )
     assert extra <= kills * MAX_CONN, (extra, kills)
     # no sample was recorded twice: finished work is never redone
     lines = [r.sample_id for p in run_dir.glob("*.jsonl") for r in iter_records(p)]

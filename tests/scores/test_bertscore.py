@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from academiceval.errors import AcademicEvalError  # noqa: E402
-from academiceval.scores.bertscore import BertScorer, read_baseline  # noqa: E402
+from academiceval.errors import AcademicEvalError
+from academiceval.scores.bertscore import BertScorer, read_baseline
 
 pytestmark = pytest.mark.ml
 DATA = Path(__file__).parent / "data"
@@ -46,7 +46,9 @@ def scorer_l6():
 
 
 def _max_diff(results, expected) -> float:
-    return max(abs(a - b) for r, e in zip(results, expected, strict=True) for a, b in zip((r.p, r.r, r.f), e, strict=True))
+    return max(
+        abs(a - b) for r, e in zip(results, expected, strict=True) for a, b in zip((r.p, r.r, r.f), e, strict=True)
+    )
 
 
 def test_reference_made_with_the_packaged_weights():
@@ -54,6 +56,7 @@ def test_reference_made_with_the_packaged_weights():
 
     assert REFERENCE["model_sha256"] == MINILM_SHA256
     assert REFERENCE["versions"]["bert_score"] == "0.3.13"
+    assert REFERENCE["versions"]["transformers"].startswith("4.")
 
 
 def test_parity_layer6_plain_idf_and_rescaled(ref_pairs, scorer_l6):
@@ -76,38 +79,41 @@ def test_parity_layer6_plain_idf_and_rescaled(ref_pairs, scorer_l6):
 
 
 def test_parity_layer3(ref_pairs):
-    cands = [p["cand"] for p in ref_pairs]
-    refs = [p["ref"] for p in ref_pairs]
+    """Another layer (and unsorted batching) on the first 15 pairs, to keep the suite fast."""
+    cands = [p["cand"] for p in ref_pairs[:15]]
+    refs = [p["ref"] for p in ref_pairs[:15]]
     res = BertScorer("all-MiniLM-L6-v2", layer=3, length_batching=False).score(cands, refs)
-    assert _max_diff(res, REFERENCE["values"]["L3"]) <= TOL
+    assert _max_diff(res, REFERENCE["values"]["L3"][:15]) <= TOL
 
 
 def test_long_inputs_window_mode_cuts_nothing(ref_pairs, scorer_l6):
-    long = [p for p in ref_pairs if p["set"] == "sections"][:2]
-    short = [p for p in ref_pairs if p["set"] == "text"][1:3]
-    win = BertScorer("all-MiniLM-L6-v2", layer=6, long_inputs="window")
+    long = sorted((p for p in ref_pairs if p["set"] == "sections"), key=lambda p: len(p["ref"]) + len(p["cand"]))[:1]
+    short = [p for p in ref_pairs if p["set"] == "text"][1:2]
+    win = BertScorer("all-MiniLM-L6-v2", layer=6, long_inputs="window", window_stride=400)
     res_w = win.score([p["cand"] for p in long + short], [p["ref"] for p in long + short])
     res_t = scorer_l6.score([p["cand"] for p in long + short], [p["ref"] for p in long + short])
     assert all(r.cand_cut == 0 and r.ref_cut == 0 for r in res_w)
-    assert all(r.cand_tokens > 510 or r.ref_tokens > 510 for r in res_w[:2])
+    assert res_w[0].cand_tokens > 510 or res_w[0].ref_tokens > 510
     # short texts fit in one window: identical to truncate mode; long ones are scored on all tokens
-    for w, t in zip(res_w[2:], res_t[2:], strict=True):
+    for w, t in zip(res_w[1:], res_t[1:], strict=True):
         assert math.isclose(w.f, t.f, abs_tol=1e-6)
-    assert any(abs(w.r - t.r) > 1e-4 for w, t in zip(res_w[:2], res_t[:2], strict=True))
+    assert abs(res_w[0].r - res_t[0].r) > 1e-4 or abs(res_w[0].p - res_t[0].p) > 1e-4
     assert win.metric_name.endswith("-window")
 
 
 def test_small_windows_approximate_full_context(ref_pairs, scorer_l6):
     """Stitching 128-token windows must give nearly the scores of a single 512-token pass (a wrong stitch —
     misplaced vectors or lost tokens — would not)."""
-    pairs = [p for p in ref_pairs if p["set"] == "text" and p["cand"]][3:6]
+    pairs = [p for p in ref_pairs if p["set"] == "text" and len(p["cand"].split()) > 150][:3]
     full = scorer_l6.score([p["cand"] for p in pairs], [p["ref"] for p in pairs])
-    assert all(r.cand_tokens > 128 for r in full)
+    assert len(full) == 3 and all(r.cand_tokens > 128 for r in full)
     small = BertScorer("all-MiniLM-L6-v2", layer=6, long_inputs="window", max_length=128, window_stride=40)
     res = small.score([p["cand"] for p in pairs], [p["ref"] for p in pairs])
     for a, b in zip(res, full, strict=True):
         assert abs(a.f - b.f) < 0.03
-    trunc = BertScorer("all-MiniLM-L6-v2", layer=6, max_length=128).score([p["cand"] for p in pairs], [p["ref"] for p in pairs])
+    trunc = BertScorer("all-MiniLM-L6-v2", layer=6, max_length=128).score(
+        [p["cand"] for p in pairs], [p["ref"] for p in pairs]
+    )
     assert all(r.cand_cut == r.cand_tokens - 126 for r in trunc)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-LISTINGS = ("astro-ph_listing_2018-03.txt", "astro-ph_listing_2018-04.txt")
+LISTINGS = ("astro-ph_listing_2018-04.txt",)
 PDFS = ("2203.00130v1.pdf", "1111.2011v2.pdf", "0807.3577_JCAP_version.pdf")
 
 BROKEN_ABS = """------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ _XML_BITS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_XML_BITS | st.text(max_size=20), max_size=30).map("".join))
 def test_fuzz_structured_never_crashes(doc: str) -> None:
     try:

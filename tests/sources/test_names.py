@@ -125,3 +125,25 @@ def test_resolver_apply_keeps_display_names() -> None:
     m = PaperMeta(arxiv_id="2401.00003", title="t", published=date(2024, 1, 1), authors=[Author(name="J. Doe")])
     out = r.apply(m)
     assert out.authors[0].name == "J. Doe" and out.authors[0].key == "jane doe"
+
+
+def test_mirror_index_collects_name_evidence_from_duplicate_records() -> None:
+    from datetime import UTC, datetime
+    from pathlib import Path as _P
+
+    from academiceval.sources.mirror.index import MirrorIndex
+    from academiceval.sources.mirror.records import MirrorRecord
+    from academiceval.sources.models import PaperMeta
+    from academiceval.sources.names import parse_authors
+
+    def rec(authors: str, source: str) -> MirrorRecord:
+        m = PaperMeta(arxiv_id="1801.00001", title="t", published=datetime(2018, 1, 1).date(), source=source)
+        m.authors = parse_authors(authors)
+        return MirrorRecord(m, datetime(2018, 1, 1, tzinfo=UTC), fmt=source)
+
+    idx = MirrorIndex(_P("."))
+    idx.add_record(rec("J. Doe, Bob Roe", "listing"))
+    idx.add_record(rec("Jane Doe, Bob Roe", "atom"))
+    idx.finish()
+    assert idx.names.merges() == {"j doe": "jane doe"}
+    assert [a.key for a in idx.records["1801.00001"].meta.authors] == ["jane doe", "bob roe"]  # the atom record won

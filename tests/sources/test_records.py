@@ -153,7 +153,7 @@ _ABS_LINES = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(st.lists(_ABS_LINES | st.text(max_size=30), max_size=25).map("\n".join))
 def test_fuzz_abs_parser_never_crashes(text: str) -> None:
     for item in read_abs_text(text, path="fuzz"):

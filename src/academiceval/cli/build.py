@@ -78,6 +78,10 @@ def build(
         str | None, typer.Option("--api-url", help="A server speaking the arXiv protocol (overrides --source).")
     ] = None,
     since: Annotated[str | None, typer.Option("--since", help="Only papers submitted on/after this date.")] = None,
+    fetch: Annotated[
+        bool,
+        typer.Option("--fetch/--no-fetch", help="Fetch and ingest PDFs of papers that have metadata but no parse."),
+    ] = True,
     max_fetch: Annotated[
         int | None, typer.Option("--max-fetch", help="Fetch and ingest at most N missing PDFs.")
     ] = None,
@@ -131,6 +135,7 @@ def build(
                 seed=seed,
                 templates_dir=templates,
                 since=_day(since, "--since"),
+                fetch=fetch,
                 max_fetch=max_fetch,
                 previous=previous,
                 force=force,

@@ -32,9 +32,11 @@ def ingest(
 ) -> None:
     """Parse PDFs into structured papers (title, abstract, sections, references, citations).
 
-    Papers are stored in the workspace by the sha256 of the PDF, so files already ingested are served from
-    the workspace without parsing again, and an interrupted run resumes. Bad files (empty, HTML saved as
-    .pdf, encrypted, scanned, truncated, ...) are recorded with a reason and the batch goes on.
+    Papers are stored by the sha256 of the PDF: files ingested before are served from the workspace.
+
+    An interrupted run resumes where it stopped when you run the same command again.
+
+    Bad files (empty, HTML saved as .pdf, encrypted, scanned, truncated, ...) are recorded with a reason.
     """
     from academiceval.papers.ingest import IngestResult, find_pdfs, ingest_paths
     from academiceval.store import Workspace

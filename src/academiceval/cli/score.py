@@ -1,10 +1,119 @@
-"""`academiceval score` (placeholder until its issue lands; replaced by the owning module)."""
+"""`academiceval score`: re-score saved runs (ROUGE, BERTScore, LLM judge) without regenerating."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
 
-def score() -> None:
-    """Not built yet."""
-    raise typer.Exit(3)
+
+def score(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/ROUND/MODEL) to score.")],
+    metrics: Annotated[
+        str,
+        typer.Option(help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge."),
+    ] = "rouge-l,bertscore",
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Judge model spec for the judge metric, e.g. openai/gpt-4o-mini.")
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="Base URL of the judge's OpenAI-compatible server (default $OPENAI_BASE_URL).")
+    ] = None,
+    against: Annotated[
+        str,
+        typer.Option(help="What the judge compares each output with: 'reference' (the paper's text) or a RUN_DIR."),
+    ] = "reference",
+    bertscore_model: Annotated[
+        str,
+        typer.Option(help="BERTScore model: all-MiniLM-L6-v2 (packaged, offline), or a local path / cached name."),
+    ] = "all-MiniLM-L6-v2",
+    layer: Annotated[int | None, typer.Option(help="BERTScore layer (default: the model's usual layer).")] = None,
+    idf: Annotated[bool, typer.Option(help="Weight BERTScore tokens by idf over the run's references.")] = False,
+    baseline: Annotated[
+        Path | None, typer.Option(help="BERTScore baseline file (LAYER,P,R,F) for rescaling.", exists=True)
+    ] = None,
+    long_inputs: Annotated[
+        str, typer.Option(help="BERTScore inputs longer than the model window: 'truncate' (recorded) or 'window'.")
+    ] = "truncate",
+    round_dir: Annotated[
+        Path | None, typer.Option(help="Round directory with the labels (default: found from run.json).")
+    ] = None,
+    after: Annotated[
+        str | None, typer.Option(help="Summarize only papers first submitted after this date (YYYY-MM-DD).")
+    ] = None,
+    after_cutoff: Annotated[
+        str | None, typer.Option(help="Summarize only papers after this model's knowledge cutoff (see --model-info).")
+    ] = None,
+    model_info: Annotated[
+        Path | None,
+        typer.Option(help="Extra YAML of model release/cutoff dates ($ACADEMICEVAL_MODEL_INFO).", exists=True),
+    ] = None,
+    home: HomeOption = None,
+) -> None:
+    """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.scores.rescore import score_runs
+    from academiceval.scores.windows import resolve_window
+
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    try:
+        window = resolve_window(after, after_cutoff, model_info=model_info)
+        backend = None
+        if "judge" in names and judge:
+            from academiceval.models.registry import load_backend
+
+            backend = load_backend(judge, base_url=judge_base_url)
+        bopts: dict[str, object] = {"idf": idf, "long_inputs": long_inputs}
+        if baseline is not None:
+            bopts["baseline"] = baseline
+        with progress() as bar:
+            tasks: dict[str, int] = {}
+
+            def report(desc: str, done: int, total: int) -> None:
+                if desc not in tasks:
+                    tasks[desc] = bar.add_task(desc, total=total)
+                bar.update(tasks[desc], completed=done, total=total)
+
+            results = score_runs(
+                run_dirs,
+                metrics=names,
+                round_dir=round_dir,
+                home=home,
+                judge=backend,
+                against=against,
+                bertscore_model=bertscore_model,
+                layer=layer,
+                bertscore_options=bopts,
+                after=window.after,
+                progress=report,
+            )
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+    rows = []
+    for res in results:
+        for g in res.summary["groups"]:
+            if g.get("win_rate"):
+                w = g["win_rate"].get("overall")
+                shown = (
+                    f"win {w['rate']:.3f} [{w['ci_low']:.3f}, {w['ci_high']:.3f}] ({w['judged']} judged)" if w else "-"
+                )
+            else:
+                v = g["values"].get("f") or next(iter(g["values"].values()), None)
+                shown = f"{v['mean']:.4f} [{v['ci_low']:.4f}, {v['ci_high']:.4f}]" if v else "-"
+            rows.append((res.model, g["metric"], g["task"], g["setting"], g["n"], g["errors"], shown))
+    console.print(
+        summary_table(
+            f"Scores ({window.reason}; mean F or win rate, 95% bootstrap CI)",
+            ["run", "metric", "task", "setting", "n", "errors", "score"],
+            rows,
+        )
+    )
+    for res in results:
+        new = sum(res.written.values())
+        err_console.print(
+            f"{res.run_dir}: {new} new score records, {sum(res.skipped.values())} already scored, "
+            f"{sum(res.errors.values())} with errors"
+        )

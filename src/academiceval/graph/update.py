@@ -8,8 +8,9 @@ with what is new, not with the size of the graph.
 Steps (each recorded in `graph_update` with dates, what was added and pruned, and API calls):
 1. node update: new first-author papers of graph authors (from the window pages alone);
 2. node+edge update (when `new_papers` is given): co-authors on the new papers who are not yet nodes, ranked by
-   the number of new papers of the graph author who brought them in, visited breadth-first (their own
-   co-authors queue behind them) until the update has added `new_papers` papers in the window;
+   the number of new papers of the graph author who brought them in (ties: candidates who first-authored window
+   papers first — known from the pages already read), visited breadth-first (their own co-authors queue behind
+   them) until the update has added `new_papers` papers in the window;
 3. pruning: authors with no paper since `inactive_after`, papers older than the retention window; then refine
    (largest connected component again).
 Interrupted updates resume: running the same command again reuses the unfinished record; step 2 rebuilds its
@@ -19,7 +20,7 @@ queue from the database (initial candidates, then authors it queued, in queue or
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import date, timedelta
 
@@ -105,6 +106,8 @@ def update(
         raise ConfigError(f"--since {since} is after --until {until}")
     if new_papers is not None and new_papers < 0:
         raise ConfigError("--new-papers must be 0 or more")
+    if retention is not None and retention <= timedelta(0):
+        raise ConfigError("the retention window must be positive", hint="e.g. --retention-days 730")
     store.ensure(ws)
     cats = _graph_categories(ws)
     if not cats:
@@ -126,6 +129,7 @@ def update(
 
     # ---- step 1: window pages, matched locally ---------------------------------------------------------------
     relevant: list[PaperMeta] = []
+    window_first: Counter[str] = Counter()  # first authors of every window paper (ranks candidates in step 2)
     hi = until or date.today()
     query = window_query(since, until, cats)
     for meta in source.iter_search(query, page_size=WINDOW_PAGE, sort_by="submittedDate", sort_order="ascending"):
@@ -133,6 +137,8 @@ def update(
         meta = fill_keys(meta)
         if not since <= meta.published <= hi:
             continue
+        if meta.authors:
+            window_first[meta.authors[0].key] += 1
         if any(a.key in graph for a in meta.authors):
             relevant.append(meta)
         if progress:
@@ -161,7 +167,7 @@ def update(
         r[0] for r in conn.execute("SELECT key FROM graph_author WHERE visited_in=? ORDER BY visited_at, key", (tag,))
     ]
     if new_papers:
-        _expand(ws, source, rep, relevant, graph, opts, since, hi, new_papers, tag, progress)
+        _expand(ws, source, rep, relevant, window_first, graph, opts, since, hi, new_papers, tag, progress)
 
     # ---- step 3: pruning, then the largest component again ----------------------------------------------------
     with ws.transaction() as c:
@@ -173,6 +179,7 @@ def update(
     ropts = refine_options(ws)
     rep.refine = refine(ws, max_papers_per_author=ropts["max_papers_per_author"], seed=int(ropts["seed"] or 0))
     rep.papers_added = _window_papers_added(ws, tag, since, hi)
+    rep.expansion_papers = max(0, rep.papers_added - len(rep.node_papers))
     rep.api_calls = source.requests_made - calls0
     rep.author_calls = rep.api_calls - rep.window_calls
     with ws.transaction() as c:
@@ -207,6 +214,7 @@ def _expand(
     source: MetadataSource,
     rep: UpdateReport,
     relevant: list[PaperMeta],
+    window_first: Counter[str],
     graph: dict[str, int],
     opts: CrawlOptions,
     since: date,
@@ -232,7 +240,9 @@ def _expand(
                 priority[a.key] = max(priority.get(a.key, 0), best)
                 names.setdefault(a.key, a.name)
                 bringers[a.key].update(here)
-    initial = sorted(priority, key=lambda k: (-priority[k], k))
+    # ties (same bringer count) go first to candidates who first-authored window papers: the window pages
+    # already tell us who they are, for free, and only their visits can add new papers
+    initial = sorted(priority, key=lambda k: (-priority[k], -window_first.get(k, 0), k))
     rep.candidates = len(initial)
 
     def state(k: str) -> str | None:

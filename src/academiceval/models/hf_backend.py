@@ -71,9 +71,14 @@ class HFBackend:
         self.dtype_name = dtype
         try:
             self.hf_tokenizer = AutoTokenizer.from_pretrained(self.model, local_files_only=True)
-            self.hf_model = AutoModelForCausalLM.from_pretrained(
-                self.model, local_files_only=True, dtype=_dtype(dtype)
-            ).to(device)
+            torch_dtype = _dtype(dtype)
+            extra = {} if torch_dtype is None else {"dtype": torch_dtype}  # transformers < 4.56: torch_dtype
+            try:
+                model_obj = AutoModelForCausalLM.from_pretrained(self.model, local_files_only=True, **extra)
+            except TypeError:
+                extra = {"torch_dtype": torch_dtype}
+                model_obj = AutoModelForCausalLM.from_pretrained(self.model, local_files_only=True, **extra)
+            self.hf_model = model_obj.to(device)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot load {self.model}: {exc}", source="--model") from exc
         self.hf_model.eval()

@@ -114,6 +114,11 @@ def prepare_prompt(
     tok = load_tokenizer(tokenizer if tokenizer is not None else tokenizer_for_model(model))
     length_words = len(sample.label.split()) if length_instruction else None
     budget = None if context_length is None else context_length - max_output_tokens
+    if budget is not None and budget <= 0:
+        raise ConfigError(
+            f"context length {context_length} leaves no room after {max_output_tokens} output tokens",
+            source="--context-length",
+        )
     base = PreparedPrompt(
         sample_id=sample.sample_id,
         prompt="",
@@ -134,7 +139,7 @@ def prepare_prompt(
         parts = probed
         variant = variant or "plain"
     if rag is not None:
-        ranked = retrieve(sample, rag, tok)
+        ranked = retrieve(sample, rag, tok, templates_dir=templates_dir)
         base.retrieved = [
             {"chunk_id": r.chunk.chunk_id, "source": r.chunk.source, "score": round(r.score, 6), "rank": r.rank}
             for r in ranked
@@ -148,11 +153,6 @@ def prepare_prompt(
     def render(p: Parts) -> str:
         return _render(sample, p, variant=variant, templates_dir=templates_dir, length_words=length_words)
 
-    if budget is not None and budget <= 0:
-        raise ConfigError(
-            f"context length {context_length} leaves no room after {max_output_tokens} output tokens",
-            source="--context-length",
-        )
     fitter = Fitter(render, tok, budget if budget is not None else 1 << 62)
     if budget is None or on_overflow == "skip":
         prompt, tokens = fitter.measure(parts)

@@ -143,7 +143,8 @@ def _is_wordpiece(tok: Any) -> bool:
     try:
         from tokenizers import models, pre_tokenizers
 
-        return isinstance(tok.model, models.WordPiece) and isinstance(tok.pre_tokenizer, pre_tokenizers.BertPreTokenizer)
+        wordpiece = isinstance(tok.model, models.WordPiece)
+        return wordpiece and isinstance(tok.pre_tokenizer, pre_tokenizers.BertPreTokenizer)
     except (ImportError, AttributeError):  # pragma: no cover
         return False
 

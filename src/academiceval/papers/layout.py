@@ -58,9 +58,39 @@ class Layout:
     first_page_text: str = ""
 
 
+# LaTeX's old font encodings print accents as separate spacing characters before the letter ("J´ozefowicz")
+_SPACING_ACCENT = re.compile("([\u00b4`\u00a8\u02c6\u02dc\u02c7\u00b8])\\s?([A-Za-z\u0131])")
+_COMBINING = {
+    "\u00b4": "\u0301",
+    "`": "\u0300",
+    "\u00a8": "\u0308",
+    "\u02c6": "\u0302",
+    "\u02dc": "\u0303",
+    "\u02c7": "\u030c",
+    "\u00b8": "\u0327",
+}
+
+
+def _accent(m: re.Match[str]) -> str:
+    base = "i" if m.group(2) == "\u0131" else m.group(2)
+    return unicodedata.normalize("NFC", base + _COMBINING[m.group(1)])
+
+
+_BOLD_CACHE: dict[str, bool] = {}
+
+
+def _is_bold_font(font: str) -> bool:
+    hit = _BOLD_CACHE.get(font)
+    if hit is None:
+        hit = _BOLD_CACHE[font] = bool(_BOLD_FONT.search(font))
+    return hit
+
+
 def _clean(text: str) -> str:
     if _LIGATURES.search(text):
         text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    if _SPACING_ACCENT.search(text):
+        text = _SPACING_ACCENT.sub(_accent, text)
     return text.replace("\u00ad", "").replace("\u00a0", " ")
 
 
@@ -76,12 +106,9 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
         for ln in b["lines"]:
             dx, dy = ln["dir"]
             spans = ln["spans"]
-            text = "".join(s["text"] for s in spans)
             if abs(dy) > 0.2 or abs(dx) < 0.8:
                 if pno == 0:
-                    vertical.append(text)
-                continue
-            if not text.strip():
+                    vertical.append("".join(s["text"] for s in spans))
                 continue
             nchar = 0
             size_sum = 0.0
@@ -90,17 +117,21 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
             marker = False
             for s in spans:
                 t = s["text"]
-                n = len(t.strip())
+                st = t.strip()
+                n = len(st)
+                flags = s["flags"]
                 # superscript footnote / affiliation markers glue onto words ("word1"); drop short ones
-                if s["flags"] & 1 and n and n <= 3 and not t.strip().isalpha():
+                if flags & 1 and n and n <= 3 and not st.isalpha():
                     marker = marker or not parts
                     continue
                 parts.append(t)
                 if n:
                     nchar += n
                     size_sum += s["size"] * n
-                    if s["flags"] & 16 or _BOLD_FONT.search(s["font"]):
+                    if flags & 16 or _is_bold_font(s["font"]):
                         bold_chars += n
+            if not nchar:
+                continue
             text = _clean("".join(parts)).strip()
             if not text:
                 continue

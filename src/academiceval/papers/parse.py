@@ -38,6 +38,8 @@ DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, 
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
 _ARXIV_FILENAME = re.compile(r"^(\d{4}\.\d{4,5})(?:v(\d+))?(?=$|[^\d])")
+# old-style ids saved with the slash replaced: "astro-ph_0601001v2.pdf" → astro-ph/0601001
+_ARXIV_OLD_FILENAME = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?)[_/](\d{7})(?:v(\d+))?(?=$|[^\d])")
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)
@@ -108,6 +110,9 @@ def _arxiv_from(texts: list[str], filename: str) -> tuple[str | None, int | None
     m = _ARXIV_FILENAME.match(filename)
     if m:
         return m.group(1), int(m.group(2)) if m.group(2) else None
+    m = _ARXIV_OLD_FILENAME.match(filename)
+    if m:
+        return f"{m.group(1)}/{m.group(2)}", int(m.group(3)) if m.group(3) else None
     return None, None
 
 

@@ -24,9 +24,7 @@ _ARXIV = re.compile(
     re.I,
 )
 # a full stop that ends a sentence-like segment (not an initial such as "J." or "et al.")
-_SEGMENT_END = re.compile(
-    r"(?<![A-Z])(?<!\bvs)(?<!\bEd)(?<!\bed)(?<!\bpp)\.\s+(?=[A-Z0-9“\"'(]|arXiv|arxiv)"
-)
+_SEGMENT_END = re.compile(r"(?<![A-Z])(?<!\bvs)(?<!\bEd)(?<!\bed)(?<!\bpp)\.\s+(?=[A-Z0-9“\"'(]|arXiv|arxiv)")
 _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?\s*-?\s*)+$")
 
 
@@ -133,7 +131,7 @@ def _authors_title(raw: str) -> tuple[list[str], str | None]:
 
 
 def _flip(name: str) -> str:
-    """"Abadi, D. J." → "D. J. Abadi"; other names unchanged."""
+    """ "Abadi, D. J." → "D. J. Abadi"; other names unchanged."""
     if "," in name:
         last, first = name.split(",", 1)
         return f"{first.strip()} {last.strip()}".strip()

@@ -35,10 +35,16 @@ class Heading:
     last: int = -1  # index of the heading's last line (wrapped headings span two or three lines)
 
 
+def _caps(text: str) -> bool:
+    """Set in capitals (at least 4 letters, 90% upper case); cheap rejection first, most lines are prose."""
+    if sum(1 for c in text[:12] if c.islower()) > 1:
+        return False
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.9 * len(letters)
+
+
 def _style(ln: Line) -> tuple[float, bool, bool]:
-    letters = [c for c in ln.text if c.isalpha()]
-    caps = len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.9 * len(letters)
-    return (round(ln.size * 2) / 2, ln.bold, caps)
+    return (round(ln.size * 2) / 2, ln.bold, _caps(ln.text))
 
 
 def _stands_out(ln: Line, body: float) -> bool:
@@ -104,6 +110,7 @@ def _plain_heading(ln: Line, rest: str) -> bool:
         and ln.last_in_block
         and len(rest.split()) <= 8
         and rest[-1:] not in ".,;:"
+        and ". " not in rest
         and not re.search(r"\s\d+$", rest)
     )
 
@@ -161,7 +168,9 @@ def find_headings(layout: Layout) -> list[Heading]:
                     continue
                 if ln.size < body - (2.2 if _style(ln)[2] else 1.5):
                     continue
-                if not _stands_out(ln, body) and not _plain_heading(ln, rest):
+                # body-type headings: AMS "1. Introduction", IEEE "A. Subsection" (never inside the references)
+                plain_ok = not after_refs and (kind == "arabic" or (kind == "letter" and roman_doc))
+                if not _stands_out(ln, body) and not (plain_ok and _plain_heading(ln, rest)):
                     continue
                 paths[kind] = parts
                 if kind == "roman":

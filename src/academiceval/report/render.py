@@ -250,10 +250,20 @@ def _overview(results: Results, prefer_metric: str | None) -> dict:
         for t, s, m in cols:
             if r.task == t and r.setting == s and m in r.metrics:
                 cells[(r.round, r.label, t, s)] = r.metrics[m].main
+    best: set[tuple[str, str, str, str]] = set()  # (round, label, task, setting) of each column's top mean
+    for rnd in {r.round for r in results.rows}:
+        for t, st, _ in cols:
+            col = {
+                k: e.mean for k, e in cells.items() if k[0] == rnd and k[2] == t and k[3] == st and e.mean is not None
+            }
+            if len(col) > 1:
+                top = max(col.values())
+                best |= {k for k, v in col.items() if v == top}
     return {
         "columns": cols,
         "rows": sorted({(r.round, r.label) for r in results.rows}),
         "cells": cells,
+        "best": best,
     }
 
 

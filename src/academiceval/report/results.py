@@ -27,9 +27,8 @@ from academiceval.report.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Estimate,
-    bootstrap_mean,
-    derive_seed,
 )
+from academiceval.scores.models import ScoreRecord
 from academiceval.store.workspace import now_iso
 
 SCHEMA_VERSION = 1
@@ -48,9 +47,14 @@ class Window(BaseModel):
 
 
 class BootstrapConfig(BaseModel):
+    """How intervals were computed. Metric intervals come from `scores.aggregate` (percentile bootstrap at 95%,
+    seeded from metric, configuration, task, setting, value and window); `seed` seeds the report's own
+    estimates (the paired few-shot differences)."""
+
     resamples: int = DEFAULT_RESAMPLES
     level: float = DEFAULT_LEVEL
-    seed: int = DEFAULT_SEED  # base seed; each estimate derives its own from the row identity
+    seed: int = DEFAULT_SEED
+    method: str = "percentile bootstrap over samples (scores.aggregate)"
 
 
 class MetricResult(BaseModel):
@@ -61,6 +65,7 @@ class MetricResult(BaseModel):
     primary: str  # the value key used for ranking, e.g. "f"
     values: dict[str, Estimate] = Field(default_factory=dict)
     errors: int = 0  # score records with an error (no value), excluded from the means
+    failures: int = 0  # judge metrics: judgments that could not be read (after the repair retry)
 
     @property
     def main(self) -> Estimate:
@@ -209,6 +214,39 @@ def metric_key_map(runs: Iterable[RunData]) -> dict[tuple[str, str], str]:
     return out
 
 
+def _metric_results(
+    records: list[ScoreRecord],
+    mkeys: Mapping[tuple[str, str], str],
+    *,
+    after: date | None,
+    split: str | None,
+    resamples: int,
+) -> dict[str, MetricResult]:
+    """Means and intervals through `scores.aggregate` (the same numbers `academiceval score` prints)."""
+    from academiceval.scores.aggregate import aggregate
+
+    out: dict[str, MetricResult] = {}
+    agg = aggregate(records, after=after, split=split, n_boot=resamples)
+    for g in agg["groups"]:
+        key = mkeys[(g["metric"], g["config_hash"])]
+        values = {
+            k: Estimate(n=g["n"], mean=v["mean"], ci_low=v["ci_low"], ci_high=v["ci_high"])
+            for k, v in g["values"].items()
+        }
+        for aspect, w in (g.get("win_rate") or {}).items():  # judge: pooled (wins + ½ ties) / judged
+            name = "win_rate" if aspect == "overall" else f"win_rate:{aspect}"
+            values[name] = Estimate(n=w["judged"], mean=w["rate"], ci_low=w["ci_low"], ci_high=w["ci_high"])
+        out[key] = MetricResult(
+            metric=g["metric"],
+            config_hash=g["config_hash"],
+            primary=primary_value_key(values),
+            values=dict(sorted(values.items())),
+            errors=g["errors"],
+            failures=g.get("judge_failures", 0),
+        )
+    return dict(sorted(out.items(), key=lambda kv: metric_sort_key(kv[0])))
+
+
 def summarize_run(
     run: RunData,
     *,
@@ -257,39 +295,10 @@ def summarize_run(
                 for sid, pub, sp in expected.get(ts, ())
                 if sid not in have_ids and in_window(pub, after) and sp in run_splits
             )
-        per_metric: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-        metric_errors: dict[str, int] = defaultdict(int)
-        metric_hash: dict[str, tuple[str, str]] = {}
-        scored_ids: set[str] = set()
-        for r in recs:
-            for sr in scores_by_sample.get(r.sample_id, ()):
-                key = mkeys[(sr.metric, sr.config_hash)]
-                metric_hash[key] = (sr.metric, sr.config_hash)
-                if sr.error or not sr.values:
-                    metric_errors[key] += 1
-                    continue
-                scored_ids.add(r.sample_id)
-                for vk, v in sr.values.items():
-                    per_metric[key][vk].append(float(v))
-        metrics = {}
-        for key in sorted(metric_hash, key=metric_sort_key):
-            name, h = metric_hash[key]
-            vals = per_metric.get(key, {})
-            metrics[key] = MetricResult(
-                metric=name,
-                config_hash=h,
-                primary=primary_value_key(vals),
-                errors=metric_errors.get(key, 0),
-                values={
-                    vk: bootstrap_mean(
-                        xs,
-                        seed=derive_seed(bs.seed, spec.round, run.label, task, setting, key, vk, after),
-                        resamples=bs.resamples,
-                        level=bs.level,
-                    )
-                    for vk, xs in sorted(vals.items())
-                },
-            )
+        ids = {r.sample_id for r in recs}
+        mine = [sr for sid in ids for sr in scores_by_sample.get(sid, ())]
+        scored_ids = {sr.sample_id for sr in mine if not sr.error and sr.values}
+        metrics = _metric_results(mine, mkeys, after=after, split=split, resamples=bs.resamples)
         ok = [r for r in recs if not r.error and not r.skipped]
         skipped = sum(1 for r in recs if r.skipped)
         rows.append(

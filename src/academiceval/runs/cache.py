@@ -64,10 +64,9 @@ def safe_child(root: Path, *parts: str) -> Path:
 class ResponseCache:
     """Thread-confined (one connection); the runner uses it from its event-loop thread only.
 
-    Writes are grouped into transactions of up to `batch` rows or `max_delay_s` seconds: one WAL commit per
-    answer would cost more CPU than the request itself on a fast local server. An answer whose row was not yet
-    committed when the process died is still in its run record, so resume never asks for it again; only a
-    later cache *replay* (records deleted) would."""
+    Answers are committed at once (before their record is written): a sample sharing the prompt may still
+    be unfinished when the process dies, and must find the answer. Prompt-memo rows are cheap to recompute and
+    are grouped into transactions of up to `batch` rows or `max_delay_s` seconds."""
 
     def __init__(self, path: Path, *, enabled: bool = True, batch: int = 64, max_delay_s: float = 0.5) -> None:
         self.path = Path(path)
@@ -157,6 +156,7 @@ class ResponseCache:
             ),
         )
         self.writes += 1
+        self.flush()  # committed with (and before) its record: another sample with the same prompt may need it
 
     def flush(self) -> None:
         if self._pending and self._conn is not None:

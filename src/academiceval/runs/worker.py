@@ -96,8 +96,10 @@ class SampleWorker:
         base.update(kw)
         return RunRecord(**base)
 
-    def _finish(self, rec: RunRecord) -> None:
-        self.writer.append(rec, urgent=rec.attempts > 0)
+    def _finish(self, rec: RunRecord, *, urgent: bool = True) -> None:
+        """Append the record; only answers read back from committed cache rows (and skips) may be flushed
+        lazily — anything else would cost a request to redo if the process died now."""
+        self.writer.append(rec, urgent=urgent)
         self.summary.config(rec.task, rec.setting).add(rec)
         if rec.error_code:
             self.summary.error_codes[rec.error_code] += 1
@@ -174,11 +176,10 @@ class SampleWorker:
         for i, s in enumerate(samples):
             prep = preps.get(i)
             if prep is not None and prep.skipped:
-                self._finish(self._skipped(s, prep))
+                self._finish(self._skipped(s, prep), urgent=False)
             elif prep is not None and response_keys[i] in answers:
-                self._finish(
-                    self._from_outcome(s, prep, answers[response_keys[i]], cached=True, latency=0.0, attempts=0)
-                )
+                out = answers[response_keys[i]]  # a committed row from an earlier run: lazy flush is safe
+                self._finish(self._from_outcome(s, prep, out, cached=True, latency=0.0, attempts=0), urgent=False)
             else:
                 rest.append(s)
         return rest
@@ -205,11 +206,12 @@ class SampleWorker:
         if self.cache.enabled:
             self.cache.put_memo(self._memo_key(sample), prep.memo_json())
         if prep.skipped:
-            self._finish(self._skipped(sample, prep))
+            self._finish(self._skipped(sample, prep), urgent=False)
             return
         key = key_from_prefix(prefix, prep.prompt_sha256)
         hit = self.cache.get(key)
         if hit is not None:
+            # urgent: the row may be this run's own, not yet committed (see ResponseCache)
             self._finish(self._from_outcome(sample, prep, hit, cached=True, latency=0.0, attempts=0))
             return
         twin = self._inflight.get(key)

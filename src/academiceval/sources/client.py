@@ -10,6 +10,7 @@ as a `Retry-After` header asks. Whatever survives the retries is a typed `Source
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -41,7 +42,13 @@ from academiceval.sources.query import id_batches
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
 DEFAULT_PDF = "https://arxiv.org/pdf"
-DEFAULT_UA = f"academiceval/{__version__} (benchmark collector; +https://github.com/academiceval; polite: 1 req/3s)"
+
+
+def default_user_agent() -> str:
+    """Says who is calling and why; arXiv asks heavy users for a contact (set ACADEMICEVAL_CONTACT to an e-mail)."""
+    contact = os.environ.get("ACADEMICEVAL_CONTACT", "").strip()
+    tail = f"; mailto:{contact}" if contact else ""
+    return f"academiceval/{__version__} (research benchmark metadata collector; 1 request per 3 s{tail})"
 
 
 class Pacer:
@@ -91,7 +98,7 @@ class ArxivClient:
         base_url: str = DEFAULT_API,
         *,
         min_interval: float = 3.0,
-        user_agent: str = DEFAULT_UA,
+        user_agent: str | None = None,
         timeout: float = 30.0,
         max_retries: int = 5,
         backoff_base: float = 2.0,
@@ -119,7 +126,7 @@ class ArxivClient:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._http = httpx.Client(
-            headers={"User-Agent": user_agent},
+            headers={"User-Agent": user_agent or default_user_agent()},
             timeout=httpx.Timeout(timeout),
             follow_redirects=True,
             transport=transport,

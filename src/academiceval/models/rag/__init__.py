@@ -7,6 +7,7 @@ ranked chunks that fill the retrieval-augmented template.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl
 
@@ -100,22 +101,27 @@ class Ranked:
     rank: int
 
 
-def default_query(sample: Sample) -> str:
-    """The task's retrieval query, as the rounds templates define it."""
+def default_query(sample: Sample, templates_dir: str | Path | None = None) -> str:
+    """The task's retrieval query, as the round's templates define it."""
     from academiceval.rounds.prompts import retrieval_query
 
-    return retrieval_query(sample)
+    return retrieval_query(sample, templates_dir=templates_dir)
 
 
 def retrieve(
-    sample: Sample, config: RagConfig, tokenizer: Tokenizer | None = None, *, query: str | None = None
+    sample: Sample,
+    config: RagConfig,
+    tokenizer: Tokenizer | None = None,
+    *,
+    query: str | None = None,
+    templates_dir: str | Path | None = None,
 ) -> list[Ranked]:
     """Top-k chunks of the sample's own inputs for its retrieval query (or `query`), best first."""
     tok = tokenizer or load_tokenizer()
     chunks = chunk_sample(sample, tok, size=config.chunk_size, overlap=config.chunk_overlap)
     if not chunks:
         return []
-    q = default_query(sample) if query is None else query
+    q = default_query(sample, templates_dir) if query is None else query
     scores = config.retriever_obj().scores(q, [c.text for c in chunks])
     best = top_k(scores, config.top_k)
     return [Ranked(chunk=chunks[i], score=float(scores[i]), rank=r) for r, i in enumerate(best)]

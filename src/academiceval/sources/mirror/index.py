@@ -29,7 +29,7 @@ from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord, merge_records
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
-from academiceval.sources.names import _fold, key_tokens, surname_of
+from academiceval.sources.names import NameResolver, _fold, key_tokens, surname_of
 from academiceval.sources.query import BoolOp, DateRange, Node, Term, parse_query
 
 _WORD = re.compile(r"\w+")
@@ -69,6 +69,10 @@ class MirrorIndex:
         self.errors: list[RecordParseError] = []
         self.stats: dict[str, FormatStats] = defaultdict(FormatStats)
         self.skipped_files = 0
+        # initial-form → full-form merges supported by two records of the same paper; not applied to the
+        # records (keys stay `author_key(name)` everywhere), offered to collectors that want them
+        self.names = NameResolver()
+        self._observed: set[str] = set()
         self._docs: list[_Doc] = []
         self._by_id: dict[str, int] = {}
         self._surname: dict[str, set[int]] = defaultdict(set)
@@ -110,8 +114,14 @@ class MirrorIndex:
             self.add_record(item)
 
     def add_record(self, rec: MirrorRecord) -> None:
-        old = self.records.get(rec.meta.arxiv_id)
-        self.records[rec.meta.arxiv_id] = rec if old is None else merge_records(old, rec)
+        aid = rec.meta.arxiv_id
+        old = self.records.get(aid)
+        if old is not None:  # two records of one paper: the evidence NameResolver needs (see names.py)
+            if aid not in self._observed:
+                self._observed.add(aid)
+                self.names.observe(aid, old.meta.authors)
+            self.names.observe(aid, rec.meta.authors)
+        self.records[aid] = rec if old is None else merge_records(old, rec)
 
     def finish(self) -> None:
         """Build the search structures (call after the last add_*)."""
@@ -195,7 +205,13 @@ class MirrorIndex:
         attrs = {"ti": ("title",), "abs": ("abstract",), "co": ("comment",), "jr": ("journal",)}.get(
             f, ("title", "abstract", "comment")
         )
-        out = {i for i, d in enumerate(self._docs) if any(_text_match(getattr(d, a), t) for a in attrs)}
+        match = _text_matcher(t)
+        sets = {"title": "title_set", "abstract": "abstract_set"}
+        out = {
+            i
+            for i, d in enumerate(self._docs)
+            if any(match(getattr(d, a), getattr(d, sets[a]) if a in sets else None) for a in attrs)
+        }
         if f in ("all", "rn"):
             out |= self._author(t.value) | self._category(t.value)
         return out
@@ -223,19 +239,23 @@ class MirrorIndex:
         return (d.rec for d in self._docs)
 
 
-def _text_match(tokens: list[str], t: Term) -> bool:
+def _text_matcher(t: Term) -> Callable[[list[str], frozenset[str] | None], bool]:
+    """Compile a ti:/abs:/all: term once: (tokens, token set or None) → match."""
     q = text_tokens(t.value.rstrip("*"))
     if not q:
-        return False
+        return lambda toks, s: False
     if t.value.endswith("*") and len(q) == 1:
-        return any(tok.startswith(q[0]) for tok in tokens)
-    if len(q) == 1:
-        return q[0] in tokens
-    if not t.phrase:
-        return all(w in tokens for w in q)
-    n = len(q)
-    first = q[0]
-    return any(tokens[i : i + n] == q for i, tok in enumerate(tokens) if tok == first)
+        return lambda toks, s: any(tok.startswith(q[0]) for tok in toks)
+    if len(q) == 1 or not t.phrase:
+        return lambda toks, s: all(w in (s if s is not None else toks) for w in q)
+    n, first = len(q), q[0]
+
+    def phrase(toks: list[str], s: frozenset[str] | None) -> bool:
+        if s is not None and first not in s:
+            return False
+        return any(toks[i : i + n] == q for i, tok in enumerate(toks) if tok == first)
+
+    return phrase
 
 
 def _author_match(name: list[str], q: list[str]) -> bool:
