@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import random
 import re
 import statistics
@@ -231,7 +230,6 @@ def main() -> None:
     with_demos = [s for s in samples if s.demos]
     if with_demos:
         bench_truncation(with_demos, [4_000, 16_000] if args.quick else [4_000, 16_000, 32_000])
-    logging.getLogger("bm25s").setLevel(logging.WARNING)  # rouge-score's absl import turns the root logger to DEBUG
     bench_retrieval(samples[:2] if args.quick else samples, ["bm25", "tfidf", "dense"])
     bench_baselines([s for s in samples if s.task == "abstract"] or samples)
 

@@ -67,12 +67,19 @@ class _Limits:
     seeds: int
     pdfs: int | None
     tasks: tuple[str, ...]
+    per_config: int | None  # test samples run per task × setting (None: all)
 
     @classmethod
     def for_mode(cls, quick: bool) -> _Limits:
         if quick:
-            return cls(max_authors=8, seeds=4, pdfs=4, tasks=("title", "abstract"))
-        return cls(max_authors=40, seeds=12, pdfs=None, tasks=("title", "abstract", "introduction", "related_work"))
+            return cls(max_authors=8, seeds=4, pdfs=4, tasks=("title", "abstract"), per_config=12)
+        return cls(
+            max_authors=40,
+            seeds=12,
+            pdfs=None,
+            tasks=("title", "abstract", "introduction", "related_work"),
+            per_config=None,
+        )
 
 
 def _need(module: str, attr: str, what: str) -> Any:
@@ -208,7 +215,7 @@ def run_demo(
             done(summary.stages[-1])
         _build(ws, src, online, round_name, limits, summary, say)
         done(summary.stages[-1])
-        _run_models(ws, [*BASELINES, *models], base_url, summary, say)
+        _run_models(ws, [*BASELINES, *models], base_url, limits.per_config, summary, say)
         done(summary.stages[-1])
         _score(ws, summary, metrics, say)
         done(summary.stages[-1])
@@ -350,7 +357,7 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
     st.seconds = time.perf_counter() - t0
 
 
-def _run_models(ws, specs, base_url, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _run_models(ws, specs, base_url, per_config, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "run")
     t0 = time.perf_counter()
     run_round = _need("academiceval.runs.runner", "run_round", "run")
@@ -361,6 +368,7 @@ def _run_models(ws, specs, base_url, summary, say) -> None:  # type: ignore[no-u
             summary.round_dir,
             spec,
             splits=("test",),
+            limit=per_config,
             base_url=base_url if spec.startswith("openai/") else None,
             progress=lambda done, total, spec=spec: say("run", done, total, spec),
         )

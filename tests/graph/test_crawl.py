@@ -9,7 +9,7 @@ import pytest
 from graph_data import CRAWL_UNTIL, DiesAfter
 
 from academiceval.errors import ConfigError
-from academiceval.graph import coauthor_papers, coauthors, collect, refine, stats
+from academiceval.graph import coauthor_papers, coauthors, collect, first_author_papers, refine, stats
 from academiceval.graph.queries import snapshot
 from academiceval.store import Workspace
 
@@ -133,6 +133,7 @@ def test_coauthor_queries(workspace, mirror, seeds, records) -> None:
     refine(workspace)
     kept = [r[0] for r in workspace.db.execute("SELECT key FROM graph_author WHERE in_graph=1 ORDER BY key")]
     weights = {(a, b): w for a, b, w in snapshot(workspace)["edges"]}
+    by_pub = {pid: pub for pid, _, pub in snapshot(workspace)["papers"]}
     for k in kept:
         co = coauthors(workspace, k)
         assert co and set(co) <= set(kept)
@@ -141,6 +142,13 @@ def test_coauthor_queries(workspace, mirror, seeds, records) -> None:
         for c in co:
             assert k in coauthors(workspace, c)
     assert coauthors(workspace, "nobody at all") == []
+    papers_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for pid, key, pub in snapshot(workspace)["papers"]:
+        papers_of[key].append((pub, pid))
+    for k in kept:  # node features, newest first
+        got = first_author_papers(workspace, k)
+        assert sorted(got) == sorted(pid for _, pid in papers_of[k])
+        assert [by_pub[p] for p in got] == sorted((by_pub[p] for p in got), reverse=True)
 
     by_id = {m.arxiv_id: m for m in records}
     targets = [

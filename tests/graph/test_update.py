@@ -152,3 +152,13 @@ def test_update_keeps_the_popularity_control(ws, mirror) -> None:
         "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM graph_paper WHERE sampled=1 GROUP BY author_key)"
     ).fetchone()[0]
     assert per_author == 1
+
+
+def test_large_windows_are_split_without_losing_papers(ws, mirror, crawled, tmp_path) -> None:
+    ref_home = tmp_path / "ref"
+    shutil.copytree(crawled, ref_home)
+    whole = update(Workspace(ref_home), mirror, UPDATE_SINCE, UPDATE_UNTIL)
+    split = update(ws, mirror, UPDATE_SINCE, UPDATE_UNTIL, max_window_results=700)  # forces several halvings
+    assert split.window_calls > 4 > whole.window_calls
+    assert split.window_papers == whole.window_papers and split.node_papers == whole.node_papers
+    assert snapshot(ws) == snapshot(Workspace(ref_home))

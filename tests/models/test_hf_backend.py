@@ -217,3 +217,10 @@ def test_dtype_option(tiny):
     assert HFBackend(str(tiny), dtype="float32").cache_identity()["dtype"] == "float32"
     with pytest.raises(ConfigError, match="unknown dtype"):
         HFBackend(str(tiny), dtype="int3")
+
+
+def test_unavailable_device_is_a_config_error(tiny):
+    from academiceval.models.hf_backend import HFBackend
+
+    with pytest.raises(ConfigError, match="cannot load"):
+        HFBackend(str(tiny), device="no-such-device")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from academiceval.models import tokenize
 from academiceval.models.embedded import bert_tokenizer_json
@@ -99,3 +101,18 @@ def test_paragraph_memo_counts_exactly(corpus):
         assert len(text) > 2_000
         assert tok.count(text) == len(tok.encode(text))
         assert tok.count(text + "\n\nextra closing words") == len(tok.encode(text + "\n\nextra closing words"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=300),
+    n=st.integers(min_value=0, max_value=120),
+)
+def test_truncate_tail_properties(text, n):
+    """Any text, any n: a verbatim prefix with at most n tokens; nothing is cut when the text fits."""
+    tok = load_tokenizer()
+    cut = tok.truncate_tail(text, n)
+    assert text.startswith(cut)
+    assert tok.count(cut) <= n
+    if tok.count(text) <= n:
+        assert cut == text

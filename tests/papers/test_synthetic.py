@@ -86,3 +86,26 @@ def test_ligatures_and_accents_are_folded() -> None:
     assert _clean("e\ufb03cient \ufb01eld \ufb02ow") == "efficient field flow"
     # spacing accents of old LaTeX fonts are folded into the letter they belong to
     assert _clean("J\u00b4ozefowicz and Lema\u02c6\u0131tre") == "Józefowicz and Lemaître"
+
+
+def test_author_year_markers() -> None:
+    from academiceval.papers.citations import find_citations
+    from academiceval.papers.models import Section
+    from academiceval.papers.references import parse_reference
+
+    refs = [
+        parse_reference(0, None, "Claude Shannon. 1948. A mathematical theory of communication. Bell System TJ."),
+        parse_reference(1, None, "Claude Shannon. 1951. Prediction and entropy of printed English. Bell System TJ."),
+        parse_reference(2, None, "Ann Lee and Bo Kim. 2019a. Something we cite. In Proceedings of ACL."),
+    ]
+    text = "Models (Shannon, 1948, 1951) exist. Lee and Kim (2019a) agree (see Lee and Kim, 2019a; Shannon, 1951)."
+    cites = find_citations([Section(heading="Introduction", text=text)], refs, "author_year")
+    got = [(c.text, c.reference_indices, c.grouped) for c in cites]
+    assert got == [
+        ("Shannon, 1948", [0], True),
+        ("1951", [1], True),
+        ("Lee and Kim (2019a)", [2], False),
+        ("Lee and Kim, 2019a", [2], True),
+        ("Shannon, 1951", [1], True),
+    ]
+    assert all(text[c.start : c.end] == c.text and c.style == "author_year" for c in cites)

@@ -234,3 +234,28 @@ def test_replay_skips_rendering_and_tokenizing(sample_round, fake_server, tmp_pa
     # a different budget is a different memo and prompt: prepared and requested again (its own run directory)
     run_round(ws, sample_round, "openai/fake-model", **{**kw, "context_length": 1000})
     assert srv.stats.total > sent and len(calls) > 1
+
+
+def test_lost_cache_rows_are_restored_from_records(sample_round, fake_server, tmp_path):
+    """A killed process may lose uncommitted cache rows; the records are the durable log and refill them, so
+    an unfinished sample sharing a recorded sample's prompt costs no request."""
+    import shutil
+
+    srv = fake_server()
+    ws = tmp_path / "ws"
+    first = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    recs = records(first.run_dir)
+    by_prompt: dict[str, list[str]] = {}
+    for r in recs.values():
+        by_prompt.setdefault(r.prompt_sha256, []).append(r.sample_id)
+    twins = [ids for ids in by_prompt.values() if len(ids) == 2]
+    assert twins  # the random:1 sample that drew no demo has its zero-shot twin's prompt
+    shutil.rmtree(ws / "cache")  # every cache row lost
+    drop = {ids[0] for ids in twins}
+    for p in first.run_dir.glob("*.jsonl"):
+        kept = [line for line in p.read_text().splitlines(keepends=True) if json.loads(line)["sample_id"] not in drop]
+        p.write_text("".join(kept))
+    sent = srv.stats.total
+    again = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    assert srv.stats.total == sent and again.total("cached") == len(drop)
+    assert comparable(records(first.run_dir)) == comparable(recs)

@@ -74,9 +74,7 @@ def test_score_cli_with_bertscore_and_window(run_home):
         ["score", str(run_dir), "--metrics", "rouge-l", "--after-cutoff", "my-model", "--model-info", str(info)],
     )
     assert result.exit_code == 0, result.output
-    assert "my-model's knowledge cutoff (2022-12-21)" in result.output.replace("\n", " ").replace("  ", " ") or (
-        "knowledge" in result.output
-    )
+    assert "2022-12-21" in result.output and "cutoff" in result.output
     bad = runner.invoke(app, ["score", str(run_dir), "--metrics", "bleu"])
     assert bad.exit_code == 2 and "unknown metric" in bad.output
     nojudge = runner.invoke(app, ["score", str(run_dir), "--metrics", "judge"])

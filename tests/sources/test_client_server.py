@@ -218,3 +218,68 @@ def test_fault_spec_parsing_and_endpoints(clean: ServerHandle) -> None:
 
     page = parse_feed(httpx.get(clean.url, params={"id_list": "hep-th/9709111v2,0704.0001,9999.99999"}).content)
     assert [m.arxiv_id for m in page.items] == ["hep-th/9709111", "0704.0001"] and page.total_results == 2
+
+
+def test_clients_of_one_api_share_their_pacing() -> None:
+    a = ArxivClient("http://api.example.test/api/query", min_interval=3.0)
+    b = ArxivClient("http://api.example.test/api/query", min_interval=3.0)
+    other = ArxivClient("http://elsewhere.test/api/query", min_interval=3.0)
+    assert a.pacer is b.pacer and a.pacer is not other.pacer
+
+
+def test_retry_after_forms_and_status_handling() -> None:
+    from email.utils import formatdate
+
+    from academiceval.sources.client import _retry_after
+
+    assert _retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
+    assert _retry_after(httpx.Headers({"Retry-After": "0.25"})) == 0.25
+    in_2s = _retry_after(httpx.Headers({"Retry-After": formatdate(time.time() + 2, usegmt=True)}))
+    assert in_2s is not None and 0.0 <= in_2s <= 2.5
+    assert _retry_after(httpx.Headers({"Retry-After": "soon"})) is None
+    assert _retry_after(httpx.Headers({})) is None
+
+    calls: list[int] = []
+    feed = (
+        b"<feed xmlns='http://www.w3.org/2005/Atom'><entry><id>http://arxiv.org/abs/2401.00001v1</id><title>T</title>"
+    )
+    feed += b"<published>2024-01-01T00:00:00Z</published></entry></feed>"
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            return httpx.Response(429)  # no Retry-After: exponential backoff
+        if len(calls) == 2:
+            return httpx.Response(503, headers={"Retry-After": "0"})
+        return httpx.Response(200, content=feed)
+
+    c = ArxivClient("http://m.test/api/query", min_interval=0, backoff_base=0.01, transport=httpx.MockTransport(flaky))
+    page = c.search("ti:t")
+    assert [m.arxiv_id for m in page.items] == ["2401.00001"] and c.requests_made == 3 and c.retries == 2
+
+    forbidden = ArxivClient(
+        "http://n.test/api/query", min_interval=0, transport=httpx.MockTransport(lambda r: httpx.Response(403))
+    )
+    with pytest.raises(HTTPStatusError):
+        forbidden.search("ti:t")
+    assert forbidden.requests_made == 1  # not retried
+
+
+def test_concurrent_clients_under_faults(clean: ServerHandle, mirror: MirrorSource) -> None:
+    clean.set_faults(FaultConfig(rate_429=0.1, rate_500=0.1, rate_truncate=0.05, retry_after=0.01, seed=9))
+    before = clean.stats()["api_requests"]
+    cats = ["astro-ph.GA", "astro-ph.SR", "astro-ph.HE", "astro-ph.CO", "astro-ph.EP", "astro-ph.IM"]
+    results: dict[str, list[str]] = {}
+    clients = [_client(clean, min_interval=0.0) for _ in cats]
+
+    def run(c: ArxivClient, category: str) -> None:
+        results[category] = [m.arxiv_id for m in c.iter_search(f"cat:{category}", page_size=50)]
+
+    threads = [threading.Thread(target=run, args=(c, k)) for c, k in zip(clients, cats, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    for k in cats:
+        assert results[k] == [m.arxiv_id for m in mirror.iter_search(f"cat:{k}", page_size=50)]
+    assert clean.stats()["api_requests"] - before == sum(c.requests_made for c in clients)

@@ -140,3 +140,33 @@ def test_streaming_index_equals_in_memory_merge(corpus: Path, tmp_path: Path, wo
     assert report.papers_stored == len(expected) == len(got) > 200
     assert got == expected
     assert got["hep-th/9709111"].version == 3 and got["0704.0001"].source == "kaggle"
+
+
+def test_text_terms_match_ground_truth(mirror: MirrorSource) -> None:
+    from academiceval.sources.mirror.index import text_tokens
+
+    recs = list(mirror.index.iter_records())
+
+    def ids(q: str) -> set[str]:
+        return {m.arxiv_id for m in mirror.iter_search(q, page_size=2000)}
+
+    title = {r.meta.arxiv_id: text_tokens(r.meta.title) for r in recs}
+    word = {a for a, t in title.items() if "galaxy" in t}
+    phrase = {a for a, t in title.items() if any(t[i : i + 2] == ["dark", "matter"] for i in range(len(t)))}
+    both = {a for a, t in title.items() if "dark" in t and "matter" in t}
+    prefix = {a for a, t in title.items() if any(w.startswith("galax") for w in t)}
+    assert ids("ti:galaxy") == word and len(word) > 20
+    assert ids('ti:"dark matter"') == phrase and len(phrase) > 10
+    assert ids("ti:dark AND ti:matter") == both >= phrase
+    assert ids("ti:galax*") == prefix > word
+    in_abs = {r.meta.arxiv_id for r in recs if "diphoton" in text_tokens(r.meta.abstract)}
+    assert ids("abs:diphoton") == in_abs and "0704.0001" in in_abs
+    assert ids("all:diphoton") >= in_abs
+
+
+def test_a_single_file_is_a_mirror(corpus: Path) -> None:
+    src = open_source(str(corpus / "metadata/kaggle_arxiv-metadata-oai-snapshot_first200.jsonl"))
+    assert isinstance(src, MirrorSource) and len(src.index) == 200
+    assert src.search("cat:hep-ph", max_results=500).total_results == sum(
+        1 for r in src.index.iter_records() if any(c == "hep-ph" or c.startswith("hep-ph.") for c in r.meta.categories)
+    )

@@ -48,7 +48,11 @@ def demo(
     ] = None,
     workers: Annotated[int, typer.Option("--workers", help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
-        bool, typer.Option("--quick", help="A smaller run (fewer authors and PDFs, title and abstract tasks only).")
+        bool,
+        typer.Option(
+            "--quick",
+            help="A smaller run: fewer authors and PDFs, title and abstract only, 12 test samples per task+setting.",
+        ),
     ] = False,
     home: HomeOption = None,
 ) -> None:

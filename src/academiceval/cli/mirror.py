@@ -18,9 +18,9 @@ DirArg = Annotated[
     Path,
     typer.Argument(
         help="Directory holding arXiv data: Kaggle snapshot JSON lines, .abs records, listings, saved Atom "
-        "responses, SCALAR metadata, unarXive JSONL, PDFs named by arXiv id (searched recursively).",
+        "responses, SCALAR metadata, unarXive JSONL, PDFs named by arXiv id (searched recursively); or one such file.",
         exists=True,
-        file_okay=False,
+        file_okay=True,
         dir_okay=True,
         resolve_path=True,
     ),

@@ -19,15 +19,7 @@ def coauthors(ws: Workspace, author_key: str) -> list[str]:
     store.ensure(ws)
     if not _in_graph(ws, author_key):
         return []
-    rows = ws.db.execute(
-        """SELECT e.b AS k, e.weight AS w FROM graph_edge e JOIN graph_author x ON x.key = e.b
-           WHERE e.a = ? AND x.in_graph = 1
-           UNION ALL
-           SELECT e.a AS k, e.weight AS w FROM graph_edge e JOIN graph_author x ON x.key = e.a
-           WHERE e.b = ? AND x.in_graph = 1""",
-        (author_key, author_key),
-    ).fetchall()
-    return [r["k"] for r in sorted(rows, key=lambda r: (-r["w"], r["k"]))]
+    return [k for k, _ in sorted(_neighbours_weighted(ws, author_key), key=lambda kw: (-kw[1], kw[0]))]
 
 
 def first_author_papers(ws: Workspace, author_key: str) -> list[str]:

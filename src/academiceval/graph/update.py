@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 
 from pydantic import BaseModel, Field
@@ -36,6 +36,41 @@ from academiceval.sources.models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso
 
 WINDOW_PAGE = 2000  # arXiv's largest page
+MAX_WINDOW_RESULTS = 20000  # deeper paging is unreliable on arXiv: larger windows are split in halves
+
+
+def iter_window(
+    source: MetadataSource,
+    since: date,
+    until: date,
+    categories: list[str],
+    *,
+    page_size: int = WINDOW_PAGE,
+    max_results: int = MAX_WINDOW_RESULTS,
+) -> Iterator[PaperMeta]:
+    """Every paper submitted in [since, until] in the categories, oldest first, page by page.
+
+    A window whose first page reports more than `max_results` is split into two halves (one probe request
+    spent); a small window costs exactly ceil(results / page_size) requests.
+    """
+    query = window_query(since, until, categories)
+    page = source.search(query, start=0, max_results=page_size, sort_by="submittedDate", sort_order="ascending")
+    if page.total_results > max_results and since < until:
+        mid = since + (until - since) // 2
+        yield from iter_window(source, since, mid, categories, page_size=page_size, max_results=max_results)
+        yield from iter_window(
+            source, mid + timedelta(days=1), until, categories, page_size=page_size, max_results=max_results
+        )
+        return
+    start = 0
+    while True:
+        yield from page.items
+        start += len(page.items)
+        if not page.items or start >= page.total_results:
+            return
+        page = source.search(query, start=start, max_results=page_size, sort_by="submittedDate", sort_order="ascending")
+
+
 ProgressFn = Callable[[str, int, int], None]  # (step, done, total)
 
 
@@ -100,6 +135,7 @@ def update(
     retention: timedelta | None = None,
     *,
     progress: ProgressFn | None = None,
+    max_window_results: int = MAX_WINDOW_RESULTS,
 ) -> UpdateReport:
     """Bring the graph up to date with papers submitted in [since, until] (until: today when omitted)."""
     if until and since > until:
@@ -131,8 +167,7 @@ def update(
     relevant: list[PaperMeta] = []
     window_first: Counter[str] = Counter()  # first authors of every window paper (ranks candidates in step 2)
     hi = until or date.today()
-    query = window_query(since, until, cats)
-    for meta in source.iter_search(query, page_size=WINDOW_PAGE, sort_by="submittedDate", sort_order="ascending"):
+    for meta in iter_window(source, since, hi, cats, max_results=max_window_results):
         rep.window_papers += 1
         meta = fill_keys(meta)
         if not since <= meta.published <= hi:

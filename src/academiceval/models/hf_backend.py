@@ -79,8 +79,14 @@ class HFBackend:
                 extra = {"torch_dtype": torch_dtype}
                 model_obj = AutoModelForCausalLM.from_pretrained(self.model, local_files_only=True, **extra)
             self.hf_model = model_obj.to(device)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot load {self.model}: {exc}", source="--model") from exc
+        except ConfigError:
+            raise
+        except Exception as exc:  # missing files, unknown architecture, unavailable device: all fixable by the user
+            raise ConfigError(
+                f"cannot load {self.model}: {type(exc).__name__}: {exc}",
+                source="--model",
+                hint="check the folder holds a causal LM checkpoint and that the device exists",
+            ) from exc
         self.hf_model.eval()
         self.chat_template = chat_template
         self._wrap = chat_wrapper(self.hf_tokenizer, chat_template) if use_chat_template else None

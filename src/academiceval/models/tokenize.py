@@ -95,13 +95,23 @@ class Tokenizer:
         return self._token_ends(text) if text else []
 
     def truncate_tail(self, text: str, n_tokens: int) -> str:
-        """The longest verbatim prefix of `text` that holds the first `n_tokens` tokens (the tail is cut)."""
+        """The longest verbatim prefix of `text` that holds at most `n_tokens` tokens (the tail is cut).
+
+        Cut on the offset where token n ends; a cut inside a word can re-tokenise into more pieces (WordPiece
+        "unaff" -> "un", "##af", "##f"), so the prefix is re-counted and moved back a token when needed.
+        """
         if n_tokens <= 0 or not text:
             return ""
         ends = self._token_ends(text)
         if n_tokens >= len(ends):
             return text
-        return text[: ends[n_tokens - 1]].rstrip()
+        k = n_tokens
+        while k > 0:
+            cut = text[: ends[k - 1]].rstrip()
+            if self.count(cut) <= n_tokens:
+                return cut
+            k -= 1
+        return ""
 
     def identity(self) -> dict[str, Any]:
         """What a run record should say about the tokenizer used for budgets."""

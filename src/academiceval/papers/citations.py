@@ -20,6 +20,7 @@ _AY_ITEM = re.compile(
     rf"(?P<name>(?:{_NAME}|van {_NAME}|de {_NAME}))(?:\s+et\s+al\.?|\s+(?:and|&)\s+{_NAME})?,?\s+"
     r"(?P<year>(?:19|20)\d{2}[a-z]?)"
 )
+_MORE_YEARS = re.compile(r",\s*((?:19|20)\d{2}[a-z]?)\b")  # further years right after an item
 _PAREN = re.compile(r"\(([^()]{4,400})\)")
 _TEXTUAL = re.compile(
     rf"(?P<name>{_NAME})(?:\s+et\s+al\.?|\s+(?:and|&)\s+{_NAME})?\s+\((?P<years>(?:19|20)\d{{2}}[a-z]?(?:[,;]\s*(?:19|20)\d{{2}}[a-z]?)*)\)"
@@ -117,11 +118,19 @@ def _author_year(si: int, text: str, index: dict[tuple[str, str], list[int]]) ->
     taken: list[tuple[int, int]] = []
     for pm in _PAREN.finditer(text):
         inner = pm.group(1)
-        items = [m for m in _AY_ITEM.finditer(inner)]
+        items = list(_AY_ITEM.finditer(inner))
         if not items:
             continue
+        # (name, year, start, end) per cited work; "Shannon, 1948, 1951" cites two works of one author
+        works: list[tuple[str, str, int, int]] = []
         for m in items:
-            start, end = pm.start(1) + m.start(), pm.start(1) + m.end()
+            works.append((m.group("name"), m.group("year"), m.start(), m.end()))
+            pos = m.end()
+            while (y := _MORE_YEARS.match(inner, pos)) is not None:
+                works.append((m.group("name"), y.group(1), y.start(1), y.end(1)))
+                pos = y.end()
+        for name, year, a, b in works:
+            start, end = pm.start(1) + a, pm.start(1) + b
             found.append(
                 Citation(
                     section_index=si,
@@ -129,8 +138,8 @@ def _author_year(si: int, text: str, index: dict[tuple[str, str], list[int]]) ->
                     end=end,
                     text=text[start:end],
                     style="author_year",
-                    reference_indices=_resolve(index, m.group("name"), m.group("year")),
-                    grouped=len(items) > 1,
+                    reference_indices=_resolve(index, name, year),
+                    grouped=len(works) > 1,
                 )
             )
             taken.append((start, end))

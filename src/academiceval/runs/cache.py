@@ -64,11 +64,13 @@ def safe_child(root: Path, *parts: str) -> Path:
 class ResponseCache:
     """Thread-confined (one connection); the runner uses it from its event-loop thread only.
 
-    Answers are committed at once (before their record is written): a sample sharing the prompt may still
-    be unfinished when the process dies, and must find the answer. Prompt-memo rows are cheap to recompute and
-    are grouped into transactions of up to `batch` rows or `max_delay_s` seconds."""
+    By default every write commits at once. The runner asks for `batch=64`: writes are then grouped into
+    transactions of up to `batch` rows or `max_delay_s` seconds (call `flush`/`close` at the end), since a
+    WAL commit per answer costs more CPU than the request itself on a fast local server. The run records are
+    the durable log: an answer whose row was lost with the process is in its record, which the runner writes
+    back with `restore` on the next run (a sample sharing that prompt then finds it instead of asking again)."""
 
-    def __init__(self, path: Path, *, enabled: bool = True, batch: int = 64, max_delay_s: float = 0.5) -> None:
+    def __init__(self, path: Path, *, enabled: bool = True, batch: int = 1, max_delay_s: float = 0.5) -> None:
         self.path = Path(path)
         self.enabled = enabled
         self.hits = 0
@@ -80,8 +82,8 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = None
 
     @classmethod
-    def in_workspace(cls, home: Path, *, enabled: bool = True) -> ResponseCache:
-        return cls(safe_child(home, "cache", "responses.sqlite"), enabled=enabled)
+    def in_workspace(cls, home: Path, *, enabled: bool = True, batch: int = 1) -> ResponseCache:
+        return cls(safe_child(home, "cache", "responses.sqlite"), enabled=enabled, batch=batch)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -116,6 +118,23 @@ class ResponseCache:
                 out[k] = Completion.model_validate_json(blob)
         self.hits += len(out)
         return out
+
+    def restore(self, rows: dict[str, tuple[str, dict[str, Any], Completion]]) -> int:
+        """Insert answers (key → (prompt sha256, identity, completion)) that are missing; returns how many."""
+        if not self.enabled or not rows:
+            return 0
+        have: set[str] = set()
+        keys = list(rows)
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            sql = f"SELECT key FROM response WHERE key IN ({','.join('?' * len(chunk))})"
+            have.update(k for (k,) in self.conn.execute(sql, chunk))
+        missing = [k for k in keys if k not in have]
+        for k in missing:
+            prompt_sha256, identity, completion = rows[k]
+            self.put(k, identity, prompt_sha256, completion)
+        self.flush()
+        return len(missing)
 
     def get_memos(self, keys: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -156,7 +175,6 @@ class ResponseCache:
             ),
         )
         self.writes += 1
-        self.flush()  # committed with (and before) its record: another sample with the same prompt may need it
 
     def flush(self) -> None:
         if self._pending and self._conn is not None:

@@ -55,7 +55,12 @@ def run_dir_name(
     length_instruction: bool,
     context_length: int | None,
 ) -> str:
-    """Variants that change the inputs get their own directory, so records of different variants never mix."""
+    """Variants that change the inputs get their own directory, so records of different variants never mix.
+    A local checkpoint is named by its folder (`hf/<name>`), not its whole path; run.json keeps the path and a
+    different checkpoint with the same folder name is refused there."""
+    provider, _, model = model_spec.partition("/")
+    if provider == "hf" and (model.startswith(("/", "~", ".")) or Path(model).expanduser().is_dir()):
+        model_spec = f"hf/{Path(model).expanduser().name}"
     parts = [safe_name(model_spec)]
     if context_length:
         parts.append(f"ctx{context_length}")
@@ -69,6 +74,7 @@ def run_dir_name(
 
 
 _FINGERPRINT = (
+    "model",
     "round_manifest_sha256",
     "options",
     "context_length",
@@ -317,7 +323,7 @@ async def run_round_async(
                 summary.config(s.task, s.setting).already_done += 1
             else:
                 todo.append(s)
-        cache = ResponseCache(cache_path, enabled=use_cache)
+        cache = ResponseCache(cache_path, enabled=use_cache, batch=64)
         writer = RecordWriter(run_dir)
         limiter = AdaptiveLimiter(max_connections)
         run = SampleWorker(
@@ -337,6 +343,8 @@ async def run_round_async(
         try:
             if progress is not None:
                 progress(0, len(todo))
+            if todo:
+                run.restore_cache(existing.values())
             await run.run_all(todo, max_connections)
         finally:
             writer.close()

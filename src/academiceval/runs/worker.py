@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -154,6 +154,26 @@ class SampleWorker:
         if isinstance(out, Completion) and out.text and out.text.strip():
             self.cache.put(key, self.identity, prep.prompt_sha256, out)
         return out, mine.attempts
+
+    def restore_cache(self, records: Iterable[RunRecord]) -> int:
+        """Write answers found in earlier records back to the cache when their rows are missing (lost with a
+        killed process before the cache committed them)."""
+        if not self.cache.enabled:
+            return 0
+        rows: dict[str, tuple[str, dict[str, Any], Completion]] = {}
+        for r in records:
+            if r.error or not r.output_raw or not r.prompt_sha256:
+                continue
+            key = key_from_prefix(self.options_for(r.task)[1], r.prompt_sha256)
+            completion = Completion(
+                text=r.output_raw,
+                input_tokens=r.input_tokens or None,
+                output_tokens=r.output_tokens or None,
+                finish_reason=r.finish_reason,
+                raw={"restored_from_record": True},
+            )
+            rows[key] = (r.prompt_sha256, self.identity, completion)
+        return self.cache.restore(rows)
 
     def replay_cached(self, samples: Sequence[Sample]) -> list[Sample]:
         """Finish every sample whose prepared prompt (memo) and answer are both cached, in bulk and without

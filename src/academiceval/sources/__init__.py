@@ -15,9 +15,9 @@ from academiceval.sources.names import NameResolver, author_key, display_name
 
 
 def open_source(source: str = "arxiv", api_url: str | None = None, **client_opts: Any) -> MetadataSource:
-    """`"arxiv"` → the live API client; a directory → the in-process mirror; `api_url` → the HTTP client pointed at
-    any server speaking the arXiv protocol (e.g. `academiceval mirror serve`). Client options (min_interval,
-    max_retries, timeout, user_agent, ...) go to `ArxivClient`."""
+    """`"arxiv"` → the live API client; a directory (or one data file) → the in-process mirror; `api_url` → the
+    HTTP client pointed at any server speaking the arXiv protocol (e.g. `academiceval mirror serve`). Client
+    options (min_interval, max_retries, timeout, user_agent, ...) go to `ArxivClient`."""
     from academiceval.sources.client import ArxivClient
 
     if api_url:
@@ -25,7 +25,7 @@ def open_source(source: str = "arxiv", api_url: str | None = None, **client_opts
     if source == "arxiv":
         return ArxivClient(**client_opts)
     path = Path(source).expanduser()
-    if path.is_dir():
+    if path.exists():  # a mirror directory, or a single data file
         from academiceval.sources.mirror import MirrorSource
 
         opts = {k: v for k, v in client_opts.items() if k in ("id_batch_size", "progress")}

@@ -74,6 +74,20 @@ class Pacer:
             self._next = max(self._next, time.monotonic() + seconds)
 
 
+_PACERS: dict[tuple[str, float], Pacer] = {}
+_PACERS_LOCK = threading.Lock()
+
+
+def shared_pacer(url: str, interval: float) -> Pacer:
+    """One pacer per (host, interval) in the process: two clients of the same API never double the request rate."""
+    u = httpx.URL(url)
+    key = (f"{u.scheme}://{u.host}:{u.port}", float(interval))
+    with _PACERS_LOCK:
+        if key not in _PACERS:
+            _PACERS[key] = Pacer(interval)
+        return _PACERS[key]
+
+
 def _retry_after(headers: httpx.Headers) -> float | None:
     raw = headers.get("retry-after")
     if not raw:
@@ -118,7 +132,7 @@ class ArxivClient:
         self.max_retry_after = max_retry_after
         self.max_pdf_bytes = max_pdf_bytes
         self.id_batch_size = id_batch_size
-        self.pacer = Pacer(min_interval)
+        self.pacer = shared_pacer(base_url, min_interval)
         self.requests_made = 0
         self.pdf_requests = 0
         self.retries = 0

@@ -8,7 +8,9 @@ rankings are deterministic.
 
 from __future__ import annotations
 
+import logging
 import threading
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,15 +33,22 @@ def top_k(scores: np.ndarray, k: int) -> list[int]:
     return order[: max(0, k)]
 
 
+@lru_cache(maxsize=1)
+def _bm25s() -> Any:
+    """bm25s, with its logger put back to WARNING (it sets itself to DEBUG on import, flooding any log handler)."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
 def terms(texts: list[str]) -> list[list[str]]:
     """Lower-cased, stop-word-free word terms (bm25s's tokenizer).
 
     No stemmer: NLTK's costs seconds to import and PyStemmer would be one more native dependency; chunk
     rankings within one paper barely depend on it.
     """
-    import bm25s
-
-    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+    return _bm25s().tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
 class BM25Retriever:
@@ -51,12 +60,10 @@ class BM25Retriever:
         self.k1, self.b = k1, b
 
     def scores(self, query: str, docs: list[str]) -> np.ndarray:
-        import bm25s
-
         if not docs:
             return np.zeros(0)
         toks = terms([query, *docs])
-        index = bm25s.BM25(k1=self.k1, b=self.b)
+        index = _bm25s().BM25(k1=self.k1, b=self.b)
         index.index(toks[1:], show_progress=False)
         return np.asarray(index.get_scores(toks[0]), dtype=float)
 

@@ -294,10 +294,10 @@ def cached_index(root: str | Path) -> MirrorIndex | None:
 def load_index(root: str | Path, progress: Progress | None = None) -> MirrorIndex:
     """The index of a directory, built once per process (rebuilt when the directory's mtime changes)."""
     path = Path(root).resolve()
-    if not path.is_dir():
+    if not path.exists():
         from academiceval.sources.errors import SourceError
 
-        raise SourceError(f"mirror directory not found: {path}", hint="pass a directory holding arXiv data")
+        raise SourceError(f"mirror not found: {path}", hint="pass a directory (or file) holding arXiv data")
     key = (str(path), path.stat().st_mtime)
     with _CACHE_LOCK:
         idx = _CACHE.get(key)

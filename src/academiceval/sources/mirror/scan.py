@@ -90,6 +90,8 @@ def detect(path: Path) -> FoundFile:
 
 def find_files(root: Path) -> list[FoundFile]:
     """Every file under root with its format, in a stable (sorted) order; hidden directories are skipped."""
+    if root.is_file():  # a single file is a (small) mirror too: `--source listing.txt`
+        return [detect(root)]
     out: list[FoundFile] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
