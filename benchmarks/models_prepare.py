@@ -223,6 +223,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=49)
     ap.add_argument("--demos", type=int, default=4, help="random demonstrations per corpus sample")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--retrieval-limit", type=int, default=None, help="samples for part B (dense is slow on CPU)")
     args = ap.parse_args()
     limit = 10 if args.quick else args.limit
     samples = round_samples(args.round, limit) if args.round else corpus_samples(args.demos, args.seed)[:limit]
@@ -230,7 +231,8 @@ def main() -> None:
     with_demos = [s for s in samples if s.demos]
     if with_demos:
         bench_truncation(with_demos, [4_000, 16_000] if args.quick else [4_000, 16_000, 32_000])
-    bench_retrieval(samples[:2] if args.quick else samples, ["bm25", "tfidf", "dense"])
+    n_retrieval = args.retrieval_limit or (2 if args.quick else len(samples))
+    bench_retrieval(samples[:n_retrieval], ["bm25", "tfidf", "dense"])
     bench_baselines([s for s in samples if s.task == "abstract"] or samples)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter, defaultdict
 
 import networkx as nx
@@ -10,6 +11,7 @@ from graph_data import CRAWL_UNTIL, DiesAfter
 
 from academiceval.errors import ConfigError
 from academiceval.graph import coauthor_papers, coauthors, collect, first_author_papers, refine, stats
+from academiceval.graph.crawl import fetch_author
 from academiceval.graph.queries import snapshot
 from academiceval.store import Workspace
 
@@ -205,3 +207,30 @@ def test_source_errors_are_recorded_or_stop_resumably(workspace, mirror, seeds, 
     once = Workspace(tmp_path / "once")
     collect(once, _Failing(mirror, bad, down_at=None), seeds, max_authors=60, until=CRAWL_UNTIL)
     assert snapshot(once) == snapshot(workspace)
+
+
+class _Shuffled(DiesAfter):
+    """The mirror's answers in a different (seeded) order: ranking must not depend on the source's ordering."""
+
+    def __init__(self, inner, seed: int) -> None:
+        super().__init__(inner, n=-1)
+        self.rng = random.Random(seed)
+
+    def search(self, query, **kw):
+        page = self.inner.search(query, **kw)
+        items = list(page.items)
+        self.rng.shuffle(items)
+        return page.model_copy(update={"items": items})
+
+
+def test_ranking_does_not_depend_on_result_order(mirror, records, seeds) -> None:
+    busiest = Counter(m.authors[0].key for m in records if m.authors and m.published <= CRAWL_UNTIL)
+    names = {m.authors[0].key: m.authors[0].name for m in records if m.authors}
+    for key, _ in busiest.most_common(15):
+        base = fetch_author(mirror, key, names[key], top_k=5, papers_per_author=100, until=CRAWL_UNTIL)
+        for s in range(3):
+            other = fetch_author(
+                _Shuffled(mirror, s), key, names[key], top_k=5, papers_per_author=100, until=CRAWL_UNTIL
+            )
+            assert other.coauthors == base.coauthors
+            assert {m.arxiv_id for m in other.first} == {m.arxiv_id for m in base.first}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from academiceval.errors import ConfigError
 from academiceval.models.prepare import prepare_prompt
@@ -206,3 +208,29 @@ def test_round_templates_are_used_for_prompt_and_query(tok, papers, tmp_path):
         r.chunk.chunk_id for r in retrieve(sample, config, tok, query="dataset mutation operators COCO captions")
     ]
     assert custom == explicit
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_budget_keeps_the_invariants(tok, papers, data):
+    """For every budget between 'only the never-cut parts' and 'everything': fits, exact, nothing protected lost."""
+    small = {pid: {**papers[pid], "sections": papers[pid]["sections"][:4]} for pid in (TARGET, *DEMOS)}
+    task = data.draw(st.sampled_from(["abstract", "introduction", "related_work"]))
+    cites = cited_papers(papers, ["2212.11889", "2212.11765"]) if task == "related_work" else None
+    sample = make_sample(small[TARGET], task, demos=[small[d] for d in DEMOS[:2]], citations=cites)
+    full = tok.count(render_prompt(sample))
+    floor = tok.count(
+        render_prompt(sample.model_copy(update={"fields": {**sample.fields, "body": ""}, "demos": [], "citations": []}))
+    )
+    budget = data.draw(st.integers(min_value=floor, max_value=full + 50))
+    res = prepare_prompt(sample, tokenizer=tok, context_length=budget + 100, max_output_tokens=100)
+    assert not res.skipped
+    check_exact(tok, sample, res, budget)
+    lines = res.prompt.splitlines()
+    assert all(line in lines for line in skeleton_lines(sample, res))
+    if budget >= full:
+        assert res.policy == "none" and res.prompt == render_prompt(sample)
+    if "body-tail-cut" in res.policy:
+        assert res.demos_kept == 0  # demos always go first
+    if "citations-dropped" in res.policy:
+        assert "body-tail-cut" in res.policy

@@ -229,3 +229,46 @@ def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None
     assert {s.arxiv_id for s in samples} == {"1111.2011"} and {s.task for s in samples} == {"title", "abstract"}
     assert samples[0].published == workspace.get_meta("1111.2011").published
     assert m.windows.test_from == samples[0].published  # a single paper is a test paper
+
+
+def test_coauthor_demos_come_from_the_graph_when_there_is_one(uws, tmp_path) -> None:
+    """A refined graph linking the first authors of two real papers: the newer one gets the older as its demo."""
+    from academiceval.graph.store import GRAPH_SCHEMA
+
+    uws.ensure_schema(GRAPH_SCHEMA)
+    target, demo = "2212.11867", "2212.11766"  # 22 Dec (test) and 12 Nov (train)
+    keys = {}
+    for i, aid in enumerate((target, demo)):
+        key = uws.db.execute("SELECT author_key FROM authorship WHERE arxiv_id=? AND position=0", (aid,)).fetchone()[0]
+        keys[aid] = key
+        uws.db.execute(
+            "INSERT INTO graph_author (key, name, state, depth, queue_pos, first_papers, in_graph) "
+            "VALUES (?,?,?,?,?,?,1)",
+            (key, key, "visited", i, i, 1),
+        )
+        uws.db.execute(
+            "INSERT INTO graph_paper VALUES (?,?,?,1,'crawl')", (aid, key, uws.get_meta(aid).published.isoformat())
+        )
+    a, b = sorted(keys.values())
+    uws.db.execute("INSERT INTO graph_edge VALUES (?,?,1)", (a, b))
+    m = build_round(uws, "g", settings=["coauthor:1"], tasks=("title",), out_dir=tmp_path / "g")
+    assert m.build_options["coauthor_source"] == "graph"
+    rnd = load_round(tmp_path / "g")
+    samples = list(rnd.samples())
+    assert [(s.arxiv_id, [d.arxiv_id for d in s.demos]) for s in samples] == [(target, [demo])]
+    assert samples[0].demos[0].origin == "coauthor" and samples[0].setting_name.endswith("-G")
+
+
+def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:
+    from academiceval.rounds.prompts import render_prompt
+
+    tdir = tmp_path / "tpl"
+    tdir.mkdir()
+    (tdir / "title_plain.j2").write_text("Name this paper in ten words.\n{{ body }}\nAbstract: {{ abstract }}")
+    build_round(uws, "t", tasks=("title",), since=date(2022, 12, 22), templates_dir=tdir, out_dir=tmp_path / "t")
+    rnd = load_round(tmp_path / "t")
+    assert (rnd.templates_dir / "title_plain.j2").read_text().startswith("Name this paper")
+    s = next(rnd.samples())
+    assert rnd.render(s).startswith("Name this paper")
+    assert s.prompt_sha256 == prompt_sha256(rnd.render(s)) != prompt_sha256(render_prompt(s))
+    assert s.input_tokens == count(rnd.render(s))

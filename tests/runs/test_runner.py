@@ -12,6 +12,7 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
 from academiceval.models.fake_server import _pick, _unit
+from academiceval.models.postprocess import postprocess
 from academiceval.runs.errors import MissingAPIKeyError, RoundIntegrityError, UnknownModelError
 from academiceval.runs.records import iter_records, read_run, records_file
 from academiceval.runs.retry import RetryPolicy
@@ -45,6 +46,7 @@ def test_clean_run_writes_records_and_spec(sample_round, fake_server, tmp_path):
         assert r.output_tokens > 0 and r.input_tokens > 100 and r.error is None
         assert srv.stats.by_prompt[r.prompt_sha256] >= 1  # the hash we record is the hash of what was sent
         assert r.output_raw.split()[0].startswith("[")
+        assert r.output == postprocess(r.task, r.output_raw)  # raw kept, refined beside it
     # demos change the prompt; a random:1 sample that drew no demo equals its zero-shot twin and costs no request
     unique = {r.prompt_sha256 for r in recs.values()}
     assert N_SAMPLES - 2 <= len(unique) < N_SAMPLES

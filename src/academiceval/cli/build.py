@@ -144,6 +144,8 @@ def build(
         except AcademicEvalError as exc:
             raise fail(str(exc)) from None
     w = m.windows
+    if not m.configs:
+        console.print("[yellow]no samples were built[/]: the workspace needs papers with both metadata and a parse")
     rows = [
         (
             name,

@@ -98,8 +98,8 @@ def fetch_author(
         if meta.authors[0].key == key:
             visit.first.append(meta)
     counts: Counter[str] = Counter()
-    names: dict[str, str] = {}
-    for meta in visit.first:
+    names: dict[str, str] = {}  # display name as written on the co-author's newest shared paper
+    for meta in sorted(visit.first, key=lambda m: (m.published, m.arxiv_id), reverse=True):
         for k, a in {a.key: a for a in meta.authors[1:]}.items():
             if k and k != key:
                 counts[k] += 1

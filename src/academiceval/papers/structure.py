@@ -132,8 +132,6 @@ def find_headings(layout: Layout) -> list[Heading]:
         if i <= abs_idx or not _candidate(lines, i, body):
             continue
         text = ln.text.strip()
-        if text.endswith(".") and not re.match(r"^[\dIVXA-Z.]+\.?$", text.split()[0] + "."):
-            text = text  # keep; a trailing dot alone does not disqualify "1. Introduction."
         num, rest = _split_number(text)
         lone_number = False
         # a lone number line followed by the heading text on the next line
@@ -261,8 +259,6 @@ def find_title(layout: Layout) -> tuple[str, int]:
         if not cands:
             continue
         big = max(ln.size for _, ln in cands)
-        if big < layout.body_size + 1.5 and page == 0 and any(ln.page == 1 for ln in layout.lines):
-            pass
         first = next(k for k, (_, ln) in enumerate(cands) if ln.size >= big - 0.6)
         parts: list[str] = []
         last = cands[first][0]

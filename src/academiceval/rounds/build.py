@@ -223,9 +223,10 @@ def build_round(
             entries[aid].split = sp
 
     # ---- 3. samples ---------------------------------------------------------------------------------
+    final.parent.mkdir(parents=True, exist_ok=True)
+    for stale in final.parent.glob(f".{final.name}.building-*"):  # left by an interrupted build
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
     staging = StagingWriter(tmp / ".staging")
     views = _Views(ws, tasks)
     resolver = cit.CitationResolver(ws, source)

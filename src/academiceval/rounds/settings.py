@@ -251,9 +251,9 @@ def _neg(iso: str) -> int:
 
 def _graph_nonempty(ws: Workspace) -> bool:
     try:
-        import academiceval.graph.queries  # noqa: F401  (registers the graph tables)
+        from academiceval.graph.store import GRAPH_SCHEMA
 
-        ws.ensure_schema("SELECT 1;")
+        ws.ensure_schema(GRAPH_SCHEMA)  # idempotent; the connection may predate the graph module's import
         row = ws.db.execute("SELECT COUNT(*) FROM graph_author WHERE in_graph=1").fetchone()
     except (ImportError, sqlite3.OperationalError):
         return False

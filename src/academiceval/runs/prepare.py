@@ -186,9 +186,14 @@ class PromptPreparer:
         }
         return json.dumps(doc, sort_keys=True, default=str).encode()
 
-    def memo_key(self, fingerprint: bytes, sample: Sample, max_tokens: int) -> str:
-        digest = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
-        return hashlib.sha256(fingerprint + f"|{digest}|{max_tokens}".encode()).hexdigest()
+    def memo_key(self, fingerprint: bytes, sample: Sample, max_tokens: int, round_sha256: str | None = None) -> str:
+        """Sample identity: (verified round manifest sha256, sample id) when known — a round's files are checked
+        against its manifest before a run — else the digest of the sample's content."""
+        if round_sha256:
+            ident = f"{round_sha256}/{sample.sample_id}"
+        else:
+            ident = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
+        return hashlib.sha256(fingerprint + f"|{ident}|{max_tokens}".encode()).hexdigest()
 
     def _kwargs(self, max_tokens: int) -> dict[str, Any]:
         base = self._base_kwargs

@@ -338,6 +338,7 @@ async def run_round_async(
             progress=progress,
             total=len(todo),
             prepare_in_thread=preparer.needs_fitting,
+            round_sha256=view.manifest_sha256,
         )
         t0, c0 = time.perf_counter(), time.process_time()
         try:

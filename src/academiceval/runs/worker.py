@@ -16,12 +16,12 @@ from typing import Any
 
 from academiceval.errors import AcademicEvalError
 from academiceval.models.base import Backend, Completion, GenerationOptions
+from academiceval.models.postprocess import postprocess
 from academiceval.rounds.models import Sample
 from academiceval.runs.cache import ResponseCache, key_from_prefix, key_prefix
 from academiceval.runs.concurrency import AdaptiveLimiter
 from academiceval.runs.errors import BackendError, EmptyAnswerError
 from academiceval.runs.models import RunRecord
-from academiceval.runs.postprocess import postprocess
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
 from academiceval.runs.records import RecordWriter
 from academiceval.runs.retry import RetryPolicy, RetryStats, generate_with_retry
@@ -46,7 +46,9 @@ class SampleWorker:
         progress: ProgressFn | None = None,
         total: int = 0,
         prepare_in_thread: bool = False,
+        round_sha256: str | None = None,
     ) -> None:
+        self.round_sha256 = round_sha256
         self.backend, self.options, self.preparer, self.cache = backend, options, preparer, cache
         self.writer, self.limiter, self.policy, self.summary = writer, limiter, policy, summary
         self.identity = backend.cache_identity()
@@ -94,7 +96,7 @@ class SampleWorker:
                 prompt_info=prep.extras,
             )
         base.update(kw)
-        return RunRecord(**base)
+        return RunRecord.model_construct(**base)  # built from typed values here; validation would only cost
 
     def _finish(self, rec: RunRecord, *, urgent: bool = True) -> None:
         """Append the record; only answers read back from committed cache rows (and skips) may be flushed
@@ -209,7 +211,8 @@ class SampleWorker:
         key = self._memo_keys.get(sample.sample_id)
         if key is None:
             max_tokens = int(self.options_for(sample.task)[0].max_tokens or 0)
-            key = self._memo_keys[sample.sample_id] = self.preparer.memo_key(self._fingerprint, sample, max_tokens)
+            key = self.preparer.memo_key(self._fingerprint, sample, max_tokens, self.round_sha256)
+            self._memo_keys[sample.sample_id] = key
         return key
 
     def _skipped(self, sample: Sample, prep: Prepared) -> RunRecord:
