@@ -41,6 +41,8 @@ def main() -> int:
     role_need = role_hit = 0
     latex_rows: list[tuple[str, float, int, int]] = []
     failures = 0
+    print("sections: 'intro' found as PDF_CHECK.tsv expects, 'INTRO!' expected but missed, 'relat+' found where")
+    print("PDF_CHECK.tsv has none, '-' neither; title/abstr = normalized similarity to metadata (nan: none known)")
     print(f"{'paper':44} {'title':>5} {'abstr':>5} {'sections (found/PDF_CHECK)':28} {'refs':>4} warnings")
     for t in truths:
         name = t.path.name

@@ -83,15 +83,17 @@ def corpus_samples(n_demos: int, seed: int) -> list[Sample]:
 
 
 def round_samples(path: str, limit: int) -> list[Sample]:
+    """Up to `limit` samples spread over the round's configs (test split first), so every task/setting shows."""
     from academiceval.rounds.io import load_round
 
     loaded = load_round(path)
+    configs = loaded.configs()
+    per = max(1, limit // max(1, len(configs)))
     out: list[Sample] = []
-    for s in loaded.samples():
-        out.append(s)
-        if len(out) >= limit:
-            break
-    return out
+    for config in configs:
+        picked = [s for s in loaded.samples(config) if s.split == "test"][:per]
+        out.extend(picked)
+    return out[:limit]
 
 
 def linear_policy(sample: Sample, tok, budget: int) -> tuple[str, int]:

@@ -64,6 +64,7 @@ def test_same_file_under_two_names_is_one_paper(workspace, folder: Path, tmp_pat
     shutil.copy(next(folder.rglob("1503*.pdf")), copy)
     report = ingest_paths(workspace, [next(folder.rglob("1503*.pdf")), copy])
     assert len({r.paper_id for r in report.results}) == 1
+    assert sorted(r.status for r in report.results) == ["ok", "skipped"]  # parsed once
     assert workspace.db.execute("SELECT COUNT(*) FROM parsed_paper").fetchone()[0] == 1
 
 

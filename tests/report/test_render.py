@@ -105,8 +105,12 @@ def test_outputs_are_escaped(corpus, tmp_path):
 
 def test_empty_window_and_no_runs_render(saved_runs, tmp_path):
     rep = make_report(saved_runs.runs_dir, tmp_path / "late", after=date(2030, 1, 1))
-    assert "No samples inside the window" in rep.leaderboard_md.read_text()
-    assert "No samples inside the window" in rep.index_html.read_text()
+    n = 2 * 2 * 2 * len(saved_runs.papers)  # runs × tasks × settings × papers
+    for text in (rep.leaderboard_md.read_text(), rep.index_html.read_text()):
+        assert f"No samples inside the window: all {n} run records" in text
+    # a window that empties only some papers keeps the tables, with per-table notes where nothing is left
+    part = make_report(saved_runs.runs_dir, tmp_path / "part", after=date(2022, 12, 21))
+    assert "No samples inside the window" not in part.leaderboard_md.read_text()
     assert Results.read(rep.results_json).window.after == date(2030, 1, 1)
     (tmp_path / "nothing").mkdir()
     rep2 = make_report(tmp_path / "nothing", tmp_path / "empty")

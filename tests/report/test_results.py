@@ -65,6 +65,41 @@ def test_intervals_are_seeded_and_reproducible(saved_runs):
     assert e1.mean == e2.mean and (e1.ci_low, e1.ci_high) != (e2.ci_low, e2.ci_high)
 
 
+def test_intervals_do_not_depend_on_record_order(saved_runs):
+    from academiceval.report.rundata import find_run_dirs, load_run
+
+    runs = [load_run(d) for d in find_run_dirs([saved_runs.runs_dir])]
+    shuffled = []
+    for r in runs:
+        r2 = load_run(r.path)
+        r2.scores = dict(reversed(list(r2.scores.items())))
+        r2.records = dict(reversed(list(r2.records.items())))
+        shuffled.append(r2)
+    a, b = build_results(runs), build_results(shuffled)
+    assert [r.metrics for r in a.rows] == [r.metrics for r in b.rows]
+
+
+def test_intervals_are_the_same_in_every_process(saved_runs):
+    """String hashing differs between processes; intervals must not (they once did, via set order)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json; from academiceval.report.results import build_results; "
+        "r = build_results(sys.argv[1]); print(json.dumps([x.model_dump(mode='json')['metrics'] for x in r.rows]))"
+    )
+    outs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        p = subprocess.run(
+            [sys.executable, "-c", code, str(saved_runs.runs_dir)], env=env, capture_output=True, text=True
+        )
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout)
+    assert outs[0] == outs[1]
+
+
 def test_bootstrap_edge_cases():
     assert bootstrap_mean([], seed=1).mean is None
     one = bootstrap_mean([0.25], seed=1)

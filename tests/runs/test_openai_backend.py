@@ -63,7 +63,7 @@ def test_transient_faults_are_typed_and_retryable(fake_server, kind, error, retr
 
 
 def test_timeout_is_typed(fake_server):
-    srv = fake_server(transient={"timeout": 0.5}, hang_s=5)
+    srv = fake_server(transient={"timeout": 0.5}, hang_s=1.0)
     p = prompt_with("timeout", "transient", srv.config)
     with pytest.raises(E.RequestTimeoutError):
         gen(OpenAIBackend("fake-model", base_url=srv.url, timeout=0.3), p)

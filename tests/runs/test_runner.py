@@ -63,12 +63,19 @@ def test_clean_run_writes_records_and_spec(sample_round, fake_server, tmp_path):
 
 def test_faults_are_retried_or_recorded(sample_round, fake_server, tmp_path):
     srv = fake_server(
-        transient={"429": 0.15, "500": 0.15, "malformed": 0.1},
-        permanent={"empty": 0.1, "refusal": 0.1},
+        transient={"429": 0.15, "500": 0.15, "malformed": 0.1, "timeout": 0.05},
+        permanent={"empty": 0.1, "refusal": 0.1, "invalid_utf8": 0.1},
         retry_after_s=0.01,
+        hang_s=1.5,
     )
     s = run_round(
-        tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url, retry_policy=FAST, max_connections=8
+        tmp_path / "ws",
+        sample_round,
+        "openai/fake-model",
+        base_url=srv.url,
+        retry_policy=FAST,
+        max_connections=8,
+        timeout=0.4,
     )
     recs = records(s.run_dir)
     assert len(recs) == N_SAMPLES
@@ -79,9 +86,14 @@ def test_faults_are_retried_or_recorded(sample_round, fake_server, tmp_path):
         assert r.error_code == want, r.sample_id
         if want is None:
             assert r.output_raw and not r.retryable
-        expected[want] += 1
-    assert expected["empty_answer"] + expected["refused"] > 0
-    assert s.retries > 0 and s.rate_limited > 0 and srv.stats.faults["429"] > 0
+        # a damaged answer is kept (with U+FFFD) and flagged, not dropped
+        assert ("invalid_utf8" in r.warnings) == (kind == "invalid_utf8"), r.sample_id
+        if kind == "invalid_utf8":
+            assert "\ufffd" in r.output_raw
+        expected[kind or "ok"] += 1
+    assert expected["empty"] and expected["refusal"] and expected["invalid_utf8"] and expected["ok"]
+    assert s.retries > 0 and s.rate_limited > 0 and srv.stats.faults["429"] > 0 and srv.stats.faults["timeout"] > 0
+    assert sum(r.attempts for r in recs.values()) == s.requests
     # transient faults hit only first attempts: every prompt needed at most 2 requests
     assert max(srv.stats.by_prompt.values()) <= 2
 
@@ -232,7 +244,9 @@ def test_replay_skips_rendering_and_tokenizing(sample_round, fake_server, tmp_pa
     assert len(calls) == 1  # only the up-front check of the options
     after = records(first.run_dir)
     assert comparable(after) == before
-    assert [r.tokens_cut for r in after.values()] == [r.tokens_cut for r in recs.values()]
+    assert {k: (r.tokens_cut, r.truncation) for k, r in after.items()} == {
+        k: (r.tokens_cut, r.truncation) for k, r in recs.items()
+    }
     # a different budget is a different memo and prompt: prepared and requested again (its own run directory)
     run_round(ws, sample_round, "openai/fake-model", **{**kw, "context_length": 1000})
     assert srv.stats.total > sent and len(calls) > 1
@@ -261,3 +275,44 @@ def test_lost_cache_rows_are_restored_from_records(sample_round, fake_server, tm
     again = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
     assert srv.stats.total == sent and again.total("cached") == len(drop)
     assert comparable(records(first.run_dir)) == comparable(recs)
+
+
+def test_overflow_skip_and_probes_are_recorded_not_sent(sample_round, fake_server, tmp_path):
+    srv = fake_server()
+    ws = tmp_path / "ws"
+    s = run_round(
+        ws,
+        sample_round,
+        "openai/fake-model",
+        base_url=srv.url,
+        context_length=1200,
+        tokenizer="bert-base-uncased",
+        on_overflow="skip",
+        tasks=["title"],
+    )
+    recs = records(s.run_dir)
+    skipped = [r for r in recs.values() if r.skipped]
+    assert skipped and s.total("skipped") == len(skipped) and s.error_codes["skipped_overflow"] == len(skipped)
+    assert all(r.tokens_cut == 0 and "exceeds the budget" in r.error for r in skipped)
+    assert srv.stats.total == len(recs) - len(skipped) - sum(r.cached for r in recs.values())
+    assert s.run_dir.name == "openai__fake-model+ctx1200"
+    again = run_round(
+        ws,
+        sample_round,
+        "openai/fake-model",
+        base_url=srv.url,
+        context_length=1200,
+        tokenizer="bert-base-uncased",
+        on_overflow="skip",
+        tasks=["title"],
+    )
+    assert again.finished_now == 0  # a skip is final
+    # the title-only probe does not apply to the title task (its label is the title): recorded as skipped
+    before = srv.stats.total
+    p = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, probe="title-only", limit=2)
+    precs = records(p.run_dir)
+    assert p.run_dir.name == "openai__fake-model+probe-title-only" and len(precs) == 8
+    assert all(r.skipped for r in precs.values() if r.task == "title")
+    sent = [r for r in precs.values() if r.task == "abstract"]
+    assert all(not r.skipped and r.error is None for r in sent) and srv.stats.total > before
+    assert json.loads((p.run_dir / "run.json").read_text())["probe"] == "title-only"

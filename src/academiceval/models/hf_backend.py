@@ -101,18 +101,21 @@ class HFBackend:
         self.max_batch = max_batch
         self._pending: list[tuple[str, GenerationOptions, asyncio.Future[Completion]]] = []
         self._worker: asyncio.Task[None] | None = None
+        self._identity: dict[str, Any] | None = None
 
     # -- protocol ---------------------------------------------------------------------------------------------
 
     def cache_identity(self) -> dict[str, Any]:
-        template = self._wrap("\x00") if self._wrap else None
-        return {
-            "backend": "hf",
-            "model": self.model,
-            "revision": self._revision(),
-            "dtype": self.dtype_name or str(self.hf_model.dtype),
-            "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if template else None,
-        }
+        if self._identity is None:  # reads the checkpoint folder: computed once
+            template = self._wrap("\x00") if self._wrap else None
+            self._identity = {
+                "backend": "hf",
+                "model": self.model,
+                "revision": self._revision(),
+                "dtype": self.dtype_name or str(self.hf_model.dtype),
+                "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if template else None,
+            }
+        return dict(self._identity)
 
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
         if self.max_batch == 1:

@@ -141,6 +141,8 @@ def ingest_paths(
             progress(r)
 
     todo: list[tuple[str, str]] = []
+    queued: set[str] = set()
+    copies: list[tuple[Path, str]] = []  # the same bytes under another name in this batch: parse once
     for f in files:
         try:
             sha = sha256_file(f)
@@ -152,9 +154,23 @@ def ingest_paths(
             if paper is not None:
                 done(_summary(f, sha, paper, "skipped"))
                 continue
+        if sha in queued:
+            copies.append((f, sha))
+            continue
+        queued.add(sha)
         todo.append((str(f), sha))
+    outcome: dict[str, IngestResult] = {}
     for r in _run(todo, workers, max_pages):
-        done(_store(ws, *r))
+        res = _store(ws, *r)
+        outcome[res.sha256] = res
+        done(res)
+    for f, sha in copies:
+        paper = ws.get_paper(sha)
+        first = outcome[sha]
+        if paper is not None:
+            done(_summary(f, sha, paper, "skipped"))
+        else:
+            done(first.model_copy(update={"path": str(f)}))
     report.results.sort(key=lambda r: r.path)
     if strict and report.failed:
         first = report.failed[0]

@@ -171,6 +171,16 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
         else:
             sec.text = text_of(body)
         sections.append(sec)
+    if ref_section < 0:
+        # letters and short papers often end with a labelled list and no "References" heading
+        last = headings[-1]
+        start = _unheaded_references(lines, max(last.line, last.last) + 1)
+        if start is not None:
+            sections[-1].text = text_of(lines[max(last.line, last.last) + 1 : start])
+            ref_lines = lines[start:]
+            ref_section = len(sections)
+            sections.append(Section(heading="References", level=1, role=SectionRole.references))
+            warnings.append("reference list found without a References heading")
     _inherit_roles(sections, ref_section)
     refs = [parse_reference(i, label, raw) for i, (label, raw) in enumerate(split_entries(ref_lines))]
     if ref_section >= 0:
@@ -202,6 +212,19 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
 
 # roles an appendix section keeps: a Related Work moved to the appendix is still the paper's related work
 _KEEP_IN_APPENDIX = (SectionRole.acknowledgements, SectionRole.references, SectionRole.related_work)
+
+
+_FIRST_LABEL = re.compile(r"^\[1\]\s")
+_NEXT_LABEL = re.compile(r"^\[[23]\]\s")
+
+
+def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore[type-arg]
+    """Index of a "[1] ..." line followed closely by "[2]"/"[3]" entries, searched after `begin`."""
+    for k in range(begin, len(lines)):
+        if _FIRST_LABEL.match(lines[k].text):
+            if sum(1 for ln in lines[k + 1 : k + 40] if _NEXT_LABEL.match(ln.text)) >= 2:
+                return k
+    return None
 
 
 def _inherit_roles(sections: list[Section], ref_section: int) -> None:

@@ -37,6 +37,14 @@ class Table:
     def other_keys(self) -> list[str]:
         return sorted({k for e in self.entries for k in e.others})
 
+    def other_label(self, key: str) -> str:
+        """`metric (value)` for a secondary column, e.g. `bertscore-all-MiniLM-L6-v2-L6 (f)`."""
+        for e in self.entries:
+            m = e.row.metrics.get(key)
+            if m is not None:
+                return f"{key} ({m.primary})"
+        return key
+
     @property
     def total_samples(self) -> int:
         return sum(e.row.counts.samples for e in self.entries)
@@ -106,8 +114,19 @@ def window_text(results: Results) -> str:
     w = results.window
     if w.after is None:
         return "all target papers"
-    why = f" ({w.reason})" if w.reason else ""
+    why = f" — {w.reason}" if w.reason and "first submitted" not in w.reason else ""
     return f"target papers first submitted after {w.after.isoformat()}{why}"
+
+
+def empty_window_text(results: Results) -> str | None:
+    """A single explanation when runs exist but no sample falls inside the window (None otherwise)."""
+    if not results.rows or any(r.counts.samples for r in results.rows) or results.window.after is None:
+        return None
+    outside = sum(r.counts.outside_window for r in results.rows)
+    return (
+        f"No samples inside the window: all {outside} run records are of papers first submitted on or before "
+        f"{results.window.after.isoformat()}. Choose an earlier date or a round with newer papers."
+    )
 
 
 def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
@@ -125,7 +144,11 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         sha = next(r.round_manifest_sha256 for r in results.rows if r.round == rnd)
         lines.append(f"- Round `{rnd}`: manifest sha256 `{sha}`")
     if not results.rows:
-        lines += ["", "_No run records found (or none inside the window)._", ""]
+        lines += ["", "_No run records found._", ""]
+        return "\n".join(lines)
+    empty = empty_window_text(results)
+    if empty:
+        lines += ["", f"_{empty}_", ""]
         return "\n".join(lines)
     for t in tables(results, prefer_metric):
         head = f"## {TASK_TITLES.get(t.task, t.task)} · {t.setting}"

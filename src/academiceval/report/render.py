@@ -178,6 +178,7 @@ def render(
             figures=figures,
             task_titles=lb.TASK_TITLES,
             overview=_overview(results, prefer_metric),
+            empty_window=lb.empty_window_text(results),
         ),
         encoding="utf-8",
     )

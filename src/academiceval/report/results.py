@@ -296,6 +296,8 @@ def summarize_run(
                 if sid not in have_ids and in_window(pub, after) and sp in run_splits
             )
         ids = {r.sample_id for r in recs}
+        # a fixed order (by sample, metric, config): the bootstrap resamples positions, so the same records must
+        # always arrive in the same order for the same interval (set order varies between processes)
         mine = [sr for sid in ids for sr in scores_by_sample.get(sid, ())]
         scored_ids = {sr.sample_id for sr in mine if not sr.error and sr.values}
         metrics = _metric_results(mine, mkeys, after=after, split=split, resamples=bs.resamples)

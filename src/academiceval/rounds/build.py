@@ -15,17 +15,17 @@ import re
 import shutil
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
-from academiceval import __version__
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.rounds import citations as cit
-from academiceval.rounds.export import StagingWriter, dataset_card, file_sha256, manifest_json, write_config
+from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows
-from academiceval.rounds.models import TASKS, ConfigInfo, Demo, RoundManifest, Sample, SplitWindows, Task
-from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton, template_files
-from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting, setting_names
+from academiceval.rounds.models import TASKS, Demo, RoundManifest, Sample, Task
+from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
+from academiceval.rounds.publish import publish
+from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.split import (
     DEFAULT_FRACTIONS,
     assign,
@@ -314,7 +314,7 @@ def build_round(
         staging.close()
 
         # ---- 4. export --------------------------------------------------------------------------------
-        manifest = _export(
+        manifest = publish(
             tmp,
             final,
             name,
@@ -380,103 +380,3 @@ def _citation_corpus(ws, resolver, target: Entry, distractors: int, min_citation
         rng=rng,
     )
     return cit.build_corpus(metas, extra, rng)
-
-
-def _export(
-    tmp,
-    final,
-    name,
-    staging,
-    specs,
-    tasks,
-    token_sums,
-    split_counts,
-    windows: SplitWindows,
-    seed,
-    templates_dir,
-    skipped,
-    notes,
-    previous,
-    ws,
-    *,
-    options,
-    say,
-) -> RoundManifest:
-    manifest = RoundManifest(
-        round=name,
-        created_at=_created_at(),
-        package_version=__version__,
-        seed=seed,
-        windows=windows,
-        build_options={k: (v.isoformat() if isinstance(v, date) else v) for k, v in options.items()},
-        skipped={k: dict(sorted(v.items())) for k, v in sorted(skipped.items())},
-        notes={k: dict(sorted(v.items())) for k, v in sorted(notes.items())},
-    )
-    for task in tasks:
-        measured = [
-            (s, sum(token_sums[(task, s.spec)]) / len(token_sums[(task, s.spec)]))
-            for s in specs
-            if token_sums.get((task, s.spec))
-        ]
-        names = setting_names(task, measured)
-        for spec, mean in measured:
-            cfg = names[spec.spec]
-            key = f"{task}/{spec.spec}"
-            samples = staging.read(key)
-            labels = []
-            info = ConfigInfo(
-                task=task,
-                setting=spec.spec,
-                setting_name=cfg,
-                counts={k: v for k, v in sorted(split_counts[(task, spec.spec)].items())},
-                mean_input_tokens=round(mean, 1),
-            )
-
-            def tap(it, labels=labels):
-                for s in it:
-                    labels.append(s.label_tokens or 0)
-                    yield s
-
-            say(f"export {cfg}", 0, 1)
-            write_config(tmp, info, tap(samples))
-            say(f"export {cfg}", 1, 1)
-            info.mean_label_tokens = round(sum(labels) / len(labels), 1) if labels else 0.0
-            manifest.configs[cfg] = info
-            manifest.counts[cfg] = dict(info.counts)
-    shutil.rmtree(tmp / ".staging", ignore_errors=True)
-    tdir = tmp / "templates"
-    tdir.mkdir(parents=True, exist_ok=True)
-    for tname, path in template_files(templates_dir).items():
-        shutil.copyfile(path, tdir / tname)
-    if previous is not None:
-        _diff_previous(manifest, tmp, previous, ws)
-    (tmp / "README.md").write_text(dataset_card(manifest), encoding="utf-8")
-    for p in sorted(tmp.rglob("*")):
-        if p.is_file():
-            manifest.files[p.relative_to(tmp).as_posix()] = file_sha256(p)
-    (tmp / "manifest.json").write_text(manifest_json(manifest), encoding="utf-8")
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
-    return manifest
-
-
-def _created_at() -> str:
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
-    return when.isoformat(timespec="seconds")
-
-
-def _diff_previous(manifest: RoundManifest, tmp: Path, previous: str | Path, ws: Workspace) -> None:
-    """LiveBench-style release notes on the test split: which test samples are new, which were retired."""
-    from academiceval.rounds.io import LoadedRound, load_round
-
-    p = Path(previous)
-    prev_dir = p if p.is_dir() else ws.rounds_dir / str(previous)
-    old = load_round(prev_dir, verify=True)
-    new = LoadedRound(tmp, manifest, "")
-    old_ids = {s.sample_id for s in old.samples(split="test")}
-    new_ids = {s.sample_id for s in new.samples(split="test")}
-    manifest.previous_round = old.name
-    manifest.adds = sorted(new_ids - old_ids)
-    manifest.retires = sorted(old_ids - new_ids)

@@ -254,6 +254,7 @@ async def run_round_async(
         summary.token_report = _token_report(preparer, samples, options)
         return summary
 
+    owned = backend is None  # a backend passed in belongs to the caller, who closes it
     if backend is None:
         backend = load_backend(
             model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout, templates_dir=view.templates_dir
@@ -356,4 +357,5 @@ async def run_round_async(
             summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
         return summary
     finally:
-        await backend.aclose()
+        if owned:
+            await backend.aclose()

@@ -1,5 +1,39 @@
-"""Scoring saved runs: ROUGE, BERTScore, LLM judge; re-scoring without regeneration."""
+"""Scoring saved runs: ROUGE, BERTScore, LLM judge; re-scoring without regeneration; knowledge-cutoff windows.
+
+Public API (imported lazily so that `import academiceval.scores` stays light — no torch):
+    score_runs(run_dirs, metrics=..., ...)          academiceval.scores.rescore
+    aggregate(score_records, after=None)             academiceval.scores.aggregate
+    FastRouge, rouge                                 academiceval.scores.rouge
+    BertScorer                                       academiceval.scores.bertscore
+    Judge, parse_verdict, win_rate                   academiceval.scores.judge
+    resolve_window, load_model_info                  academiceval.scores.windows
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 from academiceval.scores.models import ScoreRecord
 
-__all__ = ["ScoreRecord"]
+_LAZY = {
+    "score_runs": "academiceval.scores.rescore",
+    "aggregate": "academiceval.scores.aggregate",
+    "FastRouge": "academiceval.scores.rouge",
+    "rouge": "academiceval.scores.rouge",
+    "BertScorer": "academiceval.scores.bertscore",
+    "Judge": "academiceval.scores.judge",
+    "parse_verdict": "academiceval.scores.judge",
+    "win_rate": "academiceval.scores.judge",
+    "resolve_window": "academiceval.scores.windows",
+    "load_model_info": "academiceval.scores.windows",
+}
+
+__all__ = ["ScoreRecord", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(name)

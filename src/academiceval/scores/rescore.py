@@ -161,7 +161,7 @@ class _RunContext:
 def score_runs(
     run_dirs: Sequence[str | Path],
     *,
-    metrics: Sequence[str] = ("rouge-l", "bertscore", "judge"),
+    metrics: Sequence[str] | None = None,
     round_dir: str | Path | None = None,
     home: str | Path | None = None,
     judge: Any = None,
@@ -179,7 +179,10 @@ def score_runs(
     `judge`: a Backend or a model spec for `load_backend` (required for the "judge" metric).
     `against`: "reference" (the round's label) or another run directory (pairwise: same sample ids).
     `cache`: a response cache for judge calls; default the runner's cache in the workspace when `home` is known.
+    `metrics`: default rouge-l and bertscore, plus judge when a judge is given.
     """
+    if metrics is None:
+        metrics = ["rouge-l", "bertscore", *(["judge"] if judge is not None else [])]
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ConfigError(f"unknown metric(s) {', '.join(unknown)}", hint=f"choose from {', '.join(METRICS)}")
@@ -232,6 +235,8 @@ def score_runs(
                 chash = config_hash(cfg)
                 ok = [r for r in pending if unusable(r, bert.metric_name, chash) is None]
                 new.extend(b for r in pending if (b := unusable(r, bert.metric_name, chash)) is not None)
+                _append(out_path, new)  # written as we go: an interrupted scoring resumes after the last chunk
+                written = len(new)
                 idf_refs = [label_of(r) or "" for r in recs] if bert.idf else None
                 for start in range(0, len(ok), batch_size):
                     chunk = ok[start : start + batch_size]
@@ -247,19 +252,45 @@ def score_runs(
                             "ref_tokens_cut": s.ref_cut,
                         }
                         new.append(_base(rec, bert.metric_name, chash, values=s.values(), details=details))
+                    _append(out_path, new[written:])
+                    written = len(new)
                     if progress:
                         progress(f"{spec.model} {bert.metric_name}", min(start + batch_size, len(ok)), len(ok))
                 metric = bert.metric_name
-            else:  # judge
-                judge_obj = judge_obj or _make_judge(judge, cache, home)
-                new.extend(_judge_run(judge_obj, spec, recs, samples, against, todo, unusable, progress))
-                metric = new[0].metric if new else _judge_metric(judge_obj, against)
+                res.written[metric] = len(new)
+                res.errors[metric] = sum(1 for r in new if r.error)
+                continue
+            else:  # judge: each pair's record is appended as soon as both orders are judged
+                judge_obj = judge_obj or _make_judge(judge, cache, home or _home_of(rd))
+                new.extend(
+                    _judge_run(
+                        judge_obj,
+                        spec,
+                        recs,
+                        samples,
+                        against,
+                        todo,
+                        unusable,
+                        progress,
+                        lambda r, _p=out_path: _append(_p, [r]),
+                    )
+                )
+                metric = _judge_metric(judge_obj, against)
+                res.written[metric] = len(new)
+                res.errors[metric] = sum(1 for r in new if r.error)
+                continue
             _append(out_path, new)
             res.written[metric] = len(new)
             res.errors[metric] = sum(1 for r in new if r.error)
         res.summary = aggregate(read_scores(rd), after=after)
         results.append(res)
     return results
+
+
+def _home_of(run_dir: Path) -> Path | None:
+    """The workspace a run directory lives in (`<home>/runs/ROUND/MODEL`), if it looks like one."""
+    parents = Path(run_dir).resolve().parents
+    return parents[2] if len(parents) >= 3 and parents[1].name == "runs" else None
 
 
 def _make_judge(judge: Any, cache: Any, home: str | Path | None) -> Any:
@@ -295,7 +326,9 @@ def _judge_run(
     todo: Callable[[str, str], list[RunRecord]],
     unusable: Callable[[RunRecord, str, str], ScoreRecord | None],
     progress: Progress | None,
+    emit: Callable[[ScoreRecord], None],
 ) -> list[ScoreRecord]:
+    """Judge every pending sample; `emit` writes each record as soon as it exists (resumable)."""
     metric = _judge_metric(judge, against)
     others: dict[str, RunRecord] | None = None
     cfg = judge.config() | {"against": "reference" if str(against) == "reference" else Path(against).name}
@@ -311,11 +344,13 @@ def _judge_run(
         if bad is None and others is not None:
             other = others.get(rec.sample_id)
             if other is None or other.error or not other.output:
-                bad = _base(rec, metric, chash, error=f"no output of {Path(against).name} for this sample")
+                why = f"no output of {Path(against).name} for this sample"
+                bad = _base(rec, metric, chash, error=why, details={"output_sha256": _sha(rec.output)})
             else:
                 jobs.append((rec, other.output))
                 continue
         if bad is not None:
+            emit(bad)
             out.append(bad)
             continue
         jobs.append((rec, samples[rec.sample_id].label))
@@ -339,7 +374,9 @@ def _judge_run(
             }
             values = pr.values()
             err = None if pr.judged else "; ".join(j.error or "" for j in pr.judgments)
-            return _base(rec, metric, chash, values=values, details=details, error=err)
+            record = _base(rec, metric, chash, values=values, details=details, error=err)
+            emit(record)
+            return record
 
         try:
             return list(await asyncio.gather(*(one(r, o) for r, o in jobs)))
