@@ -47,6 +47,19 @@ def test_demo_end_to_end_quick(corpus, tmp_path):
     assert "export was not found" not in (s.report_dir / "examples.html").read_text()
     assert s.wall_s > 0
 
+    # the same command again resumes: the round is reused, nothing is generated or scored twice
+    again = run_demo(corpus, home=tmp_path / "home", quick=True, workers=1)
+    stage = {st.name: st for st in again.stages}
+    assert "reused" in stage["build"].note
+    assert all(str(v).startswith("0 done") for k, v in stage["run"].rows)
+    assert all(
+        "new" not in str(v) or str(v).count(": 0 new") == str(v).count("new") for _, v in stage["score"].rows[1:]
+    )
+    means = lambda res: [  # noqa: E731
+        (r["label"], r["task"], r["setting"], {k: m["values"] for k, m in r["metrics"].items()}) for r in res["rows"]
+    ]
+    assert means(json.loads(again.results_json.read_text())) == means(results)
+
 
 def test_demo_names_a_missing_stage_before_doing_any_work(corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(

@@ -151,3 +151,16 @@ def test_hanging_indent_reference_list(parsed: dict[str, Paper]) -> None:
     assert refs[0].raw.startswith("R. Barzilay and K. R. McKeown. 2001.") and refs[-1].raw.startswith("S. Vogel, Y.")
     assert refs[6].authors == ["A. Ibrahim"] and refs[6].year == 2002
     assert not any(s.role == SectionRole.appendix for s in parsed["emnlp2004_quirk_mono04.pdf"].sections)
+
+
+def test_references_without_heading_balanced_over_columns(corpus: Path) -> None:
+    # a 4-page physics letter: the "[n]" list has no heading and is balanced over both columns under the last
+    # paragraphs, so the page is read in two bands (text of both columns, then the list)
+    from academiceval.papers import parse_pdf
+
+    p = parse_pdf(corpus / "pdf" / "0908.0054v1.pdf")
+    assert [r.label for r in p.references] == [str(k) for k in range(1, 20)]
+    assert p.sections[-1].role == SectionRole.references
+    conclusion = p.section_text(SectionRole.conclusion)
+    assert conclusion.rstrip().endswith("or not.") and "[1] Hu W." not in conclusion
+    assert "reference list found without a References heading" in p.warnings

@@ -178,5 +178,10 @@ def test_one_metric_name_with_two_configurations_is_never_mixed(saved_runs, tmp_
     res = build_results(home / "runs")
     lead = [r for r in res.rows if r.model == "baseline/lead"]
     assert all(set(r.metrics) == {"rouge-l@cfg-rl", "rouge-l@cfg-othe"} for r in lead)
+    from academiceval.report.leaderboard import to_markdown
+
+    md = to_markdown(res)  # every column names its metric key and the value shown
+    assert "Ranked by **rouge-l@cfg-othe (f)**" in md or "Ranked by **rouge-l@cfg-rl (f)**" in md
+    assert "rouge-l@cfg-othe (f)" in md and "rouge-l@cfg-rl (f)" in md
     tail = [r for r in res.rows if r.model == "baseline/tail"]
     assert all(set(r.metrics) == {"rouge-l@cfg-rl"} for r in tail)  # comparable with lead's same config

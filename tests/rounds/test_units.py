@@ -194,3 +194,13 @@ def test_templates_dir_overrides_one_file(tmp_path) -> None:
     assert prompts.render_prompt(s, templates_dir=tmp_path, variant="rag").startswith("The passages")
     with pytest.raises(ConfigError):
         prompts.render_prompt(s, templates_dir=tmp_path / "missing")
+
+
+def test_label_match_ignores_case_and_any_whitespace() -> None:
+    from academiceval.rounds.tasks import contains
+
+    label = r"Spin wave dispersion of ultra-low damping hematite ($\alpha\text{-Fe}_2\text{O}_3$) thin films"
+    body = r"we study SPIN WAVE dispersion of ultra-low damping hematite ($\alpha \text{-Fe}_2 \text{O}_3$) thin  films"
+    assert contains(body, label)
+    assert not contains(body, "Spin wave dispersion of ultra-low damping magnetite")
+    assert not contains(body, "   ")

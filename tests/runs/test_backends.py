@@ -69,3 +69,19 @@ def test_rag_runs_record_what_was_retrieved(sample_round, fake_server, tmp_path,
     assert {r.prompt_sha256 for r in recs.values()}.isdisjoint(
         r.prompt_sha256 for r in read_run(plain.run_dir).values()
     )
+
+
+def test_baseline_answers_are_keyed_by_sample_not_only_prompt(sample_round, tmp_path):
+    """Truncated to the same prompt, a random:1 sample and its zero-shot twin still differ for demo-copy
+    (it reads the sample's demos): the cache must not hand one's answer to the other."""
+    ws = tmp_path / "ws"
+    kw = dict(context_length=700, tokenizer="bert-base-uncased", tasks=["abstract"], limit=4)
+    s = run_round(ws, sample_round, "baseline/demo-copy", **kw)
+    recs = read_run(s.run_dir)
+    same_prompt: dict[str, list] = {}
+    for r in recs.values():
+        same_prompt.setdefault(r.prompt_sha256, []).append(r)
+    pairs = [g for g in same_prompt.values() if len(g) == 2]
+    assert pairs  # truncation dropped the demo, so the two prompts are equal...
+    assert any(a.output_raw != b.output_raw for a, b in pairs)  # ...but demo-copy answers from the sample
+    assert s.total("cached") == 0

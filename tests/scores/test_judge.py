@@ -251,3 +251,18 @@ def test_judge_pairwise_against_another_run(run_home, judge_server, corpus):
     assert sum(1 for r in recs if r.error and "judge_parse" in r.error) == 1  # the unreadable paper
     assert {r.values.get("overall") for r in recs if r.values.get("judged")} <= {0.0, 1.0}
     assert Path(run_dir / "scores.jsonl").exists()
+
+
+def test_score_cli_with_judge(run_home, judge_server):
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+
+    home, run_dir = run_home
+    url = f"http://127.0.0.1:{judge_server.port}/v1"
+    args = ["score", str(run_dir), "--metrics", "judge,rouge-l", "--judge", "openai/judge-1", "--judge-base-url", url]
+    result = CliRunner().invoke(app, [*args, "--home", str(home)])
+    assert result.exit_code == 0, result.output
+    assert "judge-judge-1-vs-reference" in result.output and "win" in result.output
+    assert "24 new score records" in " ".join(result.output.split())  # 12 judge + 12 rouge-l
+    assert judge_server.requests >= 20

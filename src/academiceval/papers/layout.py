@@ -176,7 +176,8 @@ def _reading_order(blocks: list[list[Line]], width: float) -> list[list[Line]]:
         return blocks
     items = sorted(boxes, key=lambda it: (it[0][1], it[0][0]))
     # bands are cut at each full-width block's vertical position
-    cuts = sorted(box[1] for box, _ in items if _is_full(box, mid, width))
+    cuts = sorted(box[1] for box, _ in items if _is_full(box, mid, width)) + _gap_cuts(items)
+    cuts.sort()
     bands: list[list[tuple[tuple[float, float, float, float], list[Line]]]] = [[] for _ in range(len(cuts) + 1)]
     for it in items:
         bands[sum(1 for c in cuts if c <= it[0][1] + 0.1)].append(it)
@@ -195,6 +196,19 @@ def _reading_order(blocks: list[list[Line]], width: float) -> list[list[Line]]:
                 r.col_left = False
             out.append(it[1])
     return out
+
+
+def _gap_cuts(items: list[tuple[tuple[float, float, float, float], list[Line]]], min_gap: float = 30.0) -> list[float]:
+    """Heights where neither column has text for `min_gap` points: the page continues below in a new band
+    (e.g. a reference list balanced over both columns under the last paragraphs)."""
+    spans = sorted((box[1], box[3]) for box, _ in items)
+    cuts: list[float] = []
+    reach = spans[0][1] if spans else 0.0
+    for y0, y1 in spans[1:]:
+        if y0 - reach >= min_gap:
+            cuts.append(y0 - 0.05)
+        reach = max(reach, y1)
+    return cuts
 
 
 def _is_full(box: tuple[float, float, float, float], mid: float, width: float) -> bool:

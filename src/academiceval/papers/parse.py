@@ -172,14 +172,19 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
             sec.text = text_of(body)
         sections.append(sec)
     if ref_section < 0:
-        # letters and short papers often end with a labelled list and no "References" heading
-        last = headings[-1]
-        start = _unheaded_references(lines, max(last.line, last.last) + 1)
+        # letters and short papers often end with a labelled list and no "References" heading; it starts after
+        # the conclusion (an Acknowledgements heading may still follow it)
+        concl = [k for k, sec in enumerate(sections) if sec.role == SectionRole.conclusion]
+        h0 = headings[concl[-1] if concl else len(headings) - 1]
+        start = _unheaded_references(lines, max(h0.line, h0.last) + 1)
         if start is not None:
-            sections[-1].text = text_of(lines[max(last.line, last.last) + 1 : start])
-            ref_lines = lines[start:]
-            ref_section = len(sections)
-            sections.append(Section(heading="References", level=1, role=SectionRole.references))
+            hk = max(k for k, h in enumerate(headings) if h.line < start)
+            h = headings[hk]
+            end = headings[hk + 1].line if hk + 1 < len(headings) else len(lines)
+            sections[hk].text = text_of(lines[max(h.line, h.last) + 1 : start])
+            ref_lines = lines[start:end]
+            ref_section = hk + 1
+            sections.insert(ref_section, Section(heading="References", level=1, role=SectionRole.references))
             warnings.append("reference list found without a References heading")
     _inherit_roles(sections, ref_section)
     refs = [parse_reference(i, label, raw) for i, (label, raw) in enumerate(split_entries(ref_lines))]
@@ -221,9 +226,11 @@ _NEXT_LABEL = re.compile(r"^\[[23]\]\s")
 def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore[type-arg]
     """Index of a "[1] ..." line followed closely by "[2]"/"[3]" entries, searched after `begin`."""
     for k in range(begin, len(lines)):
-        if _FIRST_LABEL.match(lines[k].text):
-            if sum(1 for ln in lines[k + 1 : k + 40] if _NEXT_LABEL.match(ln.text)) >= 2:
-                return k
+        if (
+            _FIRST_LABEL.match(lines[k].text)
+            and sum(1 for ln in lines[k + 1 : k + 40] if _NEXT_LABEL.match(ln.text)) >= 2
+        ):
+            return k
     return None
 
 

@@ -164,7 +164,7 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
             "model",
             "backend",
             t.metric_label,
-            *other_keys,
+            *[t.other_label(k) for k in other_keys],
             "n",
             "scored",
             "errors",

@@ -230,7 +230,7 @@ def fewshot_effects(results: Results, points, *, seed: int) -> dict[tuple[str, s
         if family not in ("random", "coauthor", "co-author", "mixed"):
             continue
         zero = {a: v for a, _, v in points.get((label, task, "zero-shot"), [])}
-        diffs = [v - zero[a] for a, _, v in pts if a in zero]
+        diffs = [v - zero[a] for a, _, v in sorted(pts) if a in zero]  # fixed order: reproducible bootstrap
         if diffs:
             out[(label, task, setting)] = bootstrap_mean(diffs, seed=derive_seed(seed, "fewshot", label, task, setting))
     return out

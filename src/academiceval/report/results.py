@@ -298,7 +298,10 @@ def summarize_run(
         ids = {r.sample_id for r in recs}
         # a fixed order (by sample, metric, config): the bootstrap resamples positions, so the same records must
         # always arrive in the same order for the same interval (set order varies between processes)
-        mine = [sr for sid in ids for sr in scores_by_sample.get(sid, ())]
+        mine = sorted(
+            (sr for sid in ids for sr in scores_by_sample.get(sid, ())),
+            key=lambda sr: (sr.sample_id, sr.metric, sr.config_hash),
+        )
         scored_ids = {sr.sample_id for sr in mine if not sr.error and sr.values}
         metrics = _metric_results(mine, mkeys, after=after, split=split, resamples=bs.resamples)
         ok = [r for r in recs if not r.error and not r.skipped]

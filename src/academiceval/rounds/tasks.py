@@ -43,27 +43,19 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=128)
 def norm_for_match(text: str) -> str:
     """Lower-case, whitespace-free form used for 'is the label inside the input' checks (cached: demo texts are
     checked against many targets)."""
     return "".join(text.split()).casefold()
 
 
-@functools.lru_cache(maxsize=64)
-def _folded(text: str) -> str:
-    return text.casefold()
-
-
 def contains(haystack: str, needle: str) -> bool:
-    """Is the needle inside the haystack, ignoring case and whitespace? A probe on the needle's longest word
-    rejects most haystacks before the (costlier) whitespace-free comparison."""
-    words = needle.split()
-    if not words:
-        return False
-    if max(words, key=len).casefold() not in _folded(haystack):
-        return False
-    return norm_for_match(needle) in norm_for_match(haystack)
+    """Is the needle inside the haystack, ignoring case and all whitespace (so a label re-spaced by a parser or
+    LaTeX still counts)? Exact by design: no cheaper pre-filter can be sure, because whitespace may split any
+    word of the needle inside the haystack."""
+    n = norm_for_match(needle)
+    return bool(n) and n in norm_for_match(haystack)
 
 
 def remove_occurrences(text: str, phrase: str) -> tuple[str, int]:

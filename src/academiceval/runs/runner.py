@@ -345,7 +345,7 @@ async def run_round_async(
         try:
             if progress is not None:
                 progress(0, len(todo))
-            if todo:
+            if todo and (old is None or old.base_url == spec.base_url):  # answers of this same server only
                 run.restore_cache(existing.values())
             await run.run_all(todo, max_connections)
         finally:

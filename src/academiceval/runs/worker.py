@@ -9,6 +9,7 @@ zero-shot twin) cost one request: the second awaits the first's answer.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,9 @@ class SampleWorker:
         round_sha256: str | None = None,
     ) -> None:
         self.round_sha256 = round_sha256
+        # baselines read the sample's fields, not the prompt: two samples that render (or are truncated) to the
+        # same prompt may still get different answers, so their answers are keyed by the sample too
+        self.reads_sample = bool(getattr(backend, "reads_sample", getattr(backend, "name", "") == "baseline"))
         self.backend, self.options, self.preparer, self.cache = backend, options, preparer, cache
         self.writer, self.limiter, self.policy, self.summary = writer, limiter, policy, summary
         self.identity = backend.cache_identity()
@@ -160,13 +164,13 @@ class SampleWorker:
     def restore_cache(self, records: Iterable[RunRecord]) -> int:
         """Write answers found in earlier records back to the cache when their rows are missing (lost with a
         killed process before the cache committed them)."""
-        if not self.cache.enabled:
+        if not self.cache.enabled or self.reads_sample:  # records do not hold the sample; baselines are cheap
             return 0
         rows: dict[str, tuple[str, dict[str, Any], Completion]] = {}
         for r in records:
             if r.error or not r.output_raw or not r.prompt_sha256:
                 continue
-            key = key_from_prefix(self.options_for(r.task)[1], r.prompt_sha256)
+            key = key_from_prefix(self.options_for(r.task)[1], r.prompt_sha256)  # not for reads_sample (below)
             completion = Completion(
                 text=r.output_raw,
                 input_tokens=r.input_tokens or None,
@@ -192,7 +196,7 @@ class SampleWorker:
                 continue
             prep = preps[i] = Prepared.from_memo(blob)
             if not prep.skipped:
-                response_keys[i] = key_from_prefix(self.options_for(s.task)[1], prep.prompt_sha256)
+                response_keys[i] = self._response_key(s, prep.prompt_sha256)
         answers = self.cache.get_many(sorted(set(response_keys.values())))
         rest: list[Sample] = []
         for i, s in enumerate(samples):
@@ -205,6 +209,13 @@ class SampleWorker:
             else:
                 rest.append(s)
         return rest
+
+    def _response_key(self, sample: Sample, prompt_sha256: str) -> str:
+        prefix = self.options_for(sample.task)[1]
+        if self.reads_sample:
+            digest = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
+            return key_from_prefix(prefix, f"{prompt_sha256}|sample:{digest}")
+        return key_from_prefix(prefix, prompt_sha256)
 
     def _memo_key(self, sample: Sample) -> str:
         """Computed once per sample per run (replay computes it for every sample; `one` reuses it)."""
@@ -220,7 +231,7 @@ class SampleWorker:
         return self._record(sample, prep, skipped=True, error=reason, error_code="skipped_overflow")
 
     async def one(self, sample: Sample) -> None:
-        opts, prefix = self.options_for(sample.task)
+        opts = self.options_for(sample.task)[0]
         try:
             prep = await self.prepare(sample, int(opts.max_tokens or 0))
         except AcademicEvalError as e:
@@ -231,7 +242,7 @@ class SampleWorker:
         if prep.skipped:
             self._finish(self._skipped(sample, prep), urgent=False)
             return
-        key = key_from_prefix(prefix, prep.prompt_sha256)
+        key = self._response_key(sample, prep.prompt_sha256)
         hit = self.cache.get(key)
         if hit is not None:
             # urgent: the row may be this run's own, not yet committed (see ResponseCache)
