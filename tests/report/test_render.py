@@ -160,3 +160,9 @@ def test_references_and_not_run_counts_come_from_the_round(saved_runs, corpus, t
     assert shown
     for aid in shown:
         assert str(markupsafe.escape(by_id[aid].abstract[:200])) in page
+
+
+def test_cli_names_a_missing_runs_path(tmp_path):
+    r = CliRunner().invoke(app, ["report", "--runs", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "path does not exist" in r.output
+    assert not (tmp_path / "o").exists()

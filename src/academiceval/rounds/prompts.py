@@ -49,6 +49,8 @@ def _env(templates_dir: str | None) -> jinja2.Environment:
         autoescape=False,
         keep_trailing_newline=False,
         trim_blocks=False,
+        # Templates are read once per process: checking file mtimes on every render cost ~30% of render time.
+        auto_reload=False,
     )
 
 
