@@ -63,3 +63,15 @@ def test_body_views_drop_roles_and_back_matter() -> None:
     assert "concl text" not in p.body(without=SectionRole.conclusion)
     assert "rw text" not in p.body(without="related_work")
     assert p.section_text("introduction") == "intro text"
+
+
+def test_schema_registered_after_connect_is_created(tmp_path) -> None:
+    from academiceval.store.workspace import _SCHEMAS, register_schema
+
+    ws = Workspace(tmp_path / "late")
+    ws.db.execute("SELECT COUNT(*) FROM paper_meta")  # connection open before the late stage registers
+    register_schema("late-test", "CREATE TABLE IF NOT EXISTS late_stage (x INTEGER)")
+    try:
+        assert ws.db.execute("SELECT COUNT(*) FROM late_stage").fetchone()[0] == 0
+    finally:
+        _SCHEMAS.pop("late-test")

@@ -164,7 +164,12 @@ def plot_length(
                     by.append(float(y[sel].mean()))
             ax.plot(bx, by, "-o", ms=3, lw=1.4, color=colors[label], label=label)
         if log:
+            from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
             ax.set_xscale("log")
+            ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(TASK_TITLES.get(task, task))
         ax.set_xlabel(x_label)
         ax.set_ylabel(f"{metric} ({value_key})")

@@ -155,7 +155,7 @@ def render(
                 value_key,
                 out,
                 x_label="input tokens"
-                + (" (WordPiece count of the sample's inputs where not recorded)" if lengths else ""),
+                + (" (BERT WordPiece of the round's prompt where the run has none)" if lengths else ""),
             ),
             plots.plot_settings(results, metric, out),
             plots.plot_fewshot(results, effects, metric, out),

@@ -137,9 +137,14 @@ class Workspace:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=60000")
-            for ddl in _SCHEMAS.values():
-                conn.executescript(ddl)
             self._local.conn = conn
+            self._local.applied = set()
+        if len(self._local.applied) != len(_SCHEMAS):
+            # A stage imported after this connection opened registered its tables late: create them now.
+            for name, ddl in list(_SCHEMAS.items()):
+                if name not in self._local.applied:
+                    conn.executescript(ddl)
+                    self._local.applied.add(name)
         return conn
 
     def ensure_schema(self, ddl: str) -> None:

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
+from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord, merge_records
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
+from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.names import NameResolver, _fold, key_tokens, surname_of
 from academiceval.sources.query import BoolOp, DateRange, Node, Term, parse_query
 
@@ -66,7 +67,9 @@ class MirrorIndex:
         self.root = root
         self.records: dict[str, MirrorRecord] = {}
         self.pdfs: dict[str, tuple[int | None, Path]] = {}
-        self.errors: list[RecordParseError] = []
+        self.errors: list[SourceError] = []
+        self.notes: list[SourceError] = []  # not errors: e.g. stamp records with an approximate v1 date
+        self.unnamed_pdfs: list[Path] = []  # PDFs not named by id: used when their page-1 stamp names a paper
         self.stats: dict[str, FormatStats] = defaultdict(FormatStats)
         self.skipped_files = 0
         # initial-form → full-form merges supported by two records of the same paper; not applied to the
@@ -89,12 +92,15 @@ class MirrorIndex:
             idx.add_file(found)
             if progress:
                 progress(str(found.path), n, len(files))
+        idx.add_stamped()
         idx.finish()
         return idx
 
     def add_file(self, found: FoundFile) -> None:
         if found.fmt == "skipped":
             self.skipped_files += 1
+            if found.path.suffix.lower() == ".pdf":
+                self.unnamed_pdfs.append(found.path)
             return
         st = self.stats[found.fmt]
         st.files += 1
@@ -122,6 +128,19 @@ class MirrorIndex:
                 self.names.observe(aid, old.meta.authors)
             self.names.observe(aid, rec.meta.authors)
         self.records[aid] = rec if old is None else merge_records(old, rec)
+
+    def add_stamped(self) -> None:
+        """Records from page-1 arXiv stamps for PDFs whose paper no other file describes (see `stamped.py`);
+        call after the last `add_file`, before `finish`."""
+        res = stamp_records(self.pdfs, self.unnamed_pdfs, lambda aid: aid in self.records)
+        if res.stamps_read:
+            st = self.stats[STAMP_SOURCE]
+            st.files, st.records, st.errors = res.stamps_read, len(res.records), len(res.errors)
+        self.pdfs.update(res.pdfs)
+        self.errors.extend(res.errors)
+        self.notes.extend(res.notes)
+        for rec in res.records:
+            self.records[rec.meta.arxiv_id] = rec
 
     def finish(self) -> None:
         """Build the search structures (call after the last add_*)."""

@@ -24,7 +24,16 @@ from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author, parse_authors
 
 # Which record wins when two sources describe the same version of a paper (richer, more authoritative first).
-SOURCE_RANK = {"atom": 6, "arxiv-api": 6, "kaggle": 5, "abs": 4, "unarxive": 3, "scalar": 2, "listing": 1}
+SOURCE_RANK = {
+    "atom": 6,
+    "arxiv-api": 6,
+    "kaggle": 5,
+    "abs": 4,
+    "unarxive": 3,
+    "scalar": 2,
+    "listing": 1,
+    "pdf-stamp": 0,
+}
 
 
 @dataclass

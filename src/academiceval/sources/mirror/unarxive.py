@@ -24,6 +24,11 @@ _MARKER = re.compile(r"\{\{(cite|formula|figure|table|ref|footnote):([^}]*)\}\}"
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _LEVELS = {"section": 1, "subsection": 2, "subsubsection": 3, "paragraph": 4}
 
+try:  # the papers stage's reference-string parser: authors, year, title, arXiv id of one raw entry
+    from academiceval.papers.references import parse_reference as _parse_reference
+except ImportError:  # pragma: no cover - then only year and ids are read
+    _parse_reference = None
+
 try:  # the papers stage's heading classifier, so PDF-parsed and pre-parsed papers agree on roles
     from academiceval.papers.roles import role_of as _classify_heading
 except ImportError:  # pragma: no cover - fallback below
@@ -104,8 +109,29 @@ def _render(
     return rendered, cites
 
 
+_NOT_A_TITLE = re.compile(r"\bdoi\b|\bpp\.?\s*\d|\barxiv\s*:|^\W*\d|\bvol\.\s*\d", re.IGNORECASE)
+
+
+def _plausible_title(title: str | None) -> bool:
+    """Physics-style entries have no title ("Phys. Rev. Lett. 77, 3865"); what the parser then returns is a
+    journal or page fragment. Such strings would only cost title look-ups that cannot match, so they are dropped."""
+    if not title:
+        return False
+    words = [w for w in re.findall(r"[^\W\d_]+", title) if len(w) >= 3]
+    return len(words) >= 2 and not _NOT_A_TITLE.search(title)
+
+
 def _reference(i: int, entry: dict[str, Any]) -> Reference:
+    """One bib entry → Reference. unarXive's own resolved ids win; authors, title and year (and an arXiv id when
+    unarXive found none) are read from the raw string by the papers stage's parser, so a round can resolve the
+    citation by fuzzy title when there is no id."""
     raw = " ".join(str(entry.get("bib_entry_raw") or "").split())
+    parsed: Reference | None = None
+    if _parse_reference is not None and raw:
+        try:
+            parsed = _parse_reference(i, str(i + 1), raw)
+        except Exception:  # a parser bug on one odd string must not lose the paper; ids and year still count
+            parsed = None
     arxiv_id = None
     candidates = [
         str((entry.get("ids") or {}).get("arxiv_id") or ""),
@@ -119,8 +145,22 @@ def _reference(i: int, entry: dict[str, Any]) -> Reference:
                 break
             except InvalidArxivIdError:
                 continue
+    if arxiv_id is None and parsed is not None and parsed.arxiv_id:
+        try:
+            arxiv_id = parse_arxiv_id(parsed.arxiv_id)[0]
+        except InvalidArxivIdError:
+            arxiv_id = None
     y = _YEAR.search(raw)
-    return Reference(index=i, raw=raw, label=str(i + 1), year=int(y.group(1)) if y else None, arxiv_id=arxiv_id)
+    year = parsed.year if parsed is not None and parsed.year else (int(y.group(1)) if y else None)
+    return Reference(
+        index=i,
+        raw=raw,
+        label=str(i + 1),
+        authors=list(parsed.authors) if parsed is not None else [],
+        year=year,
+        title=parsed.title if parsed is not None and _plausible_title(parsed.title) else None,
+        arxiv_id=arxiv_id,
+    )
 
 
 def unarxive_to_paper(d: dict[str, Any], *, path: str = "") -> MirrorRecord:

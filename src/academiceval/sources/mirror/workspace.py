@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from academiceval.sources.errors import RecordParseError
+from academiceval.sources.errors import RecordParseError, SourceError
 from academiceval.sources.mirror.index import FormatStats, cached_index
 from academiceval.sources.mirror.records import MirrorRecord, merge_records
 from academiceval.sources.mirror.scan import find_files, read_file
+from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
@@ -50,6 +51,7 @@ class MirrorIndexReport:
     pdfs_found: int = 0
     skipped_files: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)  # (where, reason)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (where, note): e.g. approximate v1 dates
     kept_by_format: dict[str, int] = field(default_factory=dict)  # stored papers whose kept record is of this format
 
     def rows(self) -> list[tuple[str, int, int, int, int]]:
@@ -80,12 +82,14 @@ def index_mirror(
     root = Path(directory).resolve()
     report = MirrorIndexReport(root=str(root))
     cached = cached_index(root)
-    errors: list[RecordParseError] = []
+    errors: list[SourceError] = []
+    notes: list[SourceError] = []
     pdfs: dict[str, tuple[int | None, Path]] = {}
+    unnamed: list[Path] = []
     stored: set[str] = set()
     if cached is not None:
         report.formats, report.skipped_files = dict(cached.stats), cached.skipped_files
-        errors, pdfs = list(cached.errors), dict(cached.pdfs)
+        errors, pdfs, notes = list(cached.errors), dict(cached.pdfs), list(cached.notes)
         _write(ws, list(cached.iter_records()), report, stored, batch)
         if progress:
             progress("(already indexed in this process)", 1, 1)
@@ -95,6 +99,8 @@ def index_mirror(
         for n, found in enumerate(files, 1):
             if found.fmt == "skipped":
                 report.skipped_files += 1
+                if found.path.suffix.lower() == ".pdf":
+                    unnamed.append(found.path)
             elif found.fmt == "pdf":
                 stats["pdf"].files += 1
                 stats["pdf"].records += 1
@@ -119,6 +125,13 @@ def index_mirror(
                 _write(ws, pending, report, stored, batch)
             if progress:
                 progress(found.path.name, n, len(files))
+        res = stamp_records(pdfs, unnamed, lambda aid: _has_real_record(ws, aid))
+        if res.stamps_read:
+            stats[STAMP_SOURCE] = FormatStats(res.stamps_read, len(res.records), len(res.errors))
+        _write(ws, res.records, report, stored, batch)
+        pdfs.update(res.pdfs)
+        errors.extend(res.errors)
+        notes.extend(res.notes)
         report.formats = dict(stats)
     with ws.transaction() as conn:
         conn.executemany(
@@ -127,7 +140,7 @@ def index_mirror(
         at = now_iso()
         conn.executemany(
             "INSERT OR REPLACE INTO mirror_error VALUES (?,?,?,?,?)",
-            [(e.source or str(root), e.code, e.message, e.hint, at) for e in errors],
+            [(e.source or str(root), e.code, e.message, e.hint, at) for e in [*errors, *notes]],
         )
     report.papers_stored = len(stored)
     kept: dict[str, int] = defaultdict(int)
@@ -140,7 +153,13 @@ def index_mirror(
     report.kept_by_format = dict(kept)
     report.pdfs_found = len(pdfs)
     report.errors = [(e.source or str(root), e.message) for e in errors]
+    report.notes = [(e.source or str(root), e.message) for e in notes]
     return report
+
+
+def _has_real_record(ws: Workspace, arxiv_id: str) -> bool:
+    row = ws.db.execute("SELECT source FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
+    return row is not None and row[0] != STAMP_SOURCE
 
 
 def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, stored: set[str], batch: int) -> None:
@@ -155,8 +174,15 @@ def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, s
                 row = conn.execute("SELECT json FROM paper_meta WHERE arxiv_id=?", (aid,)).fetchone()
                 if row is not None:
                     prev = PaperMeta.model_validate_json(row["json"])
-                    at = datetime.combine(prev.published, datetime.min.time(), tzinfo=UTC)
-                    r = merge_records(MirrorRecord(prev, at), r)
+                    # a stamp record never mixes with a real one: the real one wins whole (stamped.py)
+                    if r.meta.source == STAMP_SOURCE and prev.source != STAMP_SOURCE:
+                        stored.add(aid)
+                        continue
+                    if prev.source == STAMP_SOURCE:
+                        conn.execute("DELETE FROM paper_meta WHERE arxiv_id=?", (aid,))  # upsert keeps higher v
+                    else:
+                        at = datetime.combine(prev.published, datetime.min.time(), tzinfo=UTC)
+                        r = merge_records(MirrorRecord(prev, at), r)
                 out.append(r)
             ws.upsert_meta((r.meta for r in out), conn=conn)
             stored.update(merged)
