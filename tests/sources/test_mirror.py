@@ -99,7 +99,8 @@ def test_index_mirror_into_workspace(mirror_dir: Path, workspace) -> None:
     n = len(MirrorSource(mirror_dir).index)
     assert report.papers_stored == n == workspace.count_meta()
     assert report.parsed_papers_stored == 49 and report.pdfs_found == 2
-    assert {r[0] for r in report.rows()} == {"abs", "atom", "kaggle", "listing", "pdf", "scalar", "unarxive"}
+    formats = {"abs", "atom", "kaggle", "listing", "pdf", "scalar", "unarxive", "pdf-stamp"}  # 2203.00130: stamp only
+    assert {r[0] for r in report.rows()} == formats and report.kept_by_format["pdf-stamp"] == 1
     assert sum(report.kept_by_format.values()) == n and report.kept_by_format["listing"] > 1200
     assert report.reasons()[0][1] >= 1
     reasons = [msg for _, msg in report.errors]

@@ -5,7 +5,8 @@ margin of every PDF arXiv generates. It names the paper (id and version), its pr
 Only page 1 is read (one `get_text("dict")` call, a few milliseconds). Rotated lines are tried first because the
 stamp lives there and body text can cite other arXiv ids; the horizontal page text is the fallback (some PDFs
 flatten the stamp), always requiring the date right after the id/category, which body citations never have.
-Text written one character per line, or extracted in reverse order, is handled too.
+Text written one character per line, glyph by glyph with stray spaces, or extracted in reverse order, is
+handled too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pymupdf
 
 from academiceval.sources.errors import NotAPdfError
+from academiceval.sources.pdf import looks_like_pdf
 
 _ID = r"(?P<id>\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?"
 _CAT = r"(?:\[\s*(?P<cat>[a-z][a-z\-]*(?:\.[A-Za-z\-]+)?)\s*\])?"
@@ -110,7 +112,14 @@ def read_arxiv_stamp(path: str | Path) -> ArxivStamp | None:
     open the file (not a PDF, damaged, encrypted) so a caller can record why."""
     p = Path(path)
     try:
-        doc = pymupdf.open(p)
+        with p.open("rb") as f:
+            head = f.read(1024)
+    except OSError as e:
+        raise NotAPdfError(f"cannot read the file: {e}", source=str(p)) from e
+    if not looks_like_pdf(head):  # MuPDF would happily open HTML or text as a document
+        raise NotAPdfError("the file does not start with %PDF-", source=str(p), hint="an error page saved as .pdf?")
+    try:
+        doc = pymupdf.open(p, filetype="pdf")
     except Exception as e:  # MuPDF raises its own FileDataError, RuntimeError, ... for unreadable input
         raise NotAPdfError(f"cannot open as PDF: {e}", source=str(p)) from e
     try:
@@ -124,6 +133,12 @@ def read_arxiv_stamp(path: str | Path) -> ArxivStamp | None:
             raise NotAPdfError(f"cannot read page 1: {e}", source=str(p)) from e
         for text in texts:
             stamp = parse_stamp(text)
+            if stamp is not None:
+                return stamp
+        # glyph-by-glyph stamps come out as "ar Xi v : 2301. 01234v 1 [ c s . CL] 3 J an 2023": last resort,
+        # the rotated text with all spaces removed (only there: squashing body text could glue unrelated words)
+        for text in texts[:-1]:
+            stamp = parse_stamp("".join(text.split()))
             if stamp is not None:
                 return stamp
         return None

@@ -11,8 +11,9 @@ Rules (kept simple on purpose):
 - the stamp of vN (N > 1) dates version N only (`updated` = stamp date). The v1 date is then approximated from
   above by the earlier of the stamp date and the last day of the month the id encodes (an id's YYMM is the
   month whose announcement cycle took the v1 submission, which may lie a few days before that month but never
-  after it: `1706.03762` has v1 ≤ 2017-06-30 even though the stamp of v7 says 2023). An `ApproximateDateNote` (code `approx_v1_date`) goes to table `mirror_error`, so the approximation is
-  visible; such a paper can sit at most a month later on the timeline than it should;
+  after it: `1706.03762` has v1 ≤ 2017-06-30 even though the stamp of v7 says 2023).
+  An `ApproximateDateNote` (code `approx_v1_date`) goes to table `mirror_error`, so the approximation is
+  visible; such a paper can sit at most about a month later on the timeline than it should;
 - PDFs not named by id are used when their stamp names a paper (`title.pdf` downloaded from arXiv), but a PDF
   named by id wins for that id.
 """
