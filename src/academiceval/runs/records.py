@@ -51,10 +51,15 @@ def read_records(path: Path) -> dict[str, RunRecord]:
     return {r.sample_id: r for r in iter_records(path)}
 
 
+SCORES_FILE = "scores.jsonl"
+
+
 def read_run(run_dir: Path) -> dict[str, RunRecord]:
     """All latest records of a run directory (every task-setting file)."""
     out: dict[str, RunRecord] = {}
     for p in sorted(Path(run_dir).glob("*.jsonl")):
+        if p.name == SCORES_FILE:  # scores live beside the records; they are not run records
+            continue
         out.update(read_records(p))
     return out
 

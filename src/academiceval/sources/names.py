@@ -133,11 +133,17 @@ def key_tokens(name: str) -> list[str]:
     return list(_key_tokens(name))
 
 
+_INNER_APOSTROPHE = re.compile(r"(?<=\w)['’`](?=\w)")
+
+
 @lru_cache(maxsize=200_000)
 def _key_tokens(name: str) -> tuple[str, ...]:
     s = _fold(display_name(name))
     s = _flip_comma(s)
     s = s.replace("-", " ").replace("‐", " ").replace(".", " ")
+    # An apostrophe inside a word is dropped, not split on: real listings write "Soszy'nski" (a LaTeX accent
+    # that lost its backslash) beside "Soszy\\'nski"; both, like "O'Brien", must give one key.
+    s = _INNER_APOSTROPHE.sub("", s)
     s = _NON_WORD.sub(" ", s)
     return tuple(s.split())
 
