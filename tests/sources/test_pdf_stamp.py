@@ -203,5 +203,7 @@ def test_unarxive_references_get_titles_and_keep_ids(corpus: Path) -> None:
     assert first.arxiv_id == "2104.06921" and first.year == 2022
     assert first.title == "On the dynamics of the roots of polynomials under differentiation"
     assert first.authors == ["T. Alazard", "O. Lazar", "Q. H. Nguyen"]
+    hinton = next(r for r in papers["2212.11803"].references if "arXiv:2009.13044" in r.raw)
+    assert hinton.arxiv_id == "2009.13044" and hinton.year == 2020  # not 2009, read from inside the id
     # journal fragments of title-less physics entries are not kept as titles
     assert not any(r.title and ("doi" in r.title.lower() or len(r.title) < 6) for r in refs)

@@ -150,8 +150,12 @@ def _reference(i: int, entry: dict[str, Any]) -> Reference:
             arxiv_id = parse_arxiv_id(parsed.arxiv_id)[0]
         except InvalidArxivIdError:
             arxiv_id = None
-    y = _YEAR.search(raw)
-    year = parsed.year if parsed is not None and parsed.year else (int(y.group(1)) if y else None)
+    # years inside arXiv ids ("arXiv:2009.13044 (2020)") are not the year of the work
+    no_ids = ARXIV_ID_RE.sub(" ", raw)
+    y = _YEAR.search(no_ids)
+    year = parsed.year if parsed is not None and parsed.year and str(parsed.year) in no_ids else None
+    if year is None and y:
+        year = int(y.group(1))
     return Reference(
         index=i,
         raw=raw,
