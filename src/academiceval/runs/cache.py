@@ -9,6 +9,7 @@ a fast run's writes do not contend with other stages. Kill -9 safe: a row is com
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -49,7 +50,15 @@ def cache_key(identity: dict[str, Any], options: GenerationOptions | dict[str, A
 
 
 def key_from_prefix(prefix: bytes, prompt_sha256: str) -> str:
-    return hashlib.sha256(prefix + b"|" + prompt_sha256.encode()).hexdigest()
+    """sha256(prefix | prompt sha256); the prefix is hashed once and the hasher copied per key."""
+    h = _prefix_hasher(prefix).copy()
+    h.update(prompt_sha256.encode())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _prefix_hasher(prefix: bytes) -> Any:
+    return hashlib.sha256(prefix + b"|")
 
 
 def safe_child(root: Path, *parts: str) -> Path:
@@ -78,6 +87,7 @@ class ResponseCache:
         self.batch = batch
         self.max_delay_s = max_delay_s
         self._pending = 0
+        self._uncommitted: set[str] = set()  # response keys written in the open transaction
         self._txn_started = 0.0
         self._conn: sqlite3.Connection | None = None
 
@@ -160,9 +170,14 @@ class ResponseCache:
         if self._pending >= self.batch or time.monotonic() - self._txn_started >= self.max_delay_s:
             self.flush()
 
+    def is_committed(self, key: str) -> bool:
+        """False for an answer this cache wrote in its still-open transaction (a kill would lose the row)."""
+        return key not in self._uncommitted
+
     def put(self, key: str, identity: dict[str, Any], prompt_sha256: str, completion: Completion) -> None:
         if not self.enabled:
             return
+        self._uncommitted.add(key)
         self._write(
             "INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)",
             (
@@ -180,6 +195,7 @@ class ResponseCache:
         if self._pending and self._conn is not None:
             self._conn.execute("COMMIT")
         self._pending = 0
+        self._uncommitted.clear()
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM response").fetchone()[0])

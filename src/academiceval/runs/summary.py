@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -10,9 +11,17 @@ from typing import Any
 
 from academiceval.runs.models import RunRecord
 
+_last_second: tuple[int, str] = (-1, "")
+
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    """UTC now to the second. Formatted once per second: a cache replay stamps thousands of records a second,
+    and `datetime.isoformat` per record was a visible part of its cost."""
+    global _last_second
+    t = int(time.time())
+    if t != _last_second[0]:
+        _last_second = (t, datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds"))
+    return _last_second[1]
 
 
 @dataclass
@@ -55,7 +64,10 @@ class RunSummary:
     count_tokens_only: bool = False
 
     def config(self, task: str, setting: str) -> ConfigCounts:
-        return self.by_config.setdefault((task, setting), ConfigCounts())
+        counts = self.by_config.get((task, setting))
+        if counts is None:
+            counts = self.by_config[(task, setting)] = ConfigCounts()
+        return counts
 
     def total(self, attr: str) -> int:
         return sum(getattr(c, attr) for c in self.by_config.values())

@@ -24,12 +24,14 @@ from academiceval.runs.concurrency import AdaptiveLimiter
 from academiceval.runs.errors import BackendError, EmptyAnswerError
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
-from academiceval.runs.records import RecordWriter
+from academiceval.runs.records import RecordWriter, new_record
 from academiceval.runs.retry import RetryPolicy, RetryStats, generate_with_retry
 from academiceval.runs.summary import RunSummary, now_iso
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 Outcome = Completion | BaseException
+PROGRESS_EVERY_S = 0.1  # progress callbacks are throttled to this interval (and always called at the end)
+REPLAY_BATCH = 1024  # records a cache replay writes with one write + flush per file
 
 
 class SampleWorker:
@@ -57,6 +59,7 @@ class SampleWorker:
         self.writer, self.limiter, self.policy, self.summary = writer, limiter, policy, summary
         self.identity = backend.cache_identity()
         self.progress, self.total, self.finished = progress, total, 0
+        self._progress_at = 0.0
         self.stats = RetryStats()
         self._inflight: dict[str, asyncio.Future[Outcome]] = {}
         self._task_options: dict[str, tuple[GenerationOptions, bytes]] = {}
@@ -100,17 +103,29 @@ class SampleWorker:
                 prompt_info=prep.extras,
             )
         base.update(kw)
-        return RunRecord.model_construct(**base)  # built from typed values here; validation would only cost
+        return new_record(**base)  # built from typed values here; validation would only cost
 
     def _finish(self, rec: RunRecord, *, urgent: bool = True) -> None:
         """Append the record; only answers read back from committed cache rows (and skips) may be flushed
         lazily — anything else would cost a request to redo if the process died now."""
         self.writer.append(rec, urgent=urgent)
+        self._count(rec)
+        self._tick(1)
+
+    def _count(self, rec: RunRecord) -> None:
         self.summary.config(rec.task, rec.setting).add(rec)
         if rec.error_code:
             self.summary.error_codes[rec.error_code] += 1
-        self.finished += 1
-        if self.progress is not None:
+
+    def _tick(self, n: int) -> None:
+        """Report progress at most every PROGRESS_EVERY_S (a rich bar update per sample would cost more than a
+        cached sample itself), and always when the last sample is done."""
+        self.finished += n
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if self.finished >= self.total or now - self._progress_at >= PROGRESS_EVERY_S:
+            self._progress_at = now
             self.progress(self.finished, self.total)
 
     def _from_outcome(
@@ -199,16 +214,31 @@ class SampleWorker:
                 response_keys[i] = self._response_key(s, prep.prompt_sha256)
         answers = self.cache.get_many(sorted(set(response_keys.values())))
         rest: list[Sample] = []
+        batch: list[RunRecord] = []
         for i, s in enumerate(samples):
             prep = preps.get(i)
             if prep is not None and prep.skipped:
-                self._finish(self._skipped(s, prep), urgent=False)
+                batch.append(self._skipped(s, prep))
             elif prep is not None and response_keys[i] in answers:
-                out = answers[response_keys[i]]  # a committed row from an earlier run: lazy flush is safe
-                self._finish(self._from_outcome(s, prep, out, cached=True, latency=0.0, attempts=0), urgent=False)
+                out = answers[response_keys[i]]  # a committed row from an earlier run: nothing to lose on a kill
+                batch.append(self._from_outcome(s, prep, out, cached=True, latency=0.0, attempts=0))
             else:
                 rest.append(s)
+            if len(batch) >= REPLAY_BATCH:
+                self._finish_batch(batch)
+                batch = []
+        self._finish_batch(batch)
         return rest
+
+    def _finish_batch(self, records: list[RunRecord]) -> None:
+        """Records of cache hits and skips: one write + flush per file for the whole batch (a kill loses
+        at most answers that are still in the cache, so a rerun records them again for free)."""
+        if not records:
+            return
+        self.writer.append_many(records)
+        for rec in records:
+            self._count(rec)
+        self._tick(len(records))
 
     def _response_key(self, sample: Sample, prompt_sha256: str) -> str:
         prefix = self.options_for(sample.task)[1]
@@ -245,8 +275,10 @@ class SampleWorker:
         key = self._response_key(sample, prep.prompt_sha256)
         hit = self.cache.get(key)
         if hit is not None:
-            # urgent: the row may be this run's own, not yet committed (see ResponseCache)
-            self._finish(self._from_outcome(sample, prep, hit, cached=True, latency=0.0, attempts=0))
+            # a committed row survives a kill, so its record may be flushed lazily; one this run wrote and has
+            # not committed yet (see ResponseCache) is flushed at once
+            rec = self._from_outcome(sample, prep, hit, cached=True, latency=0.0, attempts=0)
+            self._finish(rec, urgent=not self.cache.is_committed(key))
             return
         twin = self._inflight.get(key)
         if twin is not None:  # the same request is already in flight for another sample

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from rapidfuzz.distance import LCSseq
+
+from academiceval.scores.porter import stem as porter_stem
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 # rouge-score replaces runs of non-[a-z0-9] by a space and splits on whitespace: its tokens are exactly the
@@ -53,22 +54,39 @@ def _fmeasure(precision: float, recall: float) -> float:
     return 0.0
 
 
-@lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
-    from nltk.stem import porter
-
-    return porter.PorterStemmer()  # the exact object rouge_score.tokenizers.DefaultTokenizer builds
+_STEMS: dict[str, str] = {}  # word -> rouge-score token, process-wide (a plain dict: `.get` beats lru_cache)
 
 
-@lru_cache(maxsize=1 << 18)
 def stem_token(word: str) -> str:
-    """rouge-score's per-token rule: stem only words longer than 3 characters."""
-    return _stemmer().stem(word) if len(word) > 3 else word
+    """rouge-score's per-token rule: stem only words longer than 3 characters (nltk's Porter rules, cached)."""
+    tok = _STEMS.get(word)
+    if tok is None:
+        tok = _STEMS[word] = porter_stem(word) if len(word) > 3 else word
+    return tok
+
+
+def clear_stem_cache() -> None:
+    """Forget every cached stem (benchmarks use it to time a cold first pass)."""
+    _STEMS.clear()
+
+
+# ASCII fast path of the same rule: keep [a-z0-9], every other character becomes a space, split on whitespace.
+_ASCII_SPLIT = str.maketrans(
+    {chr(i): (chr(i) if chr(i) in "abcdefghijklmnopqrstuvwxyz0123456789" else " ") for i in range(128)}
+)
+
+
+def _words(text: str) -> list[str]:
+    """rouge-score's tokens before stemming: maximal runs of [a-z0-9] in `text.lower()`."""
+    low = text.lower()
+    if low.isascii():
+        return low.translate(_ASCII_SPLIT).split()
+    return _WORDS.findall(low)
 
 
 def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     """`rouge_score.tokenize.tokenize(text, PorterStemmer() if use_stemmer else None)`, with cached stems."""
-    words = _WORDS.findall(text.lower())
+    words = _words(text)
     if use_stemmer:
         words = [stem_token(w) for w in words]
         # a stem is [a-z0-9]* as well; rouge-score's final validity filter only drops empties here
@@ -76,38 +94,71 @@ def tokenize(text: str, *, use_stemmer: bool = True) -> list[str]:
     return words
 
 
+# Token ids are single characters, so a token sequence is a `str`: rapidfuzz's LCS runs on it without
+# conversion, n-grams are slices, and a word whose token rouge-score drops maps to "" and vanishes in the join.
+_SURROGATES = range(0xD800, 0xE000)
+_MAX_TOKENS = 0x10FFFF + 1 - len(_SURROGATES)
+
+
+def _id_char(n: int) -> str:
+    return chr(n if n < _SURROGATES.start else n + len(_SURROGATES))
+
+
+class _WordIds(dict[str, str]):
+    """word → id character; a miss (a word new to this scorer) is resolved by `_Vocab._add`, so lookups of known
+    words stay in C (`map(d.__getitem__, words)`)."""
+
+    __slots__ = ("_vocab",)
+
+    def __init__(self, vocab: _Vocab) -> None:
+        super().__init__()
+        self._vocab = vocab
+
+    def __missing__(self, word: str) -> str:
+        return self._vocab._add(word)
+
+
 class _Vocab:
-    """Raw word → id of its final (stemmed) token, so each distinct word is stemmed once per scorer and all
-    comparisons (LCS, n-gram counts) run on small ints. Equal ids ⇔ equal rouge-score tokens."""
+    """Raw word → its final (stemmed) token's id character, so each distinct word is stemmed and looked up
+    once per scorer. Equal characters ⇔ equal rouge-score tokens."""
 
     def __init__(self, use_stemmer: bool) -> None:
         self.use_stemmer = use_stemmer
-        self._word_id: dict[str, int] = {}
-        self._token_id: dict[str, int] = {}
+        self._word_id = _WordIds(self)
+        self._token_id: dict[str, str] = {}
 
-    def _add(self, word: str) -> int:
+    def reset_if_full(self, margin: int = 1 << 17) -> None:
+        """Start a fresh id space when it is nearly exhausted (only ever between two scored pairs)."""
+        if len(self._token_id) > _MAX_TOKENS - margin:
+            self._word_id.clear()
+            self._token_id.clear()
+
+    def _add(self, word: str) -> str:
         tok = stem_token(word) if self.use_stemmer else word
-        tid = self._token_id.setdefault(tok, len(self._token_id)) if tok and _VALID.match(tok) else -1
+        if tok and _VALID.match(tok):
+            tid = self._token_id.get(tok)
+            if tid is None:
+                tid = self._token_id[tok] = _id_char(len(self._token_id))
+        else:
+            tid = ""  # rouge-score drops this token; "" vanishes in the join
         self._word_id[word] = tid
         return tid
 
-    def encode(self, text: str) -> list[int]:
-        """rouge-score's tokens of `text`, as ids."""
-        wid = self._word_id
-        ids = [wid[w] if w in wid else self._add(w) for w in _WORDS.findall(text.lower())]
-        return [i for i in ids if i >= 0] if -1 in ids else ids
+    def encode(self, text: str) -> str:
+        """rouge-score's tokens of `text`, one id character per token."""
+        return "".join(map(self._word_id.__getitem__, _words(text)))
 
 
-def lcs_length(a: Sequence[int] | Sequence[str], b: Sequence[int] | Sequence[str]) -> int:
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """Length of the longest common subsequence (rapidfuzz, bit-parallel)."""
     if not a or not b:
         return 0
     return int(LCSseq.similarity(a, b))
 
 
-def _lcs_rows(ref: Sequence[int], can: Sequence[int]) -> list[int]:
+def _lcs_rows(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
     """Bit-vector rows of the LCS table: zeros in the low j bits of row i = table[i][j] (Hyyrö 2004)."""
-    masks: dict[int, int] = {}
+    masks: dict[Hashable, int] = {}
     for j, tok in enumerate(can):
         masks[tok] = masks.get(tok, 0) | (1 << j)
     full = (1 << len(can)) - 1
@@ -120,7 +171,7 @@ def _lcs_rows(ref: Sequence[int], can: Sequence[int]) -> list[int]:
     return rows
 
 
-def lcs_indices(ref: Sequence[int], can: Sequence[int]) -> list[int]:
+def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
     """Indices into `ref` of the LCS rouge-score's `lcs_ind` returns (same backtracking tie rule)."""
     rows = _lcs_rows(ref, can)
 
@@ -142,11 +193,11 @@ def lcs_indices(ref: Sequence[int], can: Sequence[int]) -> list[int]:
     return out
 
 
-def _ngrams(tokens: Sequence[int], n: int) -> Counter[tuple[int, ...]]:
+def _ngrams(tokens: str, n: int) -> Counter[tuple[str, ...]]:
     return Counter(zip(*(tokens[k:] for k in range(n)), strict=False)) if len(tokens) >= n else Counter()
 
 
-def _score_ngrams(target: Counter[tuple[int, ...]], prediction: Counter[tuple[int, ...]]) -> Score:
+def _score_ngrams(target: Counter[tuple[str, ...]], prediction: Counter[tuple[str, ...]]) -> Score:
     overlap = 0
     for ng, c in target.items():
         overlap += min(c, prediction[ng])
@@ -176,9 +227,10 @@ class FastRouge:
         return tokenize(text, use_stemmer=self.use_stemmer)
 
     def score(self, target: str, prediction: str) -> dict[str, Score]:
+        self._vocab.reset_if_full()
         need_tokens = any(t != "rougeLsum" for t in self.rouge_types)
-        tt = self._vocab.encode(target) if need_tokens else []
-        pt = self._vocab.encode(prediction) if need_tokens else []
+        tt = self._vocab.encode(target) if need_tokens else ""
+        pt = self._vocab.encode(prediction) if need_tokens else ""
         out: dict[str, Score] = {}
         for rt in self.rouge_types:
             if rt == "rougeL":
@@ -210,8 +262,8 @@ class FastRouge:
         n = sum(map(len, can_sents))
         if not n or not m:
             return _ZERO
-        cnt_r: Counter[int] = Counter()
-        cnt_c: Counter[int] = Counter()
+        cnt_r: Counter[str] = Counter()
+        cnt_c: Counter[str] = Counter()
         for s in ref_sents:
             cnt_r.update(s)
         for s in can_sents:
@@ -232,7 +284,7 @@ class FastRouge:
         return Score(p, r, _fmeasure(p, r))
 
 
-def _score_lcs(target: Sequence[int], prediction: Sequence[int]) -> Score:
+def _score_lcs(target: str, prediction: str) -> Score:
     if not target or not prediction:
         return _ZERO
     lcs = lcs_length(target, prediction)
