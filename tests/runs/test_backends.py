@@ -85,3 +85,45 @@ def test_baseline_answers_are_keyed_by_sample_not_only_prompt(sample_round, tmp_
     assert pairs  # truncation dropped the demo, so the two prompts are equal...
     assert any(a.output_raw != b.output_raw for a, b in pairs)  # ...but demo-copy answers from the sample
     assert s.total("cached") == 0
+
+
+def test_rag_baseline_reads_the_retrieved_chunks_not_the_whole_paper(sample_round, tmp_path):
+    """Under --rag a baseline's available text is what retrieval kept: lead then starts with the top chunk,
+    and its answers differ from the plain lead baseline's (the original code's RAG ignored the query)."""
+    ws = tmp_path / "ws"
+    kw = dict(tasks=["abstract"], settings=["zero-shot"], limit=3)
+    rag = {"retriever": "bm25", "top_k": 3, "chunk_size": 96, "chunk_overlap": 0}
+    with_rag = read_run(run_round(ws, sample_round, "baseline/lead", rag=rag, **kw).run_dir)
+    plain = read_run(run_round(ws, sample_round, "baseline/lead", **kw).run_dir)
+    assert len(with_rag) == len(plain) == 3
+    samples = {x.sample_id: x for x in load_round_view(sample_round).samples}
+    for sid, rec in with_rag.items():
+        assert rec.error is None and rec.prompt_info["retrieved"]
+        assert rec.output_raw != plain[sid].output_raw
+        top = [
+            g for g in rec.prompt_info["retrieved"] if g["rank"] == min(x["rank"] for x in rec.prompt_info["retrieved"])
+        ]
+        assert top and top[0]["source"] == "body"  # zero-shot: every chunk comes from the target body
+        assert rec.output_raw.split()[0] in samples[sid].fields["body"]
+
+
+def test_a_sample_whose_prompt_cannot_be_prepared_is_recorded_and_the_run_goes_on(sample_round, tmp_path, monkeypatch):
+    from academiceval.runs import worker
+
+    real = worker.SampleWorker.prepare
+
+    async def flaky(self, sample, max_tokens):
+        if sample.task == "abstract":
+            raise KeyError("a template asked for a field this sample lacks")
+        return await real(self, sample, max_tokens)
+
+    monkeypatch.setattr(worker.SampleWorker, "prepare", flaky)
+    s = run_round(
+        tmp_path / "ws", sample_round, "baseline/lead", tasks=["abstract", "title"], settings=["zero-shot"], limit=2
+    )
+    recs = read_run(s.run_dir)  # the failed records are readable (they carry an empty prompt hash)
+    failed = [r for r in recs.values() if r.task == "abstract"]
+    ok = [r for r in recs.values() if r.task == "title"]
+    assert failed and all(r.error_code == "prepare_failed" and r.retryable and r.prompt_sha256 == "" for r in failed)
+    assert all("KeyError" in (r.error or "") for r in failed)
+    assert ok and all(r.error is None and r.output for r in ok)

@@ -45,6 +45,8 @@ class PreparedPrompt(BaseModel):
     length_words: int | None = None
     tokenizer: dict[str, Any] = Field(default_factory=dict)
     retrieved: list[dict[str, Any]] = Field(default_factory=list)  # chunk id, source, score, rank (RAG only)
+    # texts of the retrieved chunks in rank order (RAG only): what a baseline reads instead of the full inputs
+    retrieved_texts: list[str] = Field(default_factory=list, exclude=True)
 
 
 def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir: Any, length_words: int | None) -> str:
@@ -144,6 +146,7 @@ def prepare_prompt(
             {"chunk_id": r.chunk.chunk_id, "source": r.chunk.source, "score": round(r.score, 6), "rank": r.rank}
             for r in ranked
         ]
+        base.retrieved_texts = [r.chunk.text for r in ranked]
         # The retrieved chunks replace the long inputs: the template shows them instead of body/demos/citations.
         fields = {k: (v if k in PROTECTED_FIELDS else "") for k, v in sample.fields.items()}
         parts = Parts(fields=fields, retrieved=[r.chunk.text for r in ranked])

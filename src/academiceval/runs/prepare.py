@@ -38,6 +38,7 @@ class Prepared:
     skipped: bool = False  # too long and --on-overflow skip
     reason: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    retrieved_texts: list[str] = field(default_factory=list)  # RAG: chunk texts in rank order (not memoised)
 
     def memo_json(self) -> str:
         """Everything but the prompt text (the response cache's prompt memo)."""
@@ -247,6 +248,7 @@ class PromptPreparer:
             skipped=skipped,
             reason=_attr(out, "reason", "skip_reason", default=None),
             extras=_extras(out),
+            retrieved_texts=list(_attr(out, "retrieved_texts", default=None) or []),
         )
 
 

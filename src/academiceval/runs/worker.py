@@ -164,7 +164,13 @@ class SampleWorker:
         mine = RetryStats()
         try:
             out: Outcome = await generate_with_retry(
-                self.backend, prep.prompt, opts, sample, limiter=self.limiter, policy=self.policy, stats=mine
+                self.backend,
+                prep.prompt,
+                opts,
+                self._backend_view(sample, prep),
+                limiter=self.limiter,
+                policy=self.policy,
+                stats=mine,
             )
         except asyncio.CancelledError:
             raise
@@ -175,6 +181,16 @@ class SampleWorker:
         if isinstance(out, Completion) and out.text and out.text.strip():
             self.cache.put(key, self.identity, prep.prompt_sha256, out)
         return out, mine.attempts
+
+    def _backend_view(self, sample: Sample, prep: Prepared) -> Sample:
+        """The sample as the backend should see it. A baseline reads the sample, not the prompt, so under --rag
+        its available text must be what retrieval kept (in rank order) — otherwise a RAG baseline would silently
+        score the same as the plain one and measure nothing about retrieval."""
+        if self.backend.name != "baseline" or not prep.retrieved_texts:
+            return sample
+        kept = prep.retrieved_texts[: max(0, len(prep.retrieved_texts) - int(prep.extras.get("chunks_dropped", 0)))]
+        fields = {**sample.fields, "body": "\n\n".join(kept)}
+        return sample.model_copy(update={"fields": fields, "demos": [], "citations": []})
 
     def restore_cache(self, records: Iterable[RunRecord]) -> int:
         """Write answers found in earlier records back to the cache when their rows are missing (lost with a
@@ -264,8 +280,11 @@ class SampleWorker:
         opts = self.options_for(sample.task)[0]
         try:
             prep = await self.prepare(sample, int(opts.max_tokens or 0))
-        except AcademicEvalError as e:
-            self._finish(self._record(sample, None, error=str(e), error_code=e.code))
+        except Exception as e:  # one bad sample is recorded (readably: prompt_sha256 is required) and the run goes on
+            code = e.code if isinstance(e, AcademicEvalError) else "prepare_failed"
+            msg = str(e) if isinstance(e, AcademicEvalError) else f"preparing the prompt failed: {e!r}"
+            # retryable: nothing was sent, so a rerun (e.g. after fixing a template) costs no request
+            self._finish(self._record(sample, None, prompt_sha256="", error=msg, error_code=code, retryable=True))
             return
         if self.cache.enabled:
             self.cache.put_memo(self._memo_key(sample), prep.memo_json())

@@ -141,6 +141,8 @@ _STEP4 = _table(
 
 
 def _step1a(w: str) -> str:
+    if w[-1:] != "s":  # every step-1a suffix ends in "s"
+        return w
     if w.endswith("ies") and len(w) == 4:
         return w[:-3] + "ie"
     if w.endswith("sses") or w.endswith("ies"):
@@ -153,6 +155,8 @@ def _step1a(w: str) -> str:
 
 
 def _step1b(w: str) -> str:
+    if w[-1:] not in ("d", "g"):  # -ied, -eed, -ed, -ing
+        return w
     if w.endswith("ied"):
         return w[:-3] + ("ie" if len(w) == 4 else "i")
     if w.endswith("eed"):
@@ -238,6 +242,11 @@ def stem(word: str) -> str:
     """`nltk.stem.porter.PorterStemmer().stem(word)` (default mode), fast for lowercase ASCII words."""
     if not _ascii_lower(word):
         return _nltk().stem(word)
+    return stem_lower(word)
+
+
+def stem_lower(word: str) -> str:
+    """`stem` for a word known to be lowercase ASCII (rouge-score's tokens), without re-checking it."""
     pooled = _POOL.get(word)
     if pooled is not None:
         return pooled
