@@ -56,6 +56,7 @@ def _fmeasure(precision: float, recall: float) -> float:
     return 0.0
 
 
+_STEMS_MAX = 1 << 20
 _STEMS: dict[str, str] = {}  # word -> rouge-score token, process-wide (a plain dict: `.get` beats lru_cache)
 
 
@@ -64,6 +65,8 @@ def stem_token(word: str) -> str:
     characters, with nltk's Porter rules (`academiceval.scores.porter`), cached."""
     tok = _STEMS.get(word)
     if tok is None:
+        if len(_STEMS) >= _STEMS_MAX:  # bounded memory on huge vocabularies (nonsense tokens, ids, numbers)
+            _STEMS.clear()
         tok = _STEMS[word] = porter_stem(word) if len(word) > 3 else word
     return tok
 
