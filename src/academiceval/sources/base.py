@@ -7,7 +7,7 @@ live arXiv, a served mirror, and an in-process mirror.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -65,3 +65,31 @@ class MetadataSource(Protocol):
     def fetch_pdf(self, arxiv_id: str, dest_dir: Path) -> Path:
         """The PDF of a paper, written atomically under dest_dir; raises a typed source error on failure."""
         ...
+
+
+def iter_pages(
+    search: Callable[..., FeedPage],
+    query: str,
+    *,
+    page_size: int = 100,
+    limit: int | None = None,
+    sort_by: SortBy = "submittedDate",
+    sort_order: SortOrder = "descending",
+    on_errors: Callable[[list[str]], None] | None = None,
+) -> Iterator[PaperMeta]:
+    """Every result of a query through a source's `search`, page by page, until `limit` results, an empty page,
+    or `totalResults`. Shared by every source so paging behaves the same over live arXiv and a mirror."""
+    start, seen = 0, 0
+    while True:
+        n = page_size if limit is None else min(page_size, limit - seen)
+        if n <= 0:
+            return
+        page = search(query, start=start, max_results=n, sort_by=sort_by, sort_order=sort_order)
+        if on_errors is not None and page.errors:
+            on_errors(page.errors)
+        for m in page.items:
+            yield m
+            seen += 1
+        start += len(page.items)
+        if not page.items or start >= page.total_results:
+            return

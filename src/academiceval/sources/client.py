@@ -23,7 +23,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from academiceval import __version__
 from academiceval.sources.atom import looks_like_html, parse_feed
-from academiceval.sources.base import FeedPage, SortBy, SortOrder
+from academiceval.sources.base import FeedPage, SortBy, SortOrder, iter_pages
 from academiceval.sources.errors import (
     AtomParseError,
     HTTPStatusError,
@@ -269,19 +269,15 @@ class ArxivClient:
         sort_by: SortBy = "submittedDate",
         sort_order: SortOrder = "descending",
     ) -> Iterator[PaperMeta]:
-        start, seen = 0, 0
-        while True:
-            n = page_size if limit is None else min(page_size, limit - seen)
-            if n <= 0:
-                return
-            page = self.search(query, start=start, max_results=n, sort_by=sort_by, sort_order=sort_order)
-            self.warnings.extend(page.errors)
-            for m in page.items:
-                yield m
-                seen += 1
-            start += len(page.items)
-            if not page.items or start >= page.total_results:
-                return
+        return iter_pages(
+            self.search,
+            query,
+            page_size=page_size,
+            limit=limit,
+            sort_by=sort_by,
+            sort_order=sort_order,
+            on_errors=self.warnings.extend,
+        )
 
     def fetch_ids(self, arxiv_ids: Sequence[str]) -> list[PaperMeta]:
         """Metadata for ids in `id_list` batches. Invalid ids are dropped with a warning (one bad id would make

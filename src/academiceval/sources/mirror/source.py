@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from academiceval.sources.base import FeedPage, SortBy, SortOrder
+from academiceval.sources.base import FeedPage, SortBy, SortOrder, iter_pages
 from academiceval.sources.errors import InvalidArxivIdError, NotAPdfError, UnknownIdError
 from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
 from academiceval.sources.mirror.index import MirrorIndex, Progress, load_index
@@ -58,18 +58,14 @@ class MirrorSource:
         sort_by: SortBy = "submittedDate",
         sort_order: SortOrder = "descending",
     ) -> Iterator[PaperMeta]:
-        start, seen = 0, 0
-        while True:
-            n = page_size if limit is None else min(page_size, limit - seen)
-            if n <= 0:
-                return
-            page = self.search(query, start=start, max_results=n, sort_by=sort_by, sort_order=sort_order)
-            for m in page.items:
-                yield m
-                seen += 1
-            start += len(page.items)
-            if not page.items or start >= page.total_results:
-                return
+        return iter_pages(
+            self.search,
+            query,
+            page_size=page_size,
+            limit=limit,
+            sort_by=sort_by,
+            sort_order=sort_order,
+        )
 
     def fetch_ids(self, arxiv_ids: Sequence[str]) -> list[PaperMeta]:
         out: list[PaperMeta] = []
