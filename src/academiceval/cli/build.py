@@ -90,8 +90,11 @@ def build(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing round of the same name.")] = False,
 ) -> None:
-    """Build a round: chronological split, the four writing tasks, demos per setting, citation corpora; export
-    parquet + JSONL per config with a manifest (sha256 of every file) and a `datasets` card."""
+    """Build a dated round: chronological split, the four writing tasks, few-shot settings, citation corpora.
+
+    Exports parquet + JSONL per config and split, a manifest with the sha256 of every file, and a dataset card
+    that `datasets.load_dataset` reads offline.
+    """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.build import build_round
     from academiceval.store import Workspace

@@ -25,8 +25,11 @@ def stats(
         bool, typer.Option("--no-verify", help="Skip checking file sha256s against the manifest.")
     ] = False,
 ) -> None:
-    """Per-setting statistics of a round: samples, split %, mean input/output BERT WordPiece tokens, compression
-    rate (input/output) and the test timespan."""
+    """Per-setting statistics of a round (AcademicEval's Table 2 for this round).
+
+    Samples, split percentages, mean input/output BERT WordPiece tokens, compression rate (input/output) and the
+    test timespan, as a table and optionally Markdown.
+    """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds import stats as rs
     from academiceval.rounds.io import load_round
