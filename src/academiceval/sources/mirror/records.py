@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -204,7 +204,15 @@ def kaggle_to_record(d: dict[str, Any], *, path: str = "", fmt: str = "kaggle") 
     return MirrorRecord(meta, stamps[0], stamps[-1], path=path, fmt=fmt)
 
 
-def read_kaggle_lines(lines: Iterator[str], *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+def read_json_lines(
+    lines: Iterator[str],
+    convert: Callable[..., MirrorRecord],
+    *,
+    path: str = "",
+    what: str = "record",
+) -> Iterator[MirrorRecord | RecordParseError]:
+    """One record per JSON line through `convert(obj, path=where)`; a bad line becomes a located error and the
+    file goes on (a truncated download must not cost the lines before and after it)."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -213,13 +221,17 @@ def read_kaggle_lines(lines: Iterator[str], *, path: str = "") -> Iterator[Mirro
             d = json.loads(line)
             if not isinstance(d, dict):
                 raise RecordParseError("line is not a JSON object", source=where)
-            yield kaggle_to_record(d, path=where)
+            yield convert(d, path=where)
         except json.JSONDecodeError as e:
             yield RecordParseError(f"invalid JSON: {e.msg}", source=where, hint="truncated or corrupted line")
         except RecordParseError as e:
             yield e
-        except (ValueError, TypeError, AttributeError) as e:
-            yield RecordParseError(f"invalid record: {e}".splitlines()[0], source=where)
+        except (ValueError, TypeError, AttributeError, KeyError) as e:
+            yield RecordParseError(f"invalid {what}: {e}".splitlines()[0], source=where)
+
+
+def read_kaggle_lines(lines: Iterator[str], *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+    return read_json_lines(lines, kaggle_to_record, path=path)
 
 
 # ---- SCALAR metadata (arxiv.py Result dumps) --------------------------------------------------------------------

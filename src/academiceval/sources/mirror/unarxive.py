@@ -9,7 +9,6 @@ into the project's `Paper`: one `Section` per (heading, number, level), citation
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import ARXIV_ID_RE, parse_arxiv_id
-from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record
+from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, read_json_lines
 
 PARSER_VERSION = "unarxive-jsonl/1"
 _MARKER = re.compile(r"\{\{(cite|formula|figure|table|ref|footnote):([^}]*)\}\}")
@@ -231,18 +230,4 @@ def unarxive_to_paper(d: dict[str, Any], *, path: str = "") -> MirrorRecord:
 
 
 def read_unarxive_lines(lines: Iterator[str], *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            d = json.loads(line)
-            if not isinstance(d, dict):
-                raise RecordParseError("line is not a JSON object", source=where)
-            yield unarxive_to_paper(d, path=where)
-        except json.JSONDecodeError as e:
-            yield RecordParseError(f"invalid JSON: {e.msg}", source=where, hint="truncated or corrupted line")
-        except RecordParseError as e:
-            yield e
-        except (ValueError, TypeError, AttributeError, KeyError) as e:
-            yield RecordParseError(f"invalid unarXive paper: {e}".splitlines()[0], source=where)
+    return read_json_lines(lines, unarxive_to_paper, path=path, what="unarXive paper")
