@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.errors import ConfigError
 from academiceval.rounds.export import SPLITS, data_paths, file_sha256
 from academiceval.rounds.models import RoundManifest, Sample
 
 MANIFEST = "manifest.json"
 
 
-class RoundIntegrityError(AcademicEvalError):
-    """A round file is missing or no longer matches the sha256 recorded in its manifest."""
+class RoundIntegrityError(ConfigError):
+    """A round file is missing or no longer matches the sha256 recorded in its manifest: scores on a silently
+    changed round would not be comparable, so runs refuse it before sending any request."""
 
     code = "round_integrity"
 

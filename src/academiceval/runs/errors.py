@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from academiceval.errors import AcademicEvalError, ConfigError
 
+# The round format, and so its integrity check, belongs to `rounds`; re-exported for the runner's callers.
+from academiceval.rounds.io import RoundIntegrityError as RoundIntegrityError
+
 
 class BackendError(AcademicEvalError):
     """A model call failed for one sample; recorded, the batch goes on."""
@@ -78,9 +81,3 @@ class MissingAPIKeyError(ConfigError):
 
 class UnknownModelError(ConfigError):
     code = "unknown_model"
-
-
-class RoundIntegrityError(ConfigError):
-    """A round file changed after its manifest was written: results would not be comparable."""
-
-    code = "round_integrity"
