@@ -103,7 +103,7 @@ def prompts_of(round_dir: Path, n: int) -> list[str]:
     from academiceval.rounds.prompts import render_prompt
     from academiceval.runs.source import load_round_view
 
-    return [render_prompt(s) for s in load_round_view(round_dir).samples[:n]]
+    return [render_prompt(s) for s in load_round_view(round_dir).distinct_samples[:n]]
 
 
 async def raw_aiohttp(url: str, prompts: list[str], conc: int) -> tuple[float, float]:

@@ -26,7 +26,7 @@ def test_baselines_run_through_the_runner(sample_round, tmp_path, name):
     s = run_round(ws, sample_round, f"baseline/{name}", limit=4)
     recs = read_run(s.run_dir)
     assert len(recs) == 16 and s.total("errors") == 0
-    samples = {x.sample_id: x for x in load_round_view(sample_round).samples}
+    samples = {x.sample_id: x for x in load_round_view(sample_round).distinct_samples}
     for r in recs.values():
         assert r.output_raw.strip() and r.output
         if name == "lead" and r.task == "abstract":  # the opening of the body, never the label
@@ -96,7 +96,7 @@ def test_rag_baseline_reads_the_retrieved_chunks_not_the_whole_paper(sample_roun
     with_rag = read_run(run_round(ws, sample_round, "baseline/lead", rag=rag, **kw).run_dir)
     plain = read_run(run_round(ws, sample_round, "baseline/lead", **kw).run_dir)
     assert len(with_rag) == len(plain) == 3
-    samples = {x.sample_id: x for x in load_round_view(sample_round).samples}
+    samples = {x.sample_id: x for x in load_round_view(sample_round).distinct_samples}
     for sid, rec in with_rag.items():
         assert rec.error is None and rec.prompt_info["retrieved"]
         assert rec.output_raw != plain[sid].output_raw

@@ -39,7 +39,7 @@ def test_clean_run_writes_records_and_spec(sample_round, fake_server, tmp_path):
     recs = records(s.run_dir)
     assert len(recs) == N_SAMPLES
     view = load_round_view(sample_round)
-    by_id = {x.sample_id: x for x in view.samples}
+    by_id = {x.sample_id: x for x in view.distinct_samples}
     for r in recs.values():
         sample = by_id[r.sample_id]
         assert r.published == sample.published and r.arxiv_id == sample.arxiv_id

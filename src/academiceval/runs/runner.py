@@ -224,9 +224,9 @@ async def run_round_async(
         raise ConfigError("--max-connections must be at least 1")
     runs_dir, rounds_dir, cache_path = _locations(ws_or_runs_dir)
     view = load_round_view(resolve_round_dir(round_dir, rounds_dir))
-    samples = _select(view.samples, tasks, settings, splits, limit)
+    samples = _select(view.distinct_samples, tasks, settings, splits, limit)
     if not samples:
-        have = sorted({(s.task, s.setting, s.split) for s in view.samples})
+        have = sorted({(s.task, s.setting, s.split) for s in view.distinct_samples})
         raise ConfigError(
             f"no samples in round {view.name} match tasks={tasks} settings={settings} splits={splits}",
             hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),

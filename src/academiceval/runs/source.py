@@ -10,26 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.io import load_round
-from academiceval.rounds.models import RoundManifest, Sample
+from academiceval.rounds.io import LoadedRound, load_round
+from academiceval.rounds.models import Sample
 
 
 @dataclass
-class RoundView:
-    path: Path
-    manifest: RoundManifest
-    manifest_sha256: str
-    samples: list[Sample] = field(default_factory=list)
+class RoundView(LoadedRound):
+    """A verified round plus its distinct samples, listed once for the run (name, paths, templates: LoadedRound)."""
 
-    @property
-    def name(self) -> str:
-        return self.manifest.round
-
-    @property
-    def templates_dir(self) -> Path | None:
-        """The templates copied into the round at build time: prompts are rendered with these, not the package's."""
-        d = self.path / "templates"
-        return d if d.is_dir() else None
+    distinct_samples: list[Sample] = field(default_factory=list)
 
 
 def resolve_round_dir(round_ref: str | Path, rounds_dir: Path | None) -> Path:
@@ -56,4 +45,4 @@ def load_round_view(round_dir: Path, *, verify: bool = True) -> RoundView:
             if s.sample_id not in seen:
                 seen.add(s.sample_id)
                 samples.append(s)
-    return RoundView(Path(round_dir), rnd.manifest, rnd.manifest_sha256, samples)
+    return RoundView(rnd.path, rnd.manifest, rnd.manifest_sha256, samples)
