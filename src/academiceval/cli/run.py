@@ -168,8 +168,6 @@ def run(
     if summary.error_codes:
         extra += "; errors: " + ", ".join(f"{k} {v}" for k, v in summary.error_codes.most_common())
     err_console.print(f"{extra}; {summary.elapsed_s:.1f} s; records in {summary.run_dir}")
-    if "no truncation" in summary.prompt_preparation:
-        err_console.print(f"[yellow]note:[/] prompts prepared by {summary.prompt_preparation}")
 
 
 def _print_token_report(summary: Any) -> None:

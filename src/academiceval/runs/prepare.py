@@ -106,31 +106,6 @@ def _attr(obj: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-_INSTRUCTIONS = {
-    "title": "Write the title of the paper described below. Answer with the title only.",
-    "abstract": "Write the abstract of the paper described below.",
-    "introduction": "Write the introduction section of the paper described below.",
-    "related_work": "Write the related-work section of the paper described below, citing the listed papers.",
-}
-
-
-def _fields_block(fields: dict[str, str]) -> str:
-    return "\n\n".join(f"{k.replace('_', ' ').title()}:\n{v}" for k, v in fields.items() if v)
-
-
-def plain_prompt(sample: Sample) -> str:
-    """Last-resort rendering (instruction, demos, fields, citations) used only when neither the models nor the
-    rounds area provides one; recorded in run.json as such. No truncation."""
-    parts = [_INSTRUCTIONS.get(sample.task, f"Write the {sample.task} of the paper described below.")]
-    for i, d in enumerate(sample.demos, 1):
-        parts.append(f"Example {i}:\n{_fields_block(d.fields)}\nAnswer:\n{d.label}")
-    parts.append(_fields_block(sample.fields))
-    if sample.citations:
-        parts.append("Papers to cite:\n" + "\n".join(f"[{i}] {c.title}" for i, c in enumerate(sample.citations, 1)))
-    parts.append("Answer:")
-    return "\n\n".join(parts)
-
-
 class PromptPreparer:
     """Binds the run-wide preparation options once; `__call__(sample, max_tokens)` → Prepared."""
 
@@ -155,18 +130,15 @@ class PromptPreparer:
 
     @staticmethod
     def _resolve(fitting: bool) -> tuple[Callable[..., Any], str]:
+        """Budgets, retrieval and probes go through `models.prepare`; otherwise the round's templates render the
+        prompt directly (the same text, without counting tokens the server will count anyway)."""
         if fitting:
-            try:
-                mod = importlib.import_module("academiceval.models.prepare")
-                return mod.prepare_prompt, "models.prepare.prepare_prompt"
-            except (ImportError, AttributeError):
-                pass
-        try:
-            mod = importlib.import_module("academiceval.rounds.prompts")
-            return mod.render_prompt, "rounds.prompts.render_prompt" + (" (no truncation)" if fitting else "")
-        except (ImportError, AttributeError):
-            pass
-        return plain_prompt, "runs.prepare.plain_prompt (no truncation)"
+            from academiceval.models.prepare import prepare_prompt
+
+            return prepare_prompt, "models.prepare.prepare_prompt"
+        from academiceval.rounds.prompts import render_prompt
+
+        return render_prompt, "rounds.prompts.render_prompt"
 
     @staticmethod
     def _accepted_params(fn: Callable[..., Any]) -> set[str] | None:
