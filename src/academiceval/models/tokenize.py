@@ -100,11 +100,13 @@ class Tokenizer:
         Cut on the offset where token n ends; a cut inside a word can re-tokenise into more pieces (WordPiece
         "unaff" -> "un", "##af", "##f"), so the prefix is re-counted and moved back a token when needed.
         """
-        if n_tokens <= 0 or not text:
+        if not text:
             return ""
         ends = self._token_ends(text)
-        if n_tokens >= len(ends):
+        if n_tokens >= len(ends):  # it fits (also a whitespace-only text, which holds no token, with n = 0)
             return text
+        if n_tokens <= 0:
+            return ""
         k = n_tokens
         while k > 0:
             cut = text[: ends[k - 1]].rstrip()
