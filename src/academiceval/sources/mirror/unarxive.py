@@ -166,6 +166,36 @@ def _place(
     return number, (level if stack or level == 1 else 1), 0
 
 
+def _fill_number_gaps(sections: list[Section], citations: list[Citation]) -> int:
+    """A level-1 numbering gap ("1" then "3", or "1", restored "2", then "4") means one more section was lost than
+    the restarts of subsection numbers showed: the subsections right after the last headed section (its first
+    group) belonged to the first lost one. A placeholder is inserted before that group, the restored placeholders
+    after it move up by one, and citation section indices are shifted."""
+    tops = [i for i, s in enumerate(sections) if s.level == 1 and (s.number or "").isdigit()]
+    for a, b in itertools.pairwise(tops):
+        if int(sections[b].number or 0) - int(sections[a].number or 0) <= 1:
+            continue
+        r = a
+        while r in tops and sections[r].heading == "" and tops.index(r) > 0:
+            r = tops[tops.index(r) - 1]
+        first_sub = r + 1
+        if sections[r].heading == "" or first_sub >= len(sections) or sections[first_sub].level != 2:
+            return 0
+        pr = sections[r].number or ""
+        sections.insert(first_sub, Section(heading="", number=str(int(pr) + 1), level=1, role=None))
+        for x in sections[first_sub + 1 : b + 1]:
+            if not x.number:
+                continue
+            head, _, tail = x.number.partition(".")
+            if head.isdigit() and int(head) >= int(pr):
+                x.number = str(int(head) + 1) + ("." + tail if tail else "")
+        for c in citations:
+            if c.section_index >= first_sub:
+                c.section_index += 1
+        return 1
+    return 0
+
+
 def _restarts(prev_local: str, local: str) -> bool:
     if prev_local.isdigit() and local.isdigit():
         return int(local) <= int(prev_local)
@@ -289,6 +319,7 @@ def unarxive_to_paper(d: dict[str, Any], *, path: str = "") -> MirrorRecord:
         citations.extend(cites)
     for s, parts in zip(sections, texts, strict=True):
         s.text = "\n\n".join(parts)
+    lost += _fill_number_gaps(sections, citations)
     abstract = (d.get("abstract") or {}).get("text") if isinstance(d.get("abstract"), dict) else None
     paper = Paper(
         paper_id=f"unarxive:{rec.meta.arxiv_id}",
