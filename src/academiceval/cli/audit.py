@@ -17,7 +17,10 @@ def _pct(x: float | None) -> str:
 
 
 def render(a: dict[str, Any]) -> None:
-    """Print the audit dict as rich tables."""
+    """Print the audit dict as rich tables (wide: sample ids and reasons must stay readable)."""
+    from rich.console import Console
+
+    out = Console(width=max(console.width, 160)) if not console.is_terminal else console
     ov = a["overlap"]
     rows = []
     for task, t in ov["tasks"].items():
@@ -35,23 +38,35 @@ def render(a: dict[str, Any]) -> None:
             )
         )
     lim = ov["limits"]
-    console.print(
+    out.print(
         summary_table(
             f"label/input overlap ({ov['n']}-gram coverage, longest common run in words; limits: coverage >"
             f" {lim['max_coverage']}, run ≥ {lim['max_run']})",
-            ("task", "samples", "coverage p50/p95/max", "run p50/p95/max", "cov>0.2", "cov>0.5", "run≥40", "over limits"),
+            (
+                "task",
+                "samples",
+                "coverage p50/p95/max",
+                "run p50/p95/max",
+                "cov>0.2",
+                "cov>0.5",
+                "run≥40",
+                "over limits",
+            ),
             rows,
         )
     )
-    console.print(
+    out.print(
         summary_table(
             "worst overlaps",
             ("sample", "split", "input", "coverage", "run", "label words"),
-            [(r["sample_id"], r["split"], r["field"], f"{r['coverage']:.2f}", r["run"], r["label_words"]) for r in ov["worst"]],
+            [
+                (r["sample_id"], r["split"], r["field"], f"{r['coverage']:.2f}", r["run"], r["label_words"])
+                for r in ov["worst"]
+            ],
         )
     )
     lw = a["label_words"]
-    console.print(
+    out.print(
         summary_table(
             "label length (words)",
             ("task", "labels", "min", "p50", "p95", "max", "plausible", "outside"),
@@ -71,7 +86,7 @@ def render(a: dict[str, Any]) -> None:
         )
     )
     kinds = ("broken_hyphens", "captions", "placeholders", "running_heads", "drop_caps")
-    console.print(
+    out.print(
         summary_table(
             "debris in labels (labels with / occurrences)",
             ("task", "labels", *kinds),
@@ -111,15 +126,22 @@ def render(a: dict[str, Any]) -> None:
     for k, v in a["leakage_exclusions"].items():
         for reason, n in v.items():
             rows2.append((f"leakage · {k}", f"{reason} ×{n}"))
-    console.print(summary_table(f"round {a['round']}: {a['samples']} samples from {a['papers']} papers", ("", ""), rows2))
+    out.print(
+        summary_table(f"round {a['round']}: {a['samples']} samples from {a['papers']} papers", ("", ""), rows2)
+    )
 
 
 def audit(
-    round_ref: Annotated[str, typer.Argument(metavar="ROUND", help="Round name in the workspace, or a round directory.")],
+    round_ref: Annotated[
+        str, typer.Argument(metavar="ROUND", help="Round name in the workspace, or a round directory.")
+    ],
     home: HomeOption = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the full audit as JSON to this file.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the full audit as JSON to this file.")
+    ] = None,
     runs: Annotated[
-        Path | None, typer.Option("--runs", help="Runs of this round (for BERTScore truncation). Default: the workspace's.")
+        Path | None,
+        typer.Option("--runs", help="Runs of this round (for BERTScore truncation). Default: the workspace's."),
     ] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip checking file sha256s.")] = False,
 ) -> None:

@@ -46,7 +46,7 @@ CAPTION = re.compile(r"(?:(?<=\n)|^)\s*(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d+[
 CAPTION_INLINE = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+\s*:\s+[A-Z]")
 PLACEHOLDER = re.compile(
     r"\bREF\b|\b(?:Section|Sections|Sec\.|Table|Tables|Fig\.|Figure|Figures|Eq\.|Equation|Eqs\.|Appendix|Lemma|"
-    r"Theorem|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\.)\s+(?=[.,;:)])"
+    r"Theorem|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\.)[ \t]+(?=[.,;:)])"
 )
 RUNNING_HEAD = re.compile(r"(?:(?<=\s)|^)\d{1,4}\s+(?:[A-Z]\.\s?){1,3}\s?[A-Z][\w'’-]+,?\s+et al\.(?=\s|$)")
 DROP_CAP = re.compile(r"(?:(?<=\n)|^)([A-Z]) ([A-Z]{2,})\b")
@@ -171,7 +171,9 @@ def remove_captions(text: str, changes: Counter[str] | None = None) -> str:
                 changes["figure/table text removed"] += 1
                 j -= 1
             j = i + 1  # table text printed below its caption
-            while j < len(paras) and (_is_table_row(paras[j]) or (_is_fragment(paras[j]) and _run_of_fragments(paras, j))):
+            while j < len(paras) and (
+                _is_table_row(paras[j]) or (_is_fragment(paras[j]) and _run_of_fragments(paras, j))
+            ):
                 drop[j] = True
                 changes["figure/table text removed"] += 1
                 j += 1
@@ -231,10 +233,11 @@ def fix_running_heads_and_drop_caps(text: str, vocab: Counter[str], changes: Cou
     return DROP_CAP.sub(cap, text)
 
 
-UNARXIVE_REF = re.compile(
-    r"\bREF\b|(?<=\b(?:Section|Sections|Sec\.|Table|Tables|Fig\.|Figure|Figures|Eq\.|Equation|Eqs\.|Appendix|Lemma|"
-    r"Theorem|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\.))\s+(?=[.,;:)])"
+_REF_WORDS = (
+    r"Section|Sections|Sec\.|Table|Tables|Fig\.|Figure|Figures|Eq\.|Equation|Eqs\.|Appendix|Lemma|Theorem"
+    r"|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\."
 )
+UNARXIVE_REF = re.compile(r"\bREF\b|\b(" + _REF_WORDS + r")[ \t]+(?=[.,;:)])")
 
 
 def fix_placeholders(text: str, changes: Counter[str] | None = None) -> str:
@@ -243,10 +246,10 @@ def fix_placeholders(text: str, changes: Counter[str] | None = None) -> str:
 
     def rep(m: re.Match[str]) -> str:
         changes["reference placeholders marked"] += 1
-        return "[ref]" if m.group(0) == "REF" else " [ref]"
+        return "[ref]" if m.group(1) is None else f"{m.group(1)} [ref]"
 
     text = UNARXIVE_REF.sub(rep, text)
-    return re.sub(r"\[ref\]\s+(?=[.,;:)])", "[ref]", text)
+    return re.sub(r"\[ref\][ \t]+(?=[.,;:)])", "[ref]", text)
 
 
 def clean_text(text: str, vocab: Counter[str] | None = None, *, placeholders: bool = True) -> Cleaned:

@@ -132,10 +132,9 @@ def inherit_roles(sections: list[Section]) -> int:
         while stack and stack[-1].level >= s.level:
             stack.pop()
         parent = stack[-1] if stack else None
-        if parent is not None and parent.role is not None and s.role not in TOP_LEVEL_PARTS:
-            if s.role != parent.role:
-                s.role = parent.role
-                changed += 1
+        if parent is not None and parent.role is not None and s.role not in TOP_LEVEL_PARTS and s.role != parent.role:
+            s.role = parent.role
+            changed += 1
         stack.append(s)
     return changed
 
