@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS round_token_cache (
 register_schema("rounds", CACHE_SCHEMA)
 
 MATCH_THRESHOLD = 0.9
+# A Related-Work sample needs at least this share of the works its related-work section cites, resolved to a
+# title and abstract: below it the model is asked to write about papers it is not shown (notes/rounds.md).
+MIN_RESOLVED_FRACTION = 0.5
 
 
 class WorkspaceTokenCache:

@@ -116,3 +116,10 @@ def label_reason(task: str, label: str, gate: QualityGate = DEFAULT_GATE) -> str
     if n > hi:
         return f"quality: {task.replace('_', ' ')} label over {hi} words"
     return None
+
+
+def describe(gate: QualityGate) -> dict[str, object]:
+    """The gate's settings as recorded in the manifest."""
+    d = dataclasses.asdict(gate)
+    d["label_words"] = {k: list(v) for k, v in gate.label_words.items()}
+    return d
