@@ -49,7 +49,7 @@ PLACEHOLDER = re.compile(
     r"Theorem|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\.)[ \t]+(?=[.,;:)])"
 )
 RUNNING_HEAD = re.compile(r"(?:(?<=\s)|^)\d{1,4}\s+(?:[A-Z]\.\s?){1,3}\s?[A-Z][\w'’-]+,?\s+et al\.(?=\s|$)")
-DROP_CAP = re.compile(r"(?:(?<=\n)|^)([A-Z]) ([A-Z]{2,})\b")
+DROP_CAP = re.compile(r"(?:(?<=\n)|^)([B-HJ-Z]) ([A-Z]{2,})\b")  # "L ARGE"; "A"/"I" are words
 
 
 def joined_compounds(text: str, vocab: Counter[str]) -> list[str]:
@@ -252,13 +252,19 @@ def fix_placeholders(text: str, changes: Counter[str] | None = None) -> str:
     return re.sub(r"\[ref\][ \t]+(?=[.,;:)])", "[ref]", text)
 
 
-def clean_text(text: str, vocab: Counter[str] | None = None, *, placeholders: bool = True) -> Cleaned:
-    """All repairs in order. `vocab`: the word check's vocabulary (default: the text's own words)."""
+def clean_text(
+    text: str, vocab: Counter[str] | None = None, *, layout: bool = True, placeholders: bool = True
+) -> Cleaned:
+    """All repairs in order. `vocab`: the word check's vocabulary (default: the text's own words). `layout`:
+    the text comes from a page layout (a PDF) — hyphenation, captions, running heads and drop caps are repaired
+    only then; text from LaTeX (unarXive) has none of them and its joined words are the authors' spelling."""
     changes: Counter[str] = Counter()
     vocab = vocab if vocab is not None else vocabulary([text])
-    t = remove_captions(text, changes)
-    t = fix_running_heads_and_drop_caps(t, vocab, changes)
-    t = repair_hyphenation(t, vocab, changes)
+    t = text
+    if layout:
+        t = remove_captions(t, changes)
+        t = fix_running_heads_and_drop_caps(t, vocab, changes)
+        t = repair_hyphenation(t, vocab, changes)
     if placeholders:
         t = fix_placeholders(t, changes)
     t = re.sub(r"[ \t]{2,}", " ", t)

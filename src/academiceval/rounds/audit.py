@@ -168,7 +168,6 @@ def audit_round(
     first: dict[tuple[str, str], Sample] = {}
     for s in samples:
         first.setdefault((s.task, s.arxiv_id), s)
-    vocab = vocabulary([t for s in first.values() for t in (s.label, s.fields.get("body", ""))])
     lengths: dict[str, Any] = {}
     debris: dict[str, Any] = {}
     holes: dict[str, Any] = {"title_inputs": 0, "with_holes": 0, "holes": 0, "examples": []}
@@ -188,7 +187,8 @@ def audit_round(
         with_any: Counter[str] = Counter()
         examples: dict[str, str] = {}
         for s in labels:
-            d = debris_counts(s.label, vocab)
+            # the word check uses the paper's own words (authors differ: "pretraining" is a spelling, not debris)
+            d = debris_counts(s.label, vocabulary([s.label, s.fields.get("body", "")]))
             for k, v in d.items():
                 counts[k] += v
                 if v:

@@ -27,9 +27,10 @@ def check_fractions(fractions: Sequence[float]) -> tuple[float, float, float]:
 
 
 def _cuts(ds: list[date], f: tuple[float, float, float]) -> tuple[int, int]:
-    """The (val_cut, test_cut) pair, both on date changes, whose split sizes come closest to the asked fractions
-    (least total absolute deviation; ties: smaller largest deviation, then later cuts). Keeps a split non-empty
-    when its fraction is positive and the dates allow it."""
+    """The (val_cut, test_cut) pair, both on date changes, whose split sizes come closest to the asked fractions:
+    least sum of relative deviations |delivered - asked| / asked (so the small test share counts as much as the
+    large train share); ties: smaller largest deviation, then later cuts. A split with a positive fraction is
+    kept non-empty whenever the dates allow it."""
     n = len(ds)
     changes = [i for i in range(1, n) if ds[i] != ds[i - 1]]
     cands = [0, *changes, n]
@@ -43,9 +44,9 @@ def _cuts(ds: list[date], f: tuple[float, float, float]) -> tuple[int, int]:
             if v > t or (f[1] == 0 and v != t):
                 continue
             got = (v / n, (t - v) / n, (n - t) / n)
-            dev = [abs(g - a) for g, a in zip(got, f, strict=True)]
+            dev = [abs(g - a) / a for g, a in zip(got, f, strict=True) if a > 0]
             empty = sum(1 for g, a in zip(got, f, strict=True) if a > 0 and g == 0)
-            key = (empty, round(sum(dev), 9), round(max(dev), 9), -t, -v)
+            key = (empty, round(sum(dev), 9), round(max(dev, default=0.0), 9), -t, -v)
             if best is None or key < best[0]:
                 best = (key, v, t)  # type: ignore[assignment]
     assert best is not None

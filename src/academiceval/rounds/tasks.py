@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from academiceval.papers.clean import clean_text, vocabulary
+from academiceval.papers.clean import clean_text, repair_hyphenation, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
 from academiceval.rounds.models import TASKS, Task
@@ -139,7 +139,7 @@ def prepare_paper(paper: Paper) -> tuple[Paper, Counter[str]]:
         if s.role in NON_BODY_ROLES or not s.text:
             sections.append(s)
             continue
-        c = clean_text(s.text, vocab)
+        c = clean_text(s.text, vocab, layout=paper.source == "pdf")
         notes.update(c.changes)
         sections.append(s.model_copy(update={"text": c.text}) if c.text != s.text else s)
     return paper.model_copy(update={"sections": sections}), notes
@@ -204,6 +204,12 @@ def task_views(
     views.prepared = prep_notes
     title = squash(meta.title or paper.title)
     abstract = squash(meta.abstract or paper.abstract)
+    if paper.source == "pdf" and (meta.source == "pdf-stamp" or not meta.abstract):
+        # no metadata record beyond the PDF itself: title and abstract were read from the page, with its debris
+        vocab = vocabulary([s.text for s in paper.sections] + [abstract])
+        title = squash(repair_hyphenation(title, vocab))
+        abstract = squash(repair_hyphenation(abstract, vocab))
+        views.prepared["title and abstract from the parse (no metadata record)"] += 1
     sec_tok = _section_tokens(paper, counts, cache)
     small = cached_counts([title, abstract], cache) if counts else [0, 0]
     tok = {"title": small[0], "abstract": small[1]}
