@@ -199,7 +199,7 @@ def remove_captions(text: str, changes: Counter[str] | None = None) -> str:
             continue
         if joined_after_gap and kept and _continues(kept[-1], p):
             prev = kept[-1]
-            kept[-1] = prev[:-1] + p if prev.endswith("-") else f"{prev} {p}"
+            kept[-1] = f"{prev} {p.lstrip()}"  # "16-" + "bit": the hyphen check below decides
             changes["sentences re-joined"] += 1
         else:
             kept.append(p)

@@ -94,7 +94,7 @@ def check_sample(
 
 OVERLAP_N = 12  # n-gram length for coverage: long enough that shared phrasing or boilerplate rarely reaches it
 RUN_ANCHOR = 5  # shortest common run that is searched for; shorter runs count as 0
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")
 _ESCAPES = re.compile(r"\\([%&$#_{}])")
 
 

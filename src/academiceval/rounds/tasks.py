@@ -245,7 +245,7 @@ def task_views(
                 views.skipped[task] = "title used inside sentences of the input (kept there; sample would leak)"
                 continue
         elif task == "abstract":
-            label, label_tok = squash(meta.abstract), tok["abstract"] if meta.abstract else 0
+            label, label_tok = (abstract, tok["abstract"]) if meta.abstract else ("", 0)
             if not paper.has_role(SectionRole.conclusion):
                 notes.append("no conclusion section: body kept whole")
         else:
