@@ -118,7 +118,7 @@ def test_guard_limits_do_not_flag_ordinary_papers(unarxive_papers):
 def test_deepseek_summary_of_evaluation_results_stays_in_the_introduction(deepseek):
     before = {s.heading: s.role for s in deepseek.sections}
     assert before["Summary of Evaluation Results"] == SectionRole.conclusion  # the parse's own reading
-    paper, notes = assign_roles(deepseek)
+    paper, _ = assign_roles(deepseek)
     roles = {s.heading: s.role for s in paper.sections}
     assert roles["Summary of Evaluation Results"] == SectionRole.introduction
     views = task_views(_meta(paper), paper, counts=False)
@@ -160,7 +160,7 @@ def test_background_counts_as_related_work_only_with_citation_density(corpus, un
 
     sota = parse_pdf(corpus / "pdf" / "2201.07525v1.pdf")
     assert any(s.heading == "State-of-the-Art Results" and s.role == SectionRole.related_work for s in sota.sections)
-    fixed, notes = assign_roles(sota)
+    fixed, _ = assign_roles(sota)
     assert not fixed.has_role(SectionRole.related_work)  # 0.06 citations per 100 words
     attention = parse_pdf(corpus / "pdf" / "1706.03762v7.pdf")
     kept, _ = assign_roles(attention)
@@ -238,7 +238,10 @@ def test_captions_and_table_text_leave_the_running_text(llama):
 
 
 def test_sentence_cut_by_a_figure_is_joined_again():
-    text = "A trillion-parameter model with an optimizer like Adam in 16-\n\n0\n\n5\n\n10\n\nFigure 1: Memory.\n\nbit precision needs memory."
+    text = (
+        "A trillion-parameter model with an optimizer like Adam in 16-\n\n0\n\n5\n\n10\n\nFigure 1: Memory."
+        "\n\nbit precision needs memory."
+    )
     out = clean_text(text).text
     assert out == "A trillion-parameter model with an optimizer like Adam in 16-bit precision needs memory."
 
@@ -255,7 +258,10 @@ def test_running_heads_drop_caps_and_unarxive_placeholders():
 
 
 def test_title_removed_only_where_it_stands_as_a_title():
-    text = "The pong algebra\n\nWe introduce a differential graded algebra, the pong algebra, and compute.\n\n3 The pong algebra"
+    text = (
+        "The pong algebra\n\nWe introduce a differential graded algebra, the pong algebra, and compute."
+        "\n\n3 The pong algebra"
+    )
     spans, inside = title_occurrences(text, "The pong algebra")
     assert len(spans) == 2 and inside == 1
     out, removed, kept = remove_title(text, "The pong algebra")

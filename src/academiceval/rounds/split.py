@@ -46,7 +46,8 @@ def _cuts(ds: list[date], f: tuple[float, float, float]) -> tuple[int, int]:
             got = (v / n, (t - v) / n, (n - t) / n)
             dev = [abs(g - a) / a for g, a in zip(got, f, strict=True) if a > 0]
             empty = sum(1 for g, a in zip(got, f, strict=True) if a > 0 and g == 0)
-            key = (empty, round(sum(dev), 9), round(max(dev, default=0.0), 9), -t, -v)
+            no_test = int(f[2] > 0 and t == n)  # the evaluated split first: one date only → everything is test
+            key = (no_test, empty, round(sum(dev), 9), round(max(dev, default=0.0), 9), -t, -v)
             if best is None or key < best[0]:
                 best = (key, v, t)  # type: ignore[assignment]
     assert best is not None
