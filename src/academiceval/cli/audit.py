@@ -120,15 +120,21 @@ def render(a: dict[str, Any]) -> None:
         )
     )
     rows2.append(("single-day windows", ", ".join(sp["single_day_windows"]) or "none"))
+    later = sp.get("later_text_versions") or {}
+    if later:
+        rows2.append(
+            (
+                "papers whose text is a later version than v1",
+                ", ".join(f"{k} v{v['version']} ({v['date'] or 'date unknown'})" for k, v in sorted(later.items())),
+            )
+        )
     for k, v in a["quality_exclusions"].items():
         for reason, n in v.items():
             rows2.append((f"gate · {k}", f"{reason} ×{n}"))
     for k, v in a["leakage_exclusions"].items():
         for reason, n in v.items():
             rows2.append((f"leakage · {k}", f"{reason} ×{n}"))
-    out.print(
-        summary_table(f"round {a['round']}: {a['samples']} samples from {a['papers']} papers", ("", ""), rows2)
-    )
+    out.print(summary_table(f"round {a['round']}: {a['samples']} samples from {a['papers']} papers", ("", ""), rows2))
 
 
 def audit(

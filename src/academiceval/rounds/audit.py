@@ -279,6 +279,8 @@ def audit_round(
     validity = bo.get("validity") if isinstance(bo.get("validity"), dict) else {}
     if validity.get("splits"):
         split_out["build"] = validity["splits"]
+    in_round = {s.arxiv_id for s in samples}
+    split_out["later_text_versions"] = {k: v for k, v in (validity.get("text_versions") or {}).items() if k in in_round}
 
     return {
         "round": m.round,
