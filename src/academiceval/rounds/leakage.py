@@ -11,6 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+import numpy as np
 from rapidfuzz import fuzz
 
 from academiceval.errors import AcademicEvalError
@@ -93,7 +94,6 @@ def check_sample(
 # punctuation and whitespace ignored), so `1\r{a}` and `1å`, or `LLaMA- 65B` and `LLaMA-65B`, compare equal.
 
 OVERLAP_N = 12  # n-gram length for coverage: long enough that shared phrasing or boilerplate rarely reaches it
-RUN_ANCHOR = 5  # shortest common run that is searched for; shorter runs count as 0
 _WORD = re.compile(r"[^\W_]+")
 _ESCAPES = re.compile(r"\\([%&$#_{}])")
 
@@ -107,17 +107,26 @@ def match_words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(s.casefold()))
 
 
-@functools.lru_cache(maxsize=256)
-def _ngram_set(words: tuple[str, ...], n: int) -> frozenset[tuple[str, ...]]:
-    return frozenset(words[i : i + n] for i in range(len(words) - n + 1))
+_MUL = np.uint64(1_000_003)
 
 
 @functools.lru_cache(maxsize=256)
-def _anchor_index(words: tuple[str, ...]) -> dict[tuple[str, ...], list[int]]:
-    idx: dict[tuple[str, ...], list[int]] = {}
-    for i in range(len(words) - RUN_ANCHOR + 1):
-        idx.setdefault(words[i : i + RUN_ANCHOR], []).append(i)
-    return idx
+def _gram_hashes(words: tuple[str, ...], n: int) -> np.ndarray:
+    """64-bit rolling hashes of every word n-gram (vectorised: a body of 20k words costs n array passes)."""
+    if len(words) < n:
+        return np.zeros(0, dtype=np.uint64)
+    ids = np.fromiter((hash(w) for w in words), dtype=np.int64, count=len(words)).view(np.uint64)
+    m = len(words) - n + 1
+    h = np.zeros(m, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(n):
+            h = h * _MUL + ids[k : k + m]
+    return h
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_hashes(words: tuple[str, ...], n: int) -> np.ndarray:
+    return np.unique(_gram_hashes(words, n))
 
 
 @dataclass(frozen=True)
@@ -125,7 +134,7 @@ class Overlap:
     """How much of a label (in words) is present in one input text."""
 
     coverage: float  # share of the label's n-grams (n = min(OVERLAP_N, label words)) found in the text
-    run: int  # longest common run of words (0 when shorter than RUN_ANCHOR)
+    run: int  # longest stretch of the label covered by shared n-grams, in words (0 when none is shared)
     label_words: int
 
     @property
@@ -134,29 +143,29 @@ class Overlap:
 
 
 def overlap(label: str, text: str) -> Overlap:
-    """Coverage and longest common run of `label` inside `text` (both normalised by `match_words`)."""
+    """Coverage and longest common run of `label` inside `text` (both normalised by `match_words`).
+
+    The run is the longest stretch of consecutive label n-grams that all occur in the text, plus n - 1: the
+    longest common word sequence whenever the shared n-grams come from one place in the text (what a copied
+    passage gives); an upper bound otherwise."""
     lw, tw = match_words(label), match_words(text)
     if not lw or not tw:
         return Overlap(0.0, 0, len(lw))
     n = min(OVERLAP_N, len(lw))
-    grams = [lw[i : i + n] for i in range(len(lw) - n + 1)]
-    have = _ngram_set(tw, n)
-    coverage = sum(1 for g in grams if g in have) / len(grams)
+    grams = _gram_hashes(lw, n)
+    have = _sorted_hashes(tw, n)
+    if not len(grams) or not len(have):
+        return Overlap(0.0, 0, len(lw))
+    pos = np.searchsorted(have, grams)
+    pos[pos >= len(have)] = 0
+    hit = have[pos] == grams
+    coverage = float(hit.mean())
     run = 0
-    if len(lw) >= RUN_ANCHOR and len(tw) >= RUN_ANCHOR:
-        idx = _anchor_index(tw)
-        for i in range(len(lw) - RUN_ANCHOR + 1):
-            if len(lw) - i <= run:
-                break
-            for j in idx.get(lw[i : i + RUN_ANCHOR], ()):
-                if i and j and lw[i - 1] == tw[j - 1]:
-                    continue  # inside a run already measured from its start
-                k = RUN_ANCHOR
-                while i + k < len(lw) and j + k < len(tw) and lw[i + k] == tw[j + k]:
-                    k += 1
-                run = max(run, k)
-    elif " ".join(lw) in " ".join(tw):
-        run = len(lw)
+    if hit.any():
+        # longest streak of True in `hit`
+        edges = np.diff(np.concatenate(([0], hit.astype(np.int8), [0])))
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        run = int((ends - starts).max()) + n - 1
     return Overlap(coverage, run, len(lw))
 
 
