@@ -304,3 +304,48 @@ def test_bertscore_uses_windows_by_default():
 def test_prepare_counts_are_counters(llama):
     _, notes = prepare_paper(llama)
     assert isinstance(notes, Counter) and notes["broken hyphens repaired"] >= 1
+
+
+# ---- 6. related work ----------------------------------------------------------------------------------------
+
+
+def test_cited_work_without_metadata_abstract_gets_the_stored_parse_abstract(workspace, unarxive_papers):
+    from academiceval.papers.models import Reference
+    from academiceval.rounds.citations import CitationResolver
+
+    rec = unarxive_papers["2212.11826"]
+    workspace.upsert_meta([rec.meta.model_copy(update={"abstract": ""})])  # e.g. a listing record: no abstract
+    workspace.put_paper(rec.paper.model_copy(update={"abstract": rec.meta.abstract}))
+    metas, st = CitationResolver(workspace).resolve([Reference(index=0, raw="x", arxiv_id="2212.11826")])
+    assert metas[0].abstract == " ".join(rec.meta.abstract.split())
+    assert st.resolved["abstract from the stored parse"] == 1
+
+
+def test_related_work_needs_the_minimum_resolved_fraction(uws, tmp_path):
+    """A related-work section citing many works of which the store knows one is not a sample (pre-fix it was:
+    the demo round's 5 Related-Work samples had 3-14 % of their cited works)."""
+    from academiceval.rounds.build import build_round
+    from academiceval.rounds.citations import cited_in_related_work
+
+    target, refs = None, []
+    for meta in uws.iter_meta():
+        refs = [r for r in cited_in_related_work(uws.get_paper_by_arxiv(meta.arxiv_id)) if r.arxiv_id]
+        if len(refs) >= 3:
+            target = meta.arxiv_id
+            break
+    assert target is not None
+    r0 = refs[0]
+    uws.upsert_meta(
+        [PaperMeta(arxiv_id=r0.arxiv_id, title=r0.raw[:200], abstract="An abstract.", published=date(2020, 1, 1))]
+    )
+    kw = {"settings": ["zero-shot"], "tasks": ("related_work",)}
+    strict = build_round(uws, "rw", out_dir=tmp_path / "a", **kw)
+    resolved, cited = strict.build_options["validity"]["citation_resolution"][target]
+    assert resolved == 1 and cited >= 3
+    assert strict.skipped["related_work"]["under 50% of the cited works resolved"] >= 1
+    assert strict.build_options["validity"]["min_resolved_fraction"] == 0.5
+    lax = build_round(uws, "rw", out_dir=tmp_path / "b", min_resolved_fraction=0.0, **kw)
+    assert (
+        sum(c.counts.get("train", 0) + c.counts.get("val", 0) + c.counts.get("test", 0) for c in lax.configs.values())
+        >= 1
+    )

@@ -208,7 +208,7 @@ def audit_round(
     bo = m.build_options or {}
     cit = dict(bo.get("citations") or {})
     cited = int(cit.get("cited", 0) or 0)
-    resolved = sum(int(v) for k, v in cit.items() if str(k).startswith("resolved"))
+    resolved = sum(int(v) for k, v in cit.items() if str(k).startswith(("resolved: id-", "resolved: title-")))
     per_sample = (bo.get("validity") or {}).get("citation_resolution") if isinstance(bo.get("validity"), dict) else None
     rw = [s for s in first.values() if s.task == "related_work"]
     citations_out = {
