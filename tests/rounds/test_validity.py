@@ -349,3 +349,12 @@ def test_related_work_needs_the_minimum_resolved_fraction(uws, tmp_path):
         sum(c.counts.get("train", 0) + c.counts.get("val", 0) + c.counts.get("test", 0) for c in lax.configs.values())
         >= 1
     )
+
+
+def test_a_parse_that_stopped_early_is_a_fragment(corpus):
+    """Pages 1-2 of LayoutParser: the parse ends inside the introduction (pre-fix it was a target)."""
+    from academiceval.papers import parse_pdf
+
+    paper = parse_pdf(corpus / "pdf" / "partial" / "2103.15348v2_pages1-2.pdf")
+    assert paper.has_role(SectionRole.introduction)
+    assert paper_reason(prepare_paper(paper)[0]) == "quality: body under 1500 words"

@@ -195,7 +195,7 @@ def build(
     skipped = [(k, r, n) for k, reasons in m.skipped.items() for r, n in reasons.items()]
     if skipped:
         console.print(summary_table("skipped", ["task/setting", "reason", "count"], skipped))
-    for warning in (m.notes.get("splits") or {}):
+    for warning in m.notes.get("splits") or {}:
         console.print(f"[yellow]{warning}[/]")
     console.print(
         f"windows: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · test {w.test_from}…{w.test_until}"
