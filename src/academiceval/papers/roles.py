@@ -20,7 +20,9 @@ _ROLE_PATTERNS: list[tuple[SectionRole, re.Pattern[str]]] = [
     ),
     (
         SectionRole.introduction,
-        re.compile(r"^(extended |general )?introduction\b|^intro$|^motivation$|^overview and motivation$"),
+        re.compile(
+            r"^(extended |general )?introduction\b|^intro$|^motivation( and significance)?$|^overview and motivation$"
+        ),
     ),
     (
         SectionRole.related_work,
