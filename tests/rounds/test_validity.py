@@ -361,3 +361,13 @@ def test_a_parse_that_stopped_early_is_a_fragment(corpus):
     paper = parse_pdf(corpus / "pdf" / "partial" / "2103.15348v2_pages1-2.pdf")
     assert paper.has_role(SectionRole.introduction)
     assert paper_reason(prepare_paper(paper)[0]) == "quality: body under 1500 words"
+
+
+def test_figure_text_above_a_parsed_abstract_is_not_the_label(corpus):
+    from academiceval.papers import parse_pdf
+
+    resnet = parse_pdf(corpus / "pdf" / "1512.03385v1.pdf")
+    assert resnet.abstract.startswith("Residual function")  # figure 2's text, read before the abstract
+    meta = _meta(resnet, abstract=" ".join(resnet.abstract.split()))
+    label = task_views(meta, resnet, counts=False).instances["abstract"].label
+    assert label.startswith("Deeper neural networks are more difficult to train.")

@@ -135,7 +135,7 @@ def repair_hyphenation(text: str, vocab: Counter[str], changes: Counter[str] | N
     return re.sub(r"\b[a-z]{6,}\b", split, text)
 
 
-_SENT_END = re.compile(r"[.!?:;]['\"’”)\]]*$")
+_SENT_END = re.compile(r"(?<![(\[])[.!?:;]['\"’”)\]]*$")  # "g(.)" is not a sentence end
 
 
 def _words(p: str) -> list[str]:
@@ -205,6 +205,18 @@ def remove_captions(text: str, changes: Counter[str] | None = None) -> str:
             kept.append(p)
         joined_after_gap = False
     return "\n\n".join(kept)
+
+
+def strip_leading_fragments(text: str, changes: Counter[str] | None = None) -> str:
+    """Drop figure text printed above a parsed abstract ("Residual function f(.) = y - g(.)" before ResNet's
+    "Deeper neural networks are …"): leading paragraphs that are short non-sentences."""
+    paras = text.split("\n\n")
+    k = 0
+    while k < len(paras) - 1 and (_is_fragment(paras[k]) or _is_table_row(paras[k])):
+        k += 1
+    if k and changes is not None:
+        changes["leading figure text removed"] += k
+    return "\n\n".join(paras[k:])
 
 
 def _run_of_fragments(paras: list[str], j: int) -> bool:

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from academiceval.papers.clean import clean_text, repair_hyphenation, vocabulary
+from academiceval.papers.clean import clean_text, repair_hyphenation, strip_leading_fragments, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
 from academiceval.rounds.models import TASKS, Task
@@ -206,9 +206,10 @@ def task_views(
     abstract = squash(meta.abstract or paper.abstract)
     if paper.source == "pdf" and (meta.source == "pdf-stamp" or not meta.abstract):
         # no metadata record beyond the PDF itself: title and abstract were read from the page, with its debris
-        vocab = vocabulary([s.text for s in paper.sections] + [abstract])
+        raw = paper.abstract if paper.abstract and squash(paper.abstract) == abstract else abstract
+        vocab = vocabulary([s.text for s in paper.sections] + [raw])
         title = squash(repair_hyphenation(title, vocab))
-        abstract = squash(repair_hyphenation(abstract, vocab))
+        abstract = squash(repair_hyphenation(strip_leading_fragments(raw), vocab))
         views.prepared["title and abstract from the parse (no metadata record)"] += 1
     sec_tok = _section_tokens(paper, counts, cache)
     small = cached_counts([title, abstract], cache) if counts else [0, 0]
