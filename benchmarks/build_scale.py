@@ -101,7 +101,7 @@ def _build(home: str, q: mp.Queue) -> None:
 
 
 def _hold(round_dir: str, q: mp.Queue) -> None:
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     rnd = load_round(round_dir, verify=False)
     held = [s for c in rnd.configs() for s in rnd.samples(c)]

@@ -35,7 +35,7 @@ MODEL = "fake-model"
 def build_round(out: Path, n: int, window_chars: int = 1400) -> Path:
     """Abstract-task samples whose body is a ~1.4 KB window of a real paper (prompts ~2 KB with the template)."""
     from academiceval.rounds.models import Sample
-    from academiceval.runs.sample_round import load_unarxive_papers, write_round
+    from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     papers = load_unarxive_papers(CORPUS, body_chars=400_000)
     rows: list[Sample] = []
@@ -101,9 +101,9 @@ class Server:
 
 def prompts_of(round_dir: Path, n: int) -> list[str]:
     from academiceval.rounds.prompts import render_prompt
-    from academiceval.runs.source import load_round_view
+    from academiceval.store.artifacts import load_round
 
-    return [render_prompt(s) for s in load_round_view(round_dir).distinct_samples[:n]]
+    return [render_prompt(s) for s in load_round(round_dir).distinct_samples()[:n]]
 
 
 async def raw_aiohttp(url: str, prompts: list[str], conc: int) -> tuple[float, float]:

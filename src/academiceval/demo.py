@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.store.artifacts import MANIFEST, load_round
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
@@ -99,7 +100,7 @@ STAGE_APIS = (
     ("academiceval.graph.crawl", "collect", "collect"),
     ("academiceval.papers.ingest", "ingest_paths", "ingest"),
     ("academiceval.rounds.build", "build_round", "round build"),
-    ("academiceval.rounds.io", "load_round", "round reader"),
+    ("academiceval.store.artifacts", "load_round", "round reader"),
     ("academiceval.runs.runner", "run_round", "run"),
     ("academiceval.scores.rescore", "score_runs", "score"),
 )
@@ -314,9 +315,8 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
     st = _timed(summary, "build")
     t0 = time.perf_counter()
     build_round = _need("academiceval.rounds.build", "build_round", "round build")
-    load_round = _need("academiceval.rounds.io", "load_round", "round reader")
-    round_dir = ws.rounds_dir / round_name
-    if (round_dir / "manifest.json").is_file():
+    round_dir = ws.layout.round_dir(round_name)
+    if (round_dir / MANIFEST).is_file():
         manifest = load_round(round_dir, verify=True).manifest
         st.note = "reused the existing round (runs resume against the same manifest)"
     else:

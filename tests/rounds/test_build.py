@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from academiceval.rounds.build import build_round
-from academiceval.rounds.io import RoundIntegrityError, load_round
-from academiceval.rounds.prompts import prompt_sha256
+from academiceval.rounds.prompts import prompt_sha256, render_prompt
 from academiceval.rounds.tokens import count
+from academiceval.store.artifacts import RoundIntegrityError, load_round
 
 SETTINGS = ["zero-shot", "random:1", "coauthor:1", "mixed:1+1"]
 
@@ -53,10 +53,10 @@ def test_real_round_contents(built) -> None:
             for d in s.demos:
                 assert d.published <= s.published and d.arxiv_id != s.arxiv_id
                 assert ws.get_meta(d.arxiv_id).published <= s.published
-            assert s.prompt_sha256 == prompt_sha256(rnd.render(s))
+            assert s.prompt_sha256 == prompt_sha256(render_prompt(s, templates_dir=rnd.templates_dir))
             assert s.label_tokens == count(s.label)
             if n % 20 == 0:  # exact WordPiece count of the default prompt
-                assert s.input_tokens == count(rnd.render(s))
+                assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))
     assert n > 150
     rnd_cfg = next(c for c, i in m.configs.items() if i.setting == "random:1" and i.task == "title")
     assert all(len(s.demos) == 1 and s.demos[0].origin == "random" for s in rnd.samples(rnd_cfg))
@@ -260,7 +260,6 @@ def test_coauthor_demos_come_from_the_graph_when_there_is_one(uws, tmp_path) -> 
 
 
 def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:
-    from academiceval.rounds.prompts import render_prompt
 
     tdir = tmp_path / "tpl"
     tdir.mkdir()
@@ -269,6 +268,10 @@ def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:
     rnd = load_round(tmp_path / "t")
     assert (rnd.templates_dir / "title_plain.j2").read_text().startswith("Name this paper")
     s = next(rnd.samples())
-    assert rnd.render(s).startswith("Name this paper")
-    assert s.prompt_sha256 == prompt_sha256(rnd.render(s)) != prompt_sha256(render_prompt(s))
-    assert s.input_tokens == count(rnd.render(s))
+    assert render_prompt(s, templates_dir=rnd.templates_dir).startswith("Name this paper")
+    assert (
+        s.prompt_sha256
+        == prompt_sha256(render_prompt(s, templates_dir=rnd.templates_dir))
+        != prompt_sha256(render_prompt(s))
+    )
+    assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))

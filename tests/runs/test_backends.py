@@ -6,9 +6,8 @@ import pytest
 
 from academiceval.errors import ConfigError
 from academiceval.models.registry import load_backend
-from academiceval.runs.records import read_run
 from academiceval.runs.runner import run_round
-from academiceval.runs.source import load_round_view
+from academiceval.store.artifacts import load_round, read_run_records
 
 
 def test_factory_builds_each_provider(tmp_path):
@@ -24,9 +23,9 @@ def test_factory_builds_each_provider(tmp_path):
 def test_baselines_run_through_the_runner(sample_round, tmp_path, name):
     ws = tmp_path / "ws"
     s = run_round(ws, sample_round, f"baseline/{name}", limit=4)
-    recs = read_run(s.run_dir)
+    recs = read_run_records(s.run_dir)
     assert len(recs) == 16 and s.total("errors") == 0
-    samples = {x.sample_id: x for x in load_round_view(sample_round).distinct_samples}
+    samples = {x.sample_id: x for x in load_round(sample_round).distinct_samples()}
     for r in recs.values():
         assert r.output_raw.strip() and r.output
         if name == "lead" and r.task == "abstract":  # the opening of the body, never the label
@@ -50,7 +49,7 @@ def test_rag_runs_record_what_was_retrieved(sample_round, fake_server, tmp_path,
         limit=3,
     )
     assert s.run_dir.name == f"openai__fake-model+rag-{retriever}-k3"
-    recs = read_run(s.run_dir)
+    recs = read_run_records(s.run_dir)
     assert len(recs) == 3 and s.total("errors") == 0
     for r in recs.values():
         got = r.prompt_info["retrieved"]
@@ -67,7 +66,7 @@ def test_rag_runs_record_what_was_retrieved(sample_round, fake_server, tmp_path,
         limit=3,
     )
     assert {r.prompt_sha256 for r in recs.values()}.isdisjoint(
-        r.prompt_sha256 for r in read_run(plain.run_dir).values()
+        r.prompt_sha256 for r in read_run_records(plain.run_dir).values()
     )
 
 
@@ -77,7 +76,7 @@ def test_baseline_answers_are_keyed_by_sample_not_only_prompt(sample_round, tmp_
     ws = tmp_path / "ws"
     kw = dict(context_length=700, tokenizer="bert-base-uncased", tasks=["abstract"], limit=4)
     s = run_round(ws, sample_round, "baseline/demo-copy", **kw)
-    recs = read_run(s.run_dir)
+    recs = read_run_records(s.run_dir)
     same_prompt: dict[str, list] = {}
     for r in recs.values():
         same_prompt.setdefault(r.prompt_sha256, []).append(r)
@@ -93,10 +92,10 @@ def test_rag_baseline_reads_the_retrieved_chunks_not_the_whole_paper(sample_roun
     ws = tmp_path / "ws"
     kw = dict(tasks=["abstract"], settings=["zero-shot"], limit=3)
     rag = {"retriever": "bm25", "top_k": 3, "chunk_size": 96, "chunk_overlap": 0}
-    with_rag = read_run(run_round(ws, sample_round, "baseline/lead", rag=rag, **kw).run_dir)
-    plain = read_run(run_round(ws, sample_round, "baseline/lead", **kw).run_dir)
+    with_rag = read_run_records(run_round(ws, sample_round, "baseline/lead", rag=rag, **kw).run_dir)
+    plain = read_run_records(run_round(ws, sample_round, "baseline/lead", **kw).run_dir)
     assert len(with_rag) == len(plain) == 3
-    samples = {x.sample_id: x for x in load_round_view(sample_round).distinct_samples}
+    samples = {x.sample_id: x for x in load_round(sample_round).distinct_samples()}
     for sid, rec in with_rag.items():
         assert rec.error is None and rec.prompt_info["retrieved"]
         assert rec.output_raw != plain[sid].output_raw
@@ -121,7 +120,7 @@ def test_a_sample_whose_prompt_cannot_be_prepared_is_recorded_and_the_run_goes_o
     s = run_round(
         tmp_path / "ws", sample_round, "baseline/lead", tasks=["abstract", "title"], settings=["zero-shot"], limit=2
     )
-    recs = read_run(s.run_dir)  # the failed records are readable (they carry an empty prompt hash)
+    recs = read_run_records(s.run_dir)  # the failed records are readable (they carry an empty prompt hash)
     failed = [r for r in recs.values() if r.task == "abstract"]
     ok = [r for r in recs.values() if r.task == "title"]
     assert failed and all(r.error_code == "prepare_failed" and r.retryable and r.prompt_sha256 == "" for r in failed)

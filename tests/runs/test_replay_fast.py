@@ -12,8 +12,8 @@ from academiceval.rounds.models import Sample
 from academiceval.runs.cache import ResponseCache, cache_key
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
-from academiceval.runs.records import RecordWriter, iter_records, new_record, read_run, records_file
 from academiceval.runs.runner import run_round
+from academiceval.store.artifacts import RecordWriter, iter_jsonl, new_record, read_run_records, records_file
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
 
@@ -102,8 +102,8 @@ def test_append_many_writes_whole_lines_per_file(tmp_path):
     w.append_many(batch)
     w.append_many([])
     # flushed already (no close): a kill now loses nothing of the batch
-    got = {r.sample_id: r for r in iter_records(path)} | {
-        r.sample_id: r for r in iter_records(records_file(tmp_path, "title", "random:1"))
+    got = {r.sample_id: r for r in iter_jsonl(path, RunRecord)} | {
+        r.sample_id: r for r in iter_jsonl(records_file(tmp_path, "title", "random:1"), RunRecord)
     }
     assert got == {r.sample_id: r for r in batch}
     assert path.read_bytes().count(b"\n") == 6 and path.read_bytes().endswith(b"}\n")
@@ -137,7 +137,7 @@ def test_replay_is_batched_throttled_and_identical(sample_round, fake_server, tm
         after = [json.loads(line) for line in p.read_text().splitlines()]
         assert same(after) == same(before[p.name]) and len(after) == len(before[p.name])
         assert list(after[0]) == list(before[p.name][0])  # same fields, same order
-    assert all(r.cached for r in read_run(first.run_dir).values())
+    assert all(r.cached for r in read_run_records(first.run_dir).values())
 
 
 def test_only_committed_answers_count_as_safe(tmp_path):

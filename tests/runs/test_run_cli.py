@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from academiceval.cli.main import app
 from academiceval.cli.run import parse_generation_options, parse_rag
 from academiceval.errors import ConfigError
-from academiceval.runs.records import read_run
+from academiceval.store.artifacts import read_run_records
 
 runner = CliRunner()
 
@@ -40,7 +40,7 @@ def test_run_then_resume_prints_summary(sample_round, fake_server, tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert "title" in res.output and "abstract" not in res.output and "resumed" in res.output
-    recs = read_run(tmp_path / "ws" / "runs" / "2022-12-sample" / "openai__fake-model")
+    recs = read_run_records(tmp_path / "ws" / "runs" / "2022-12-sample" / "openai__fake-model")
     assert len(recs) == 10 and {r.task for r in recs.values()} == {"title"}
     sent = srv.stats.total
     # a round *name* resolves inside the workspace

@@ -14,17 +14,17 @@ from academiceval.models.base import GenerationOptions
 from academiceval.models.fake_server import _pick, _unit
 from academiceval.models.postprocess import postprocess
 from academiceval.runs.errors import MissingAPIKeyError, RoundIntegrityError, UnknownModelError
-from academiceval.runs.records import iter_records, read_run, records_file
+from academiceval.runs.models import RunRecord
 from academiceval.runs.retry import RetryPolicy
 from academiceval.runs.runner import run_round
-from academiceval.runs.source import load_round_view
+from academiceval.store.artifacts import iter_jsonl, load_round, read_run_records, records_file
 
 FAST = RetryPolicy(max_attempts=4, initial_s=0.01, max_backoff_s=0.05)
 N_SAMPLES = 48  # 12 papers x (title, abstract) x (zero-shot, random:1)
 
 
 def records(run_dir: Path):
-    return read_run(run_dir)
+    return read_run_records(run_dir)
 
 
 def comparable(recs):
@@ -38,8 +38,8 @@ def test_clean_run_writes_records_and_spec(sample_round, fake_server, tmp_path):
     assert s.total("selected") == N_SAMPLES and s.total("done") == N_SAMPLES and s.total("errors") == 0
     recs = records(s.run_dir)
     assert len(recs) == N_SAMPLES
-    view = load_round_view(sample_round)
-    by_id = {x.sample_id: x for x in view.distinct_samples}
+    view = load_round(sample_round)
+    by_id = {x.sample_id: x for x in view.distinct_samples()}
     for r in recs.values():
         sample = by_id[r.sample_id]
         assert r.published == sample.published and r.arxiv_id == sample.arxiv_id
@@ -149,11 +149,11 @@ def test_torn_last_line_is_tolerated(sample_round, fake_server, tmp_path):
     path = records_file(s.run_dir, "title", "zero-shot")
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a kill -9 mid-write
-    assert len(list(iter_records(path))) == 11
+    assert len(list(iter_jsonl(path, RunRecord))) == 11
     sent = srv.stats.total
     s2 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"])
     assert s2.total("done") == 1 and s2.total("cached") == 1 and srv.stats.total == sent  # from the cache
-    assert len(list(iter_records(path))) == 12 and path.read_bytes().endswith(b"\n")
+    assert len(list(iter_jsonl(path, RunRecord))) == 12 and path.read_bytes().endswith(b"\n")
 
 
 def test_tampered_round_is_refused_naming_the_file(sample_round, fake_server, tmp_path):

@@ -207,7 +207,7 @@ def test_judge_end_to_end_against_reference(run_home, judge_server):
     repaired = [o for r in recs for o in r.details.get("orders", []) if o["repaired"]]
     assert repaired, "some answers needed the repair request"
     # expected win rate from the judge's rule (longer text wins), in both orders
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     labels = {s.sample_id: s.label for s in load_round(home / "rounds" / "2022-12").samples()}
     judged = [r for r in recs if r.values.get("judged")]

@@ -23,7 +23,7 @@ def test_rouge_scores_equal_rouge_score_and_resume(run_home):
     home, run_dir = run_home
     res = score_runs([run_dir], metrics=["rouge-l", "rouge-2"])[0]
     assert res.written == {"rouge-l": 12, "rouge-2": 12} and res.errors == {"rouge-l": 1, "rouge-2": 1}
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     labels = {s.sample_id: s.label for s in load_round(home / "rounds" / "2022-12").samples()}
     outputs = {

@@ -17,8 +17,9 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.report.results import Results, metric_key_map, setting_sort_key
-from academiceval.report.rundata import RunData, in_window
+from academiceval.report.rundata import in_window
 from academiceval.report.stats import Estimate, bootstrap_mean, derive_seed
+from academiceval.store.artifacts import RunData
 
 TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
 

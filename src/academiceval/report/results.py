@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.rundata import RunData, find_run_dirs, in_window, load_run
+from academiceval.report.rundata import in_window
 from academiceval.report.stats import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -29,10 +29,11 @@ from academiceval.report.stats import (
     Estimate,
 )
 from academiceval.scores.models import ScoreRecord
+from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.workspace import now_iso
 
 SCHEMA_VERSION = 1
-RESULTS_FILE = "results.json"
+RESULTS_FILE = RESULTS
 
 # Which value of a metric ranks models, in order of preference (F-measure for overlap metrics, win rate for
 # the judge). Other values (precision, recall, per-criterion rates) are still reported.

@@ -11,10 +11,19 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval import __version__
-from academiceval.rounds.export import StagingWriter, dataset_card, file_sha256, manifest_json, write_config
+from academiceval.rounds.export import StagingWriter, dataset_card
 from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows, Task
 from academiceval.rounds.prompts import template_files
 from academiceval.rounds.settings import SettingSpec, setting_names
+from academiceval.rounds.tasks import TASK_FIELDS
+from academiceval.store.artifacts import (
+    DATASET_CARD,
+    TEMPLATES,
+    LoadedRound,
+    load_round,
+    write_manifest,
+    write_round_config,
+)
 from academiceval.store.workspace import Workspace
 
 
@@ -75,23 +84,20 @@ def publish(
                     yield s
 
             say(f"export {cfg}", 0, 1)
-            write_config(tmp, info, tap(samples))
+            write_round_config(tmp, info, tap(samples), TASK_FIELDS[task])
             say(f"export {cfg}", 1, 1)
             info.mean_label_tokens = round(sum(labels) / len(labels), 1) if labels else 0.0
             manifest.configs[cfg] = info
             manifest.counts[cfg] = dict(info.counts)
     shutil.rmtree(tmp / ".staging", ignore_errors=True)
-    tdir = tmp / "templates"
+    tdir = tmp / TEMPLATES
     tdir.mkdir(parents=True, exist_ok=True)
     for tname, path in template_files(templates_dir).items():
         shutil.copyfile(path, tdir / tname)
     if previous is not None:
         _diff_previous(manifest, tmp, previous, ws)
-    (tmp / "README.md").write_text(dataset_card(manifest), encoding="utf-8")
-    for p in sorted(tmp.rglob("*")):
-        if p.is_file():
-            manifest.files[p.relative_to(tmp).as_posix()] = file_sha256(p)
-    (tmp / "manifest.json").write_text(manifest_json(manifest), encoding="utf-8")
+    (tmp / DATASET_CARD).write_text(dataset_card(manifest), encoding="utf-8")
+    write_manifest(tmp, manifest)
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
@@ -106,11 +112,7 @@ def _created_at() -> str:
 
 def _diff_previous(manifest: RoundManifest, tmp: Path, previous: str | Path, ws: Workspace) -> None:
     """LiveBench-style release notes on the test split: which test samples are new, which were retired."""
-    from academiceval.rounds.io import LoadedRound, load_round
-
-    p = Path(previous)
-    prev_dir = p if p.is_dir() else ws.rounds_dir / str(previous)
-    old = load_round(prev_dir, verify=True)
+    old = load_round(ws.layout.find_round(previous), verify=True)
     new = LoadedRound(tmp, manifest, "")
     old_ids = {s.sample_id for s in old.samples(split="test")}
     new_ids = {s.sample_id for s in new.samples(split="test")}

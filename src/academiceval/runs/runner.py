@@ -10,7 +10,6 @@ the requests in flight.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,26 +24,21 @@ from academiceval.runs.cache import ResponseCache
 from academiceval.runs.concurrency import AdaptiveLimiter
 from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
-from academiceval.runs.records import RecordWriter, read_run, read_spec, safe_name, write_spec
 from academiceval.runs.retry import RetryPolicy
-from academiceval.runs.source import load_round_view, resolve_round_dir
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker
+from academiceval.store.artifacts import (
+    Layout,
+    RecordWriter,
+    check_name,
+    load_round,
+    read_run_records,
+    read_run_spec,
+    safe_name,
+    write_run_spec,
+)
 
 PROBES = ("title-only", "no-context")
-
-
-def _locations(ws_or_runs_dir: Any) -> tuple[Path, Path, Path]:
-    """(runs_dir, rounds_dir, cache_path) for a Workspace, a workspace home, or a `.../runs` directory.
-
-    Duck-typed on `home` so this module does not import the store (and, through it, the PDF stack)."""
-    if isinstance(ws_or_runs_dir, str | os.PathLike):
-        p = Path(ws_or_runs_dir).resolve()
-        if p.name == "runs":
-            p = p.parent
-    else:
-        p = Path(ws_or_runs_dir.home).resolve()
-    return p / "runs", p / "rounds", p / "cache" / "responses.sqlite"
 
 
 def run_dir_name(
@@ -222,11 +216,12 @@ async def run_round_async(
         raise ConfigError(f"unknown probe {probe!r}", hint=f"one of {', '.join(PROBES)}")
     if max_connections < 1:
         raise ConfigError("--max-connections must be at least 1")
-    runs_dir, rounds_dir, cache_path = _locations(ws_or_runs_dir)
-    view = load_round_view(resolve_round_dir(round_dir, rounds_dir))
-    samples = _select(view.distinct_samples, tasks, settings, splits, limit)
+    layout = Layout.of(ws_or_runs_dir)
+    view = load_round(layout.find_round(round_dir))
+    distinct = view.distinct_samples()
+    samples = _select(distinct, tasks, settings, splits, limit)
     if not samples:
-        have = sorted({(s.task, s.setting, s.split) for s in view.distinct_samples})
+        have = sorted({(s.task, s.setting, s.split) for s in distinct})
         raise ConfigError(
             f"no samples in round {view.name} match tasks={tasks} settings={settings} splits={splits}",
             hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
@@ -267,20 +262,13 @@ async def run_round_async(
             preparer = make_preparer(context_length)
             preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
             summary.prompt_preparation = preparer.name
-        run_dir = (
-            runs_dir
-            / safe_name(view.name)
-            / (
-                safe_name(run_name)
-                if run_name
-                else run_dir_name(
-                    model_spec,
-                    probe=probe,
-                    rag=rag,
-                    length_instruction=length_instruction,
-                    context_length=context_length,
-                )
-            )
+        run_dir = layout.run_dir(
+            view.name,
+            check_name(run_name, "--run-name")
+            if run_name
+            else run_dir_name(
+                model_spec, probe=probe, rag=rag, length_instruction=length_instruction, context_length=context_length
+            ),
         )
         summary.run_dir = run_dir
         spec = RunSpec(
@@ -308,14 +296,14 @@ async def run_round_async(
             },
             updated_at=now_iso(),
         )
-        old = read_spec(run_dir)
+        old = read_run_spec(run_dir)
         if old is not None:
             _check_compatible(old, spec, run_dir)
             spec.created_at = old.created_at
             spec.task_max_tokens = {**old.task_max_tokens, **spec.task_max_tokens}
-        write_spec(run_dir, spec)
+        write_run_spec(run_dir, spec)
 
-        existing = read_run(run_dir)
+        existing = read_run_records(run_dir)
         todo: list[Sample] = []
         for s in samples:
             summary.config(s.task, s.setting).selected += 1
@@ -324,7 +312,7 @@ async def run_round_async(
                 summary.config(s.task, s.setting).already_done += 1
             else:
                 todo.append(s)
-        cache = ResponseCache(cache_path, enabled=use_cache, batch=64)
+        cache = ResponseCache(layout.response_cache, enabled=use_cache, batch=64)
         writer = RecordWriter(run_dir)
         limiter = AdaptiveLimiter(max_connections)
         run = SampleWorker(

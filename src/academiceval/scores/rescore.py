@@ -23,8 +23,17 @@ from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.models import ScoreRecord
+from academiceval.store.artifacts import (
+    ArtifactError,
+    Layout,
+    append_scores,
+    home_of_run,
+    load_round,
+    load_run,
+    locate_round,
+    read_scores,
+)
 
-SCORES_FILE = "scores.jsonl"
 METRICS = ("rouge-l", "rouge-1", "rouge-2", "rouge-lsum", "bertscore", "judge")
 _ROUGE_TYPES = {"rouge-l": "rougeL", "rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-lsum": "rougeLsum"}
 Progress = Callable[[str, int, int], None]  # (description, done, total)
@@ -55,64 +64,24 @@ class RunScoreResult:
 
 
 def read_run_dir(run_dir: Path) -> tuple[RunSpec, dict[str, RunRecord]]:
-    from academiceval.runs.records import read_run, read_spec
-
-    spec = read_spec(run_dir)
-    if spec is None:
-        raise ScoreError(f"{run_dir} has no run.json", hint="pass a run directory written by `academiceval run`")
-    recs = {sid: r for sid, r in read_run(run_dir).items()}
-    return spec, recs
-
-
-def read_scores(run_dir: Path) -> list[ScoreRecord]:
-    path = Path(run_dir) / SCORES_FILE
-    if not path.exists():
-        return []
-    out: list[ScoreRecord] = []
-    with path.open("rb") as fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                break  # torn tail of an interrupted write
-            try:
-                out.append(ScoreRecord.model_validate_json(raw))
-            except ValueError:
-                continue
-    return out
+    try:
+        run = load_run(run_dir, scores=False)
+    except ArtifactError as e:
+        raise ScoreError(e.message, source=e.source, hint=e.hint) from None
+    return run.spec, run.records
 
 
 def find_round_dir(run_dir: Path, spec: RunSpec, round_dir: Path | None, home: Path | None) -> Path:
     if round_dir is not None:
         return Path(round_dir)
-    candidates = []
-    if home is not None:
-        candidates.append(Path(home) / "rounds" / spec.round)
-    run_dir = Path(run_dir).resolve()
-    if len(run_dir.parents) >= 3:  # <home>/runs/ROUND/MODEL
-        candidates.append(run_dir.parents[2] / "rounds" / spec.round)
-    for c in candidates:
-        if (c / "manifest.json").is_file():
-            return c
-    raise ScoreError(
-        f"cannot find round {spec.round} for {run_dir} (looked in {', '.join(map(str, candidates)) or 'nowhere'})",
-        hint="pass --round-dir, or --home of the workspace the run belongs to",
-    )
-
-
-def load_labels(round_dir: Path) -> dict[str, Any]:
-    """sample_id → Sample (with its label) for every sample of the round."""
-    from academiceval.rounds.io import load_round
-
-    loaded = load_round(round_dir)
-    return {s.sample_id: s for s in loaded.samples()}
-
-
-def _append(path: Path, records: Sequence[ScoreRecord]) -> None:
-    if not records:
-        return
-    with path.open("a", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(r.model_dump_json() + "\n")
-        fh.flush()
+    found = locate_round(spec.round, home=home, run_dir=run_dir)
+    if found is None:
+        looked = [Layout.of(h).rounds_dir / spec.round for h in (home, home_of_run(run_dir)) if h is not None]
+        raise ScoreError(
+            f"cannot find round {spec.round} for {run_dir} (looked in {', '.join(map(str, looked)) or 'nowhere'})",
+            hint="pass --round-dir, or --home of the workspace the run belongs to",
+        )
+    return found
 
 
 def _base(rec: RunRecord, metric: str, chash: str, **kw: Any) -> ScoreRecord:
@@ -196,12 +165,11 @@ def score_runs(
         spec, records = read_run_dir(rd)
         rdir = find_round_dir(rd, spec, Path(round_dir) if round_dir else None, Path(home) if home else None)
         if rdir not in label_cache:
-            label_cache[rdir] = load_labels(rdir)
+            label_cache[rdir] = load_round(rdir).samples_by_id()
         samples = label_cache[rdir]
         existing = read_scores(rd)
         done = {(s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256")) for s in existing}
         res = RunScoreResult(run_dir=rd, model=spec.model)
-        out_path = rd / SCORES_FILE
         recs = sorted(records.values(), key=lambda r: r.sample_id)
 
         ctx = _RunContext(spec, samples, done, res, recs)
@@ -235,7 +203,7 @@ def score_runs(
                 chash = config_hash(cfg)
                 ok = [r for r in pending if unusable(r, bert.metric_name, chash) is None]
                 new.extend(b for r in pending if (b := unusable(r, bert.metric_name, chash)) is not None)
-                _append(out_path, new)  # written as we go: an interrupted scoring resumes after the last chunk
+                append_scores(rd, new)  # written as we go: an interrupted scoring resumes after the last chunk
                 written = len(new)
                 idf_refs = [label_of(r) or "" for r in recs] if bert.idf else None
                 for start in range(0, len(ok), batch_size):
@@ -252,7 +220,7 @@ def score_runs(
                             "ref_tokens_cut": s.ref_cut,
                         }
                         new.append(_base(rec, bert.metric_name, chash, values=s.values(), details=details))
-                    _append(out_path, new[written:])
+                    append_scores(rd, new[written:])
                     written = len(new)
                     if progress:
                         progress(f"{spec.model} {bert.metric_name}", min(start + batch_size, len(ok)), len(ok))
@@ -261,7 +229,7 @@ def score_runs(
                 res.errors[metric] = sum(1 for r in new if r.error)
                 continue
             else:  # judge: each pair's record is appended as soon as both orders are judged
-                judge_obj = judge_obj or _make_judge(judge, cache, home or _home_of(rd))
+                judge_obj = judge_obj or _make_judge(judge, cache, home or home_of_run(rd))
                 new.extend(
                     _judge_run(
                         judge_obj,
@@ -272,25 +240,19 @@ def score_runs(
                         todo,
                         unusable,
                         progress,
-                        lambda r, _p=out_path: _append(_p, [r]),
+                        lambda r, _rd=rd: append_scores(_rd, [r]),
                     )
                 )
                 metric = _judge_metric(judge_obj, against)
                 res.written[metric] = len(new)
                 res.errors[metric] = sum(1 for r in new if r.error)
                 continue
-            _append(out_path, new)
+            append_scores(rd, new)
             res.written[metric] = len(new)
             res.errors[metric] = sum(1 for r in new if r.error)
         res.summary = aggregate(read_scores(rd), after=after)
         results.append(res)
     return results
-
-
-def _home_of(run_dir: Path) -> Path | None:
-    """The workspace a run directory lives in (`<home>/runs/ROUND/MODEL`), if it looks like one."""
-    parents = Path(run_dir).resolve().parents
-    return parents[2] if len(parents) >= 3 and parents[1].name == "runs" else None
 
 
 def _make_judge(judge: Any, cache: Any, home: str | Path | None) -> Any:
@@ -302,12 +264,9 @@ def _make_judge(judge: Any, cache: Any, home: str | Path | None) -> Any:
 
         backend = load_backend(judge)
     if cache is None and home is not None:
-        try:
-            from academiceval.runs.cache import ResponseCache
+        from academiceval.runs.cache import ResponseCache
 
-            cache = ResponseCache.in_workspace(Path(home))
-        except ImportError:  # pragma: no cover - the runner's cache is part of the package
-            cache = None
+        cache = ResponseCache.in_workspace(Path(home))
     return Judge(backend, cache=cache)
 
 

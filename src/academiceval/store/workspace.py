@@ -1,11 +1,7 @@
 """The embedded workspace: one directory holding a SQLite database (WAL mode) and the files stages write.
 
-Layout under the workspace home:
-    academiceval.sqlite   papers' metadata, authors, authorship, parsed papers, files, errors, graph, rounds
-    pdf/                  downloaded PDFs, named by versionless arXiv id (slashes replaced)
-    rounds/NAME/          exported rounds
-    runs/ROUND/MODEL/     run records and scores
-    reports/              leaderboards
+Under the workspace home: `academiceval.sqlite` (papers' metadata, authorship, parsed papers, errors, graph,
+...) and the files laid out by `store.artifacts` (pdf/, rounds/NAME/, runs/ROUND/RUN/, reports/NAME/, cache/).
 
 Stages own their tables: each declares its DDL with `register_schema(name, ddl)` at import time and the
 workspace creates every registered schema on connect (all statements are `CREATE ... IF NOT EXISTS`).
@@ -24,6 +20,7 @@ from pathlib import Path
 
 from academiceval.papers.models import Paper
 from academiceval.sources.models import PaperMeta
+from academiceval.store.artifacts import Layout
 
 ENV_HOME = "ACADEMICEVAL_HOME"
 DEFAULT_HOME = "academiceval-data"
@@ -102,29 +99,25 @@ class Workspace:
         self.home = resolve_home(home).resolve()
         self.home.mkdir(parents=True, exist_ok=True)
         self.db_path = self.home / DB_NAME
+        self.layout = Layout(self.home)
         self._local = threading.local()
 
-    # ---- directories ----------------------------------------------------------------------------
-    def subdir(self, *parts: str) -> Path:
-        p = self.home.joinpath(*parts)
-        p.mkdir(parents=True, exist_ok=True)
-        return p
-
+    # ---- directories (created on first use; their names belong to store.artifacts) -------------
     @property
     def pdf_dir(self) -> Path:
-        return self.subdir("pdf")
+        return Layout.ensure(self.layout.pdf_dir)
 
     @property
     def rounds_dir(self) -> Path:
-        return self.subdir("rounds")
+        return Layout.ensure(self.layout.rounds_dir)
 
     @property
     def runs_dir(self) -> Path:
-        return self.subdir("runs")
+        return Layout.ensure(self.layout.runs_dir)
 
     @property
     def reports_dir(self) -> Path:
-        return self.subdir("reports")
+        return Layout.ensure(self.layout.reports_dir)
 
     # ---- database -------------------------------------------------------------------------------
     @property
