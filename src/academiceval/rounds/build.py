@@ -69,10 +69,8 @@ class _Views:
 
 
 def _fetch_and_ingest(ws: Workspace, source: object, arxiv_id: str):  # -> Paper | str
-    try:
-        from academiceval.papers.ingest import ingest_file
-    except ImportError:
-        return "ingestion unavailable (papers.ingest missing)"
+    from academiceval.papers.ingest import ingest_file  # PyMuPDF: imported only when a PDF is fetched
+
     try:
         path = source.fetch_pdf(arxiv_id, ws.pdf_dir)  # type: ignore[attr-defined]
     except AcademicEvalError as exc:
@@ -145,14 +143,7 @@ def build_round(
         notes.setdefault(key, Counter())[reason] += 1
 
     # ---- 1. catalogue -------------------------------------------------------------------------------
-    where, params = ("published >= ?", (since.isoformat(),)) if since else ("", ())
-    ids = [
-        r[0]
-        for r in ws.db.execute(
-            "SELECT arxiv_id FROM paper_meta" + (f" WHERE {where}" if where else "") + " ORDER BY published, arxiv_id",
-            params,
-        )
-    ]
+    ids = ws.meta_ids(since=since)
     entries: dict[str, Entry] = {}
     own_tokens: dict[tuple[str, Task], tuple[int, int]] = {}
     fetched = 0
@@ -198,10 +189,7 @@ def build_round(
             cost=cost,
         )
     say("catalogue", len(ids), len(ids))
-    orphans = ws.db.execute(
-        "SELECT COUNT(DISTINCT COALESCE(arxiv_id, paper_id)) FROM parsed_paper "
-        "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
-    ).fetchone()[0]
+    orphans = ws.count_papers_without_meta()
     if orphans:
         skipped.setdefault("papers", Counter())["parsed paper without metadata (no v1 date)"] += int(orphans)
 

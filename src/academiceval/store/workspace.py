@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.papers.models import Paper
@@ -212,6 +212,14 @@ class Workspace:
         for row in self.db.execute(sql, params):
             yield PaperMeta.model_validate_json(row["json"])
 
+    def meta_ids(self, *, since: date | None = None) -> list[str]:
+        """Versionless ids of all metadata (submitted on/after `since`), oldest first (by v1 date, then id)."""
+        where, params = ("WHERE published >= ?", (since.isoformat(),)) if since else ("", ())
+        return [
+            r[0]
+            for r in self.db.execute(f"SELECT arxiv_id FROM paper_meta {where} ORDER BY published, arxiv_id", params)
+        ]
+
     def count_meta(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
 
@@ -249,6 +257,14 @@ class Workspace:
             (arxiv_id,),
         ).fetchone()
         return Paper.model_validate_json(row["json"]) if row else None
+
+    def count_papers_without_meta(self) -> int:
+        """Parsed papers that no metadata row describes (no v1 date: they cannot become samples)."""
+        row = self.db.execute(
+            "SELECT COUNT(DISTINCT COALESCE(arxiv_id, paper_id)) FROM parsed_paper "
+            "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
+        ).fetchone()
+        return int(row[0])
 
     def iter_papers(self) -> Iterator[Paper]:
         for row in self.db.execute("SELECT json FROM parsed_paper ORDER BY paper_id"):
