@@ -27,6 +27,8 @@ import urllib.request
 from datetime import date
 from pathlib import Path
 
+from academiceval.runs.config import RunConfig
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", REPO.parent / "shared" / "corpus"))
 MODEL = "fake-model"
@@ -147,7 +149,7 @@ async def openai_sdk(url: str, prompts: list[str], conc: int) -> tuple[float, fl
 def harness(round_dir: Path, home: Path, url: str, n: int, conc: int) -> tuple[float, float, int]:
     from academiceval.runs.runner import run_round
 
-    s = run_round(home, round_dir, f"openai/{MODEL}", base_url=url, max_connections=conc, limit=n)
+    s = run_round(home, round_dir, RunConfig(model=f"openai/{MODEL}", base_url=url, max_connections=conc, limit=n))
     return s.elapsed_s, s.cpu_s, s.total("cached")
 
 

@@ -23,7 +23,10 @@ from academiceval.graph.crawl import collect
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
+from academiceval.rounds.config import BuildConfig
+from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.rescore import score_runs
 from academiceval.sources import open_source
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
@@ -252,14 +255,14 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         manifest = load_round(round_dir, verify=True).manifest
         st.note = "reused the existing round (runs resume against the same manifest)"
     else:
+        config = BuildConfig(
+            settings=list(SETTINGS), tasks=list(limits.tasks), fetch=online, max_fetch=20 if online else None
+        )
         manifest = build_round(
             ws,
             round_name,
+            config,
             source=src,
-            settings=SETTINGS,
-            tasks=limits.tasks,
-            fetch=online,
-            max_fetch=20 if online else None,
             progress=lambda stage, done, total: say("build", done, total, stage),
         )
     summary.round_dir = round_dir
@@ -294,14 +297,14 @@ def _run_models(ws, specs, base_url, per_config, summary, say) -> None:  # type:
     t0 = time.perf_counter()
     for spec in specs:
         t1 = time.perf_counter()
-        res = run_round(
-            ws,
-            summary.round_dir,
-            spec,
-            splits=("test",),
+        config = RunConfig(
+            model=spec,
+            splits=["test"],
             limit=per_config,
             base_url=base_url if spec.startswith("openai/") else None,
-            progress=lambda done, total, spec=spec: say("run", done, total, spec),
+        )
+        res = run_round(
+            ws, summary.round_dir, config, progress=lambda done, total, spec=spec: say("run", done, total, spec)
         )
         summary.run_dirs.append(Path(res.run_dir))
         st.rows.append(
@@ -328,7 +331,7 @@ def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     chosen = list(metrics) if metrics else default_metrics()
     results = score_runs(
         summary.run_dirs,
-        metrics=chosen,
+        ScoreConfig(metrics=chosen),
         home=ws.home,
         progress=lambda desc, done, total: say("score", done, total, desc),
     )

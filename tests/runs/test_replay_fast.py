@@ -10,6 +10,7 @@ from datetime import date
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.rounds.models import Sample
 from academiceval.runs.cache import ResponseCache, cache_key
+from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.runner import run_round
@@ -113,7 +114,7 @@ def test_append_many_writes_whole_lines_per_file(tmp_path):
 def test_replay_is_batched_throttled_and_identical(sample_round, fake_server, tmp_path):
     srv = fake_server()
     ws = tmp_path / "ws"
-    first = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["abstract"])
+    first = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url, tasks=["abstract"]))
     n = first.finished_now
     files = sorted(first.run_dir.glob("*.jsonl"))
     before = {p.name: [json.loads(line) for line in p.read_text().splitlines()] for p in files}
@@ -125,7 +126,7 @@ def test_replay_is_batched_throttled_and_identical(sample_round, fake_server, tm
         calls.append((done, total))
 
     kw = dict(base_url=srv.url, tasks=["abstract"])
-    replay = run_round(ws, sample_round, "openai/fake-model", progress=on_progress, **kw)
+    replay = run_round(ws, sample_round, RunConfig(model="openai/fake-model", **kw), progress=on_progress)
     assert replay.total("cached") == n and replay.requests == 0
     assert calls[-1] == (n, n) and len(calls) < n  # throttled, and the bar still ends full
     drop = ("finished_at", "latency_s", "cached", "attempts")  # what a replay legitimately changes

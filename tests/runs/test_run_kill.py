@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord
 from academiceval.runs.runner import run_round
 from academiceval.store.artifacts import iter_jsonl, read_run_records
@@ -98,6 +99,6 @@ def test_kill_and_resume_loses_only_in_flight(sample_round, fake_server, tmp_pat
 
     # the same records as an uninterrupted run (same code in-process, fresh server and workspace)
     srv2 = fake_server(latency_s=0.0)
-    clean = run_round(tmp_path / "ws2", sample_round, "openai/fake-model", base_url=srv2.url)
+    clean = run_round(tmp_path / "ws2", sample_round, RunConfig(model="openai/fake-model", base_url=srv2.url))
     assert srv2.stats.total == len(srv2.stats.by_prompt) == len(counts)
     assert comparable(run_dir) == comparable(clean.run_dir)

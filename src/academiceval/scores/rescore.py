@@ -1,4 +1,4 @@
-"""Score saved runs without regenerating: `score_runs(run_dirs, metrics=[...])`.
+"""Score saved runs without regenerating: `score_runs(run_dirs, ScoreConfig(metrics=[...]))`.
 
 Each run directory (`runs/ROUND/MODEL/`, written by the runner) holds `run.json` and per task-setting
 RunRecord files; the reference labels live in the round (`rounds/ROUND/`), found from `run.json` unless
@@ -15,13 +15,13 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.aggregate import aggregate
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.store.artifacts import (
     ArtifactError,
@@ -129,27 +129,30 @@ class _RunContext:
 
 def score_runs(
     run_dirs: Sequence[str | Path],
+    config: ScoreConfig | None = None,
     *,
-    metrics: Sequence[str] | None = None,
     round_dir: str | Path | None = None,
     home: str | Path | None = None,
     judge: Any = None,
-    against: str | Path = "reference",
-    bertscore_model: str = "all-MiniLM-L6-v2",
-    layer: int | None = None,
-    bertscore_options: dict[str, Any] | None = None,
-    after: date | None = None,
     cache: Any = None,
     progress: Progress | None = None,
     batch_size: int = 64,
 ) -> list[RunScoreResult]:
-    """Score every run directory; returns per run the counts and `aggregate()` of its scores in the window.
+    """Score every run directory as `config` says; returns per run the counts and `aggregate()` of its scores in
+    the window `config.after`. `config` is stored verbatim in every score record written.
 
-    `judge`: a Backend or a model spec for `load_backend` (required for the "judge" metric).
-    `against`: "reference" (the round's label) or another run directory (pairwise: same sample ids).
+    `judge`: a Backend for the "judge" metric (default: `config.judge` loaded with `config.judge_base_url`).
+    `config.against`: "reference" (the round's label) or another run directory (pairwise: same sample ids).
     `cache`: a response cache for judge calls; default the runner's cache in the workspace when `home` is known.
-    `metrics`: default rouge-l and bertscore, plus judge when a judge is given.
+    `config.metrics`: default rouge-l and bertscore, plus judge when a judge is given.
     """
+    config = config or ScoreConfig()
+    if judge is None and config.judge:
+        from academiceval.models.registry import load_backend
+
+        judge = load_backend(config.judge, base_url=config.judge_base_url)
+    metrics = config.metrics
+    against = config.against
     if metrics is None:
         metrics = ["rouge-l", "bertscore", *(["judge"] if judge is not None else [])]
     unknown = [m for m in metrics if m not in METRICS]
@@ -157,6 +160,13 @@ def score_runs(
         raise ConfigError(f"unknown metric(s) {', '.join(unknown)}", hint=f"choose from {', '.join(METRICS)}")
     if "judge" in metrics and judge is None:
         raise ConfigError("the judge metric needs a judge model", hint="pass --judge SPEC, e.g. openai/gpt-4o-mini")
+    stored = config.stored()
+
+    def write(rd: Path, records: Sequence[ScoreRecord]) -> None:
+        for r in records:
+            r.config = stored
+        append_scores(rd, records)
+
     results: list[RunScoreResult] = []
     label_cache: dict[Path, dict[str, Any]] = {}
     bert = None
@@ -197,13 +207,19 @@ def score_runs(
                 from academiceval.scores.bertscore import BertScorer
 
                 if bert is None:
-                    bert = BertScorer(bertscore_model, layer=layer, **(bertscore_options or {}))
+                    bert = BertScorer(
+                        config.bertscore_model,
+                        layer=config.layer,
+                        idf=config.idf,
+                        long_inputs=config.long_inputs,
+                        baseline=config.baseline,
+                    )
                 cfg = bert.config()
                 pending = todo(bert.metric_name, config_hash(cfg))
                 chash = config_hash(cfg)
                 ok = [r for r in pending if unusable(r, bert.metric_name, chash) is None]
                 new.extend(b for r in pending if (b := unusable(r, bert.metric_name, chash)) is not None)
-                append_scores(rd, new)  # written as we go: an interrupted scoring resumes after the last chunk
+                write(rd, new)  # written as we go: an interrupted scoring resumes after the last chunk
                 written = len(new)
                 idf_refs = [label_of(r) or "" for r in recs] if bert.idf else None
                 for start in range(0, len(ok), batch_size):
@@ -220,7 +236,7 @@ def score_runs(
                             "ref_tokens_cut": s.ref_cut,
                         }
                         new.append(_base(rec, bert.metric_name, chash, values=s.values(), details=details))
-                    append_scores(rd, new[written:])
+                    write(rd, new[written:])
                     written = len(new)
                     if progress:
                         progress(f"{spec.model} {bert.metric_name}", min(start + batch_size, len(ok)), len(ok))
@@ -240,17 +256,17 @@ def score_runs(
                         todo,
                         unusable,
                         progress,
-                        lambda r, _rd=rd: append_scores(_rd, [r]),
+                        lambda r, _rd=rd: write(_rd, [r]),
                     )
                 )
                 metric = _judge_metric(judge_obj, against)
                 res.written[metric] = len(new)
                 res.errors[metric] = sum(1 for r in new if r.error)
                 continue
-            append_scores(rd, new)
+            write(rd, new)
             res.written[metric] = len(new)
             res.errors[metric] = sum(1 for r in new if r.error)
-        res.summary = aggregate(read_scores(rd), after=after)
+        res.summary = aggregate(read_scores(rd), after=config.after)
         results.append(res)
     return results
 
@@ -259,10 +275,6 @@ def _make_judge(judge: Any, cache: Any, home: str | Path | None) -> Any:
     from academiceval.scores.judge import Judge
 
     backend = judge
-    if isinstance(judge, str):
-        from academiceval.models.registry import load_backend
-
-        backend = load_backend(judge)
     if cache is None and home is not None:
         from academiceval.runs.cache import ResponseCache
 

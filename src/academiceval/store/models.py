@@ -12,7 +12,29 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from academiceval.errors import ConfigError
+
+
+# ---- configs -----------------------------------------------------------------------------------------
+class StrictConfig(BaseModel):
+    """Base of the stage configs (`BuildConfig`, `RunConfig`, `ScoreConfig`): built once by the CLI or a caller,
+    passed whole, stored verbatim with what they produced. An unknown or misspelled option is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **options: Any) -> None:
+        """A validation failure is one ConfigError naming every bad option (not a pydantic traceback)."""
+        try:
+            super().__init__(**options)
+        except ValidationError as e:
+            bad = "; ".join(f"{'.'.join(map(str, err['loc'])) or '?'}: {err['msg']}" for err in e.errors())
+            raise ConfigError(f"invalid {type(self).__name__} option(s): {bad}") from None
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON form kept with the artifact it produced."""
+        return self.model_dump(mode="json")
 
 # ---- rounds ------------------------------------------------------------------------------------------
 Task = Literal["title", "abstract", "introduction", "related_work"]
@@ -95,6 +117,7 @@ class RoundManifest(BaseModel):
     previous_round: str | None = None
     configs: dict[str, ConfigInfo] = Field(default_factory=dict)  # config name -> what it holds
     notes: dict[str, dict[str, int]] = Field(default_factory=dict)  # per task: non-fatal observations -> count
+    config: dict[str, Any] = Field(default_factory=dict)  # the BuildConfig, verbatim
 
 
 # ---- runs --------------------------------------------------------------------------------------------
@@ -121,6 +144,7 @@ class RunSpec(BaseModel):
     timeout_s: float | None = None
     task_max_tokens: dict[str, int] = Field(default_factory=dict)  # output length used per task when not set
     updated_at: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)  # the RunConfig of the latest invocation, verbatim
 
 
 class RunRecord(BaseModel):
@@ -171,3 +195,4 @@ class ScoreRecord(BaseModel):
     values: dict[str, float] = Field(default_factory=dict)  # e.g. {"p": .., "r": .., "f": ..}
     details: dict[str, object] = Field(default_factory=dict)  # e.g. tokens cut, judge verdicts
     error: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)  # the ScoreConfig that produced it, verbatim
