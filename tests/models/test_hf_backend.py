@@ -15,9 +15,9 @@ pytest.importorskip("transformers")
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
+from academiceval.models.errors import ContextLengthError
 from academiceval.models.prepare import prepare_prompt
 from academiceval.models.tokenize import load_tokenizer
-from academiceval.runs.errors import ContextLengthError
 
 pytestmark = pytest.mark.ml
 
