@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from academiceval.models.base import Capabilities, Completion
 from academiceval.models.generate import Generator
-from academiceval.runs.records import read_run, read_spec
 from academiceval.runs.runner import run_round
 
 
@@ -45,12 +44,9 @@ def test_runner_uses_capabilities_and_the_generator(sample_round, tmp_path, monk
     monkeypatch.setattr(Generator, "generate", spy)
     backend = DeclaringBackend()
     s = run_round(tmp_path / "ws", sample_round, "baseline/lead", backend=backend, limit=2, tasks=["title"])
-    spec = read_spec(s.run_dir)
     assert backend.validated == 1  # Capabilities.validate: awaited once before any request
-    assert spec.context_length == 4096 and s.run_dir.name.endswith("ctx4096")  # Capabilities.context_length
-    assert spec.base_url is None  # from cache_identity(); this backend has none
-    recs = read_run(s.run_dir)
-    assert len(recs) == 4 and all(r.output for r in recs.values())
+    assert s.run_dir.name.endswith("ctx4096")  # Capabilities.context_length became the run's window
+    assert s.total("done") == 4 and s.total("errors") == 0
     # one Generator call per sample; twins with the same prompt are answered by the cache or the call in flight
     assert len(sources) == 4 and backend.calls == sources.count("backend") >= 1
     # a rerun with the records deleted is answered by the same path's cache (bulk replay), sending nothing
@@ -58,3 +54,12 @@ def test_runner_uses_capabilities_and_the_generator(sample_round, tmp_path, monk
         f.unlink()
     again = run_round(tmp_path / "ws", sample_round, "baseline/lead", backend=backend, limit=2, tasks=["title"])
     assert backend.calls == sources.count("backend") and again.total("cached") == 4
+
+
+def test_run_json_takes_base_url_from_the_identity():
+    """run.json's base_url (which decides whether earlier records may refill the cache) is the identity's."""
+    from academiceval.models.registry import load_backend
+
+    b = load_backend("openai/m", base_url="http://127.0.0.1:8000")
+    assert b.cache_identity().get("base_url") == b.base_url == "http://127.0.0.1:8000/v1"
+    assert DeclaringBackend().cache_identity().get("base_url") is None
