@@ -4,7 +4,7 @@ Two families matter to callers (the runner, the judge): *transient* errors (429,
 are retried with backoff and, if they persist, recorded as retryable so the next run tries again; *permanent* ones
 (the prompt is too long for the server, an empty or refused answer) are recorded once and count as finished.
 Configuration errors (missing key, unknown model or option) stop the run before any request is sent. (A tampered
-round is `rounds.io.RoundIntegrityError`.)
+round is the artifacts layer's `RoundIntegrityError`.)
 """
 
 from __future__ import annotations
