@@ -276,7 +276,7 @@ def _make_judge(judge: Any, cache: Any, home: str | Path | None) -> Any:
 
     backend = judge
     if cache is None and home is not None:
-        from academiceval.runs.cache import ResponseCache
+        from academiceval.models.cache import ResponseCache
 
         cache = ResponseCache.in_workspace(Path(home))
     return Judge(backend, cache=cache)
