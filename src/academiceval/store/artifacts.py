@@ -226,6 +226,13 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def _first_error(e: ValidationError) -> str:
+    """One line for a person: the first problem and where (never a multi-line pydantic dump)."""
+    err = e.errors()[0]
+    where = ".".join(map(str, err.get("loc") or ()))
+    return f"{where + ': ' if where else ''}{err['msg']}".replace("\n", " ")
+
+
 def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iterator[M]:
     """Every valid `model` line of an append-only JSONL file, in file order. A torn last line (no newline: an
     interrupted write), a line that is not JSON or not a valid record is skipped and described in `bad`."""
@@ -243,9 +250,8 @@ def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iter
                 yield model.model_validate_json(raw)
             except ValidationError as e:
                 if bad is not None:
-                    err = e.errors()[0]
-                    kind = "not JSON" if err["type"] == "json_invalid" else f"not a {model.__name__}"
-                    bad.append(f"{path.name}:{i}: {kind} ({err['msg']})")
+                    kind = "not JSON" if e.errors()[0]["type"] == "json_invalid" else f"not a {model.__name__}"
+                    bad.append(f"{path.name}:{i}: {kind} ({_first_error(e)})")
 
 
 def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
@@ -462,8 +468,12 @@ def load_round(round_dir: str | Path, *, verify: bool = True) -> LoadedRound:
     raw = mpath.read_bytes()
     try:
         manifest = RoundManifest.model_validate_json(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{mpath} is not a valid round manifest: {exc}") from exc
+    except ValidationError as e:
+        raise ArtifactError(
+            f"{MANIFEST} is not a valid round manifest ({_first_error(e)})",
+            source=str(mpath),
+            hint="rebuild the round with `academiceval build --force`, or restore the file",
+        ) from None
     if verify:
         verify_round(d, manifest)
     return LoadedRound(d, manifest, hashlib.sha256(raw).hexdigest())
@@ -500,7 +510,11 @@ def read_run_spec(run_dir: Path) -> RunSpec | None:
     try:
         return RunSpec.model_validate_json(p.read_bytes())
     except ValidationError as e:
-        raise ArtifactError(f"{RUN_SPEC} does not match RunSpec: {e.errors()[0]['msg']}", source=str(p)) from e
+        raise ArtifactError(
+            f"{RUN_SPEC} is not a valid run spec ({_first_error(e)})",
+            source=str(p),
+            hint="rerun the same `academiceval run` command with --run-name NEW, or delete the run directory",
+        ) from None
 
 
 def read_scores(run_dir: Path, bad: list[str] | None = None) -> list[ScoreRecord]:
