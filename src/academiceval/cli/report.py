@@ -52,20 +52,20 @@ def report(
     """Build the leaderboard from saved run and score records (no model is called, nothing is re-scored)."""
     from academiceval.errors import AcademicEvalError
     from academiceval.report.render import make_report
-    from academiceval.report.window import resolve_window
+    from academiceval.scores.windows import resolve_window
     from academiceval.store.workspace import resolve_home
 
     h = resolve_home(home)
     try:
-        after_date, reason = resolve_window(after, after_cutoff, model_info=model_info)
+        window = resolve_window(after, after_cutoff, model_info=model_info)
         sources = runs or [h / "runs"]
         out_dir = out or h / "reports" / (round_name or "all")
         paths = make_report(
             sources,
             out_dir,
             round_name=round_name,
-            after=after_date,
-            after_reason=reason,
+            after=window.after,
+            after_reason=window.reason,
             split=split,
             prefer_metric=metric,
             rounds_dir=rounds_dir or (h / "rounds" if (h / "rounds").is_dir() else None),
