@@ -62,9 +62,7 @@ def test_score_cli_with_bertscore_and_window(run_home):
     # the window keeps only papers after 2022-12-21: 9 of the 11 scored outputs
     summary = aggregate(recs, after=date(2022, 12, 21))
     g = next(g for g in summary if g.metric == "rouge-l")
-    assert g.n == sum(
-        1 for r in recs if r.metric == "rouge-l" and r.error is None and r.published > date(2022, 12, 21)
-    )
+    assert g.n == sum(1 for r in recs if r.metric == "rouge-l" and r.error is None and r.published > date(2022, 12, 21))
     assert g.n < 11
     # --after-cutoff with a user model-info file
     info = home / "models.yaml"

@@ -21,7 +21,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
-from academiceval.scores.registry import MetricOptions, RunJob, Scorer, config_hash  # noqa: F401 (config_hash: API)
+from academiceval.scores.registry import MetricOptions, RunJob, Scorer
 
 SCORES_FILE = "scores.jsonl"
 Progress = Callable[[str, int, int], None]  # (description, done, total)
