@@ -93,3 +93,41 @@ def test_a_registered_metric_is_scored_summarized_and_resumed(run_home, length_r
     again = score_runs([run_dir], metrics=["length-ratio"])[0]
     assert again.written == {"length-ratio": 0} and again.skipped == {"length-ratio": 12}
     assert len(length_ratio) == 2 and all(s.runs_seen == 1 for s in length_ratio)  # built once per call
+
+
+class OutputWords:
+    """Needs no reference: scores every output, also of samples the round does not have."""
+
+    metric_name = "output-words"
+
+    def score_run(self, job: RunJob) -> list[ScoreRecord]:
+        out = []
+        for rec in job.todo(self.metric_name, "v1"):
+            details = {"output_sha256": output_sha(rec.output)}
+            bad = job.unusable(rec, self.metric_name, "v1")
+            out.append(
+                bad
+                or job.record(rec, self.metric_name, "v1", values={"words": len(rec.output.split())}, details=details)
+            )
+        job.emit(out)
+        return out
+
+
+def test_needs_reference_decides_whether_a_sample_outside_the_round_is_an_error(run_home):
+    import json
+
+    _, run_dir = run_home
+    path = run_dir / "abstract-zero-shot.jsonl"
+    first = next(json.loads(line) for line in path.read_text().splitlines() if not json.loads(line).get("error"))
+    with path.open("a") as fh:  # an answered sample the round does not have
+        fh.write(json.dumps(first | {"sample_id": "abstract/zero-shot/9999.99999"}) + "\n")
+    register(Metric("output-words", build=lambda _o: OutputWords(), needs=Needs(reference=False)))
+    try:
+        res = score_runs([run_dir], metrics=["output-words", "rouge-l"])[0]
+    finally:
+        registry.unregister("output-words")
+    assert res.written == {"output-words": 13, "rouge-l": 13}
+    assert res.errors == {"output-words": 1, "rouge-l": 2}  # the generation error, + the unknown sample for ROUGE
+    by = {(r.metric, r.sample_id): r for r in read_scores(run_dir)}
+    assert "not in round" in by[("rouge-l", "abstract/zero-shot/9999.99999")].error
+    assert by[("output-words", "abstract/zero-shot/9999.99999")].values["words"] == len(first["output"].split())

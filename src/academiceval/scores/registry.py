@@ -52,9 +52,9 @@ def output_sha(text: str) -> str:
 class Needs:
     """What a metric needs besides the model's output (checked before any run is read)."""
 
-    reference: bool = True  # the round's label (the paper's own text)
-    judge: bool = False  # a judge model: `score_runs(judge=...)` / `--judge SPEC`
-    batched: bool = False  # scores many samples per call (a neural model); writes chunk by chunk
+    reference: bool = True  # the round's label (the paper's own text): a sample missing from the round is an error
+    judge: bool = False  # a judge model: `score_runs(judge=...)` / `--judge SPEC` (checked before any run is read)
+    batched: bool = False  # scores `batch_size` samples per call (a neural model) and writes chunk by chunk
 
 
 @dataclass
@@ -84,6 +84,7 @@ class RunJob:
     read_run: Callable[[Path], dict[str, RunRecord]]  # another run's records (pairwise metrics)
     progress: Progress | None = None
     skipped: dict[str, int] = field(default_factory=dict)  # metric name -> already scored
+    needs: Needs = field(default_factory=Needs)  # of the metric being scored (set by score_runs before each)
 
     def todo(self, metric: str, chash: str) -> list[RunRecord]:
         """Records not yet scored with this metric configuration (or whose output changed since)."""
@@ -109,8 +110,9 @@ class RunJob:
         )
 
     def unusable(self, rec: RunRecord, metric: str, chash: str) -> ScoreRecord | None:
-        """A record that cannot be scored (no label, generation error): recorded with its reason."""
-        if self.label_of(rec) is None:
+        """A record that cannot be scored (no reference when the metric needs one, generation error): recorded with
+        its reason."""
+        if self.needs.reference and self.label_of(rec) is None:
             why = f"sample {rec.sample_id} is not in round {self.spec.round}"
         elif rec.error or rec.skipped:
             why = f"no output to score: {rec.error or 'skipped (too long)'}"

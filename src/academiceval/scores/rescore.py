@@ -166,6 +166,7 @@ def score_runs(
             scorer = scorers.get(metric.name)
             if scorer is None:
                 scorer = scorers[metric.name] = metric.build(replace(opts, home=opts.home or _home_of(rd)))
+            job.needs = metric.needs
             new = scorer.score_run(job)
             res.written[scorer.metric_name] = len(new)
             res.errors[scorer.metric_name] = sum(1 for r in new if r.error)
