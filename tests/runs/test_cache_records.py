@@ -10,7 +10,7 @@ import pytest
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.runs.cache import ResponseCache, cache_key, safe_child
 from academiceval.runs.models import RunRecord
-from academiceval.runs.records import RecordWriter, iter_records, read_records, records_file, safe_name
+from academiceval.store.artifacts import RecordWriter, iter_jsonl, records_file, safe_name
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
 SHA = "a" * 64
@@ -83,10 +83,10 @@ def test_records_last_wins_and_torn_tail_is_cut(tmp_path):
     w.close()
     path = records_file(tmp_path, "title", "random:2")
     assert path.name == "title-random_2.jsonl"
-    got = read_records(path)
+    got = {r.sample_id: r for r in iter_jsonl(path, RunRecord)}
     assert got["title/random:2/2212.00001"].output == "Late title" and len(got) == 2
     path.write_bytes(path.read_bytes() + b'{"sample_id": "title/random:2/2212.0000')  # kill -9 mid-write
-    assert len(list(iter_records(path))) == 3
+    assert len(list(iter_jsonl(path, RunRecord))) == 3
     w = RecordWriter(tmp_path)
     w.append(rec(3, output_raw="x", output="x"))
     w.close()

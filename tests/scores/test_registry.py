@@ -7,6 +7,7 @@ import pytest
 
 from academiceval.errors import ConfigError
 from academiceval.scores import registry
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import Metric, Needs, RunJob, output_sha, register
 from academiceval.scores.rescore import read_scores, score_runs
@@ -83,14 +84,14 @@ def length_ratio():
 
 def test_a_registered_metric_is_scored_summarized_and_resumed(run_home, length_ratio):
     _, run_dir = run_home
-    res = score_runs([run_dir], metrics=["length-ratio", "rouge-l"])[0]
+    res = score_runs([run_dir], ScoreConfig(metrics=["length-ratio", "rouge-l"]))[0]
     assert res.written == {"length-ratio": 12, "rouge-l": 12} and res.errors == {"length-ratio": 1, "rouge-l": 1}
     recs = [r for r in read_scores(run_dir) if r.metric == "length-ratio"]
     assert len(recs) == 12 and all(r.values["ratio"] > 0 for r in recs if r.error is None)
     summary = next(m for m in res.summary if m.metric == "length-ratio")
     assert summary.primary == "ratio" and summary.n == 11 and summary.errors == 1 and summary.run == res.model
     assert summary.main.ci_low <= summary.main.mean <= summary.main.ci_high
-    again = score_runs([run_dir], metrics=["length-ratio"])[0]
+    again = score_runs([run_dir], ScoreConfig(metrics=["length-ratio"]))[0]
     assert again.written == {"length-ratio": 0} and again.skipped == {"length-ratio": 12}
     assert len(length_ratio) == 2 and all(s.runs_seen == 1 for s in length_ratio)  # built once per call
 
@@ -123,7 +124,7 @@ def test_needs_reference_decides_whether_a_sample_outside_the_round_is_an_error(
         fh.write(json.dumps(first | {"sample_id": "abstract/zero-shot/9999.99999"}) + "\n")
     register(Metric("output-words", build=lambda _o: OutputWords(), needs=Needs(reference=False)))
     try:
-        res = score_runs([run_dir], metrics=["output-words", "rouge-l"])[0]
+        res = score_runs([run_dir], ScoreConfig(metrics=["output-words", "rouge-l"]))[0]
     finally:
         registry.unregister("output-words")
     assert res.written == {"output-words": 13, "rouge-l": 13}

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from academiceval.cli.main import app
 from academiceval.errors import ConfigError
 from academiceval.scores.aggregate import aggregate, bootstrap_mean
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.rescore import read_scores, score_runs
 from academiceval.scores.windows import find_model, load_model_info, resolve_window
@@ -21,9 +22,9 @@ runner = CliRunner()
 
 def test_rouge_scores_equal_rouge_score_and_resume(run_home):
     home, run_dir = run_home
-    res = score_runs([run_dir], metrics=["rouge-l", "rouge-2"])[0]
+    res = score_runs([run_dir], ScoreConfig(metrics=["rouge-l", "rouge-2"]))[0]
     assert res.written == {"rouge-l": 12, "rouge-2": 12} and res.errors == {"rouge-l": 1, "rouge-2": 1}
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     labels = {s.sample_id: s.label for s in load_round(home / "rounds" / "2022-12").samples()}
     outputs = {
@@ -35,14 +36,14 @@ def test_rouge_scores_equal_rouge_score_and_resume(run_home):
         if r.metric == "rouge-l" and r.error is None:
             e = ref.score(labels[r.sample_id], outputs[r.sample_id])["rougeL"]
             assert r.values == {"p": e.precision, "r": e.recall, "f": e.fmeasure}
-    again = score_runs([run_dir], metrics=["rouge-l"])[0]
+    again = score_runs([run_dir], ScoreConfig(metrics=["rouge-l"]))[0]
     assert again.written == {"rouge-l": 0} and again.skipped == {"rouge-l": 12}
     # a re-generated output is re-scored (append-only: the newest line wins)
     lines = (run_dir / "abstract-zero-shot.jsonl").read_text().splitlines()
     changed = json.loads(lines[0]) | {"output": "A different answer about random polynomials."}
     with (run_dir / "abstract-zero-shot.jsonl").open("a") as fh:
         fh.write(json.dumps(changed) + "\n")
-    third = score_runs([run_dir], metrics=["rouge-l"])[0]
+    third = score_runs([run_dir], ScoreConfig(metrics=["rouge-l"]))[0]
     assert third.written == {"rouge-l": 1}
 
 

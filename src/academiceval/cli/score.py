@@ -55,20 +55,25 @@ def score(
 ) -> None:
     """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
     from academiceval.errors import AcademicEvalError
+    from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
 
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)
-        backend = None
-        if "judge" in names and judge:
-            from academiceval.models.registry import load_backend
-
-            backend = load_backend(judge, base_url=judge_base_url)
-        bopts: dict[str, object] = {"idf": idf, "long_inputs": long_inputs}
-        if baseline is not None:
-            bopts["baseline"] = baseline
+        config = ScoreConfig(
+            metrics=names,
+            judge=judge if "judge" in names else None,
+            judge_base_url=judge_base_url,
+            against=against,
+            bertscore_model=bertscore_model,
+            layer=layer,
+            idf=idf,
+            baseline=baseline,
+            long_inputs=long_inputs,
+            after=window.after,
+        )
         with progress() as bar:
             tasks: dict[str, int] = {}
 
@@ -77,19 +82,7 @@ def score(
                     tasks[desc] = bar.add_task(desc, total=total)
                 bar.update(tasks[desc], completed=done, total=total)
 
-            results = score_runs(
-                run_dirs,
-                metrics=names,
-                round_dir=round_dir,
-                home=home,
-                judge=backend,
-                against=against,
-                bertscore_model=bertscore_model,
-                layer=layer,
-                bertscore_options=bopts,
-                after=window.after,
-                progress=report,
-            )
+            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report)
     except AcademicEvalError as e:
         raise fail(str(e)) from None
     rows = []

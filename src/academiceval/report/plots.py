@@ -17,10 +17,10 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.report.results import Results, metric_key_map, setting_sort_key
-from academiceval.report.rundata import RunData
 from academiceval.scores.aggregate import bootstrap_mean, derive_seed
 from academiceval.scores.models import Estimate
 from academiceval.scores.windows import in_window
+from academiceval.store.artifacts import RunData
 
 TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
 

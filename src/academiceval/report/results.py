@@ -21,14 +21,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.rundata import RunData, find_run_dirs, load_run
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.windows import Window, in_window
+from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.workspace import now_iso
 
 SCHEMA_VERSION = 1
-RESULTS_FILE = "results.json"
+RESULTS_FILE = RESULTS
 
 DEFAULT_SEED = 20240601  # seeds the report's own estimates (paired few-shot differences)
 

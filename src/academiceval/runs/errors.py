@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from academiceval.errors import AcademicEvalError, ConfigError
 
-# The round format, and so its integrity check, belongs to `rounds`; re-exported for the runner's callers.
-from academiceval.rounds.io import RoundIntegrityError as RoundIntegrityError
+# The round format, and so its integrity check, belongs to `store.artifacts`; re-exported for the runner's callers.
+from academiceval.store.artifacts import RoundIntegrityError as RoundIntegrityError
 
 
 class BackendError(AcademicEvalError):

@@ -24,9 +24,9 @@ from academiceval.runs.concurrency import AdaptiveLimiter
 from academiceval.runs.errors import BackendError, EmptyAnswerError
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
-from academiceval.runs.records import RecordWriter, new_record
 from academiceval.runs.retry import RetryPolicy, RetryStats, generate_with_retry
 from academiceval.runs.summary import RunSummary, now_iso
+from academiceval.store.artifacts import RecordWriter, new_record
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 Outcome = Completion | BaseException

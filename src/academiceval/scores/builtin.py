@@ -52,7 +52,10 @@ class BertScoreMetric:
     def __init__(self, opts: MetricOptions) -> None:
         from academiceval.scores.bertscore import BertScorer
 
-        self.bert = BertScorer(opts.bertscore_model, layer=opts.layer, **(opts.bertscore_options or {}))
+        c = opts.config
+        self.bert = BertScorer(
+            c.bertscore_model, layer=c.layer, idf=c.idf, long_inputs=c.long_inputs, baseline=c.baseline
+        )
         self.batch_size = opts.batch_size
 
     @property
@@ -92,18 +95,13 @@ class JudgeMetric:
     def __init__(self, opts: MetricOptions) -> None:
         from academiceval.scores.judge import Judge
 
-        backend = opts.judge
-        if isinstance(backend, str):
-            from academiceval.models.registry import load_backend
-
-            backend = load_backend(backend)
         cache = opts.cache
         if cache is None and opts.home is not None:
             from academiceval.runs.cache import ResponseCache
 
             cache = ResponseCache.in_workspace(Path(opts.home))
-        self.judge = Judge(backend, cache=cache)
-        self.against = opts.against
+        self.judge = Judge(opts.judge, cache=cache)
+        self.against = opts.config.against
 
     @property
     def metric_name(self) -> str:

@@ -4,32 +4,18 @@
 group of samples (a run × task × setting), with an `Estimate` (mean and bootstrap interval) per value; it is
 what `scores.aggregate.aggregate` returns, what `academiceval score` prints and what the report stores in
 `results.json`. Nothing downstream reads a summary as a dict.
+
+`ScoreRecord` is defined in `academiceval.store.models` (the artifacts layer reads and writes it); this module
+is the scores stage's name for it.
 """
 
 from __future__ import annotations
 
-from datetime import date
-
 from pydantic import BaseModel, Field
 
+from academiceval.store.models import ScoreRecord
 
-class ScoreRecord(BaseModel):
-    """One metric on one sample, appended to `<run dir>/scores.jsonl`.
-
-    `metric` names carry their configuration (e.g. "bertscore-all-MiniLM-L6-v2-L6"), and `config_hash`
-    identifies the exact configuration, so results from different settings are never mixed.
-    """
-
-    sample_id: str
-    task: str
-    setting: str
-    split: str
-    published: date
-    metric: str
-    config_hash: str
-    values: dict[str, float] = Field(default_factory=dict)  # e.g. {"p": .., "r": .., "f": ..}
-    details: dict[str, object] = Field(default_factory=dict)  # e.g. tokens cut, judge verdicts
-    error: str | None = None
+__all__ = ["Estimate", "MetricSummary", "ScoreRecord"]
 
 
 class Estimate(BaseModel):

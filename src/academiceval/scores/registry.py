@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from academiceval.errors import ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
@@ -59,13 +60,11 @@ class Needs:
 
 @dataclass
 class MetricOptions:
-    """The options a scorer may be built from (the metric options of `score_runs`)."""
+    """What a scorer is built from: the pass's `ScoreConfig` (metric options: BERTScore model/layer/idf/...,
+    the judge's `against`) plus what cannot be stored in it (the judge backend, the response cache)."""
 
-    bertscore_model: str = "all-MiniLM-L6-v2"
-    layer: int | None = None
-    bertscore_options: dict[str, Any] = field(default_factory=dict)
-    judge: Any = None  # a Backend or a model spec for models.registry.load_backend
-    against: str | Path = "reference"  # the judge's comparison: the reference or another run directory
+    config: ScoreConfig = field(default_factory=ScoreConfig)
+    judge: Any = None  # a Backend (score_runs loads `config.judge` when none is passed in)
     cache: Any = None  # response cache for judge calls
     home: Path | None = None  # the workspace (default cache location)
     batch_size: int = 64
