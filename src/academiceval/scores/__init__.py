@@ -1,7 +1,7 @@
 """Scoring saved runs: ROUGE, BERTScore, LLM judge; re-scoring without regeneration; knowledge-cutoff windows.
 
 Public API (imported lazily so that `import academiceval.scores` stays light — no torch):
-    score_runs(run_dirs, metrics=..., ...)          academiceval.scores.rescore
+    score_runs(run_dirs, ScoreConfig(...), ...)     academiceval.scores.rescore    (config: scores.config)
     aggregate(score_records, after=None)             academiceval.scores.aggregate  -> list[MetricSummary]
     bootstrap_mean(values, seed=...)                 academiceval.scores.aggregate  -> Estimate
     register, Metric, Needs                          academiceval.scores.registry   (metrics by name)
