@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 
 from academiceval.cli.main import app
 from academiceval.cli.run import parse_generation_options
-from academiceval.runs.config import RunConfig
 from academiceval.errors import ConfigError
+from academiceval.runs.config import RunConfig
 from academiceval.store.artifacts import read_run_records
 
 runner = CliRunner()

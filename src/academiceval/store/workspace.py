@@ -18,9 +18,8 @@ from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from academiceval.papers.models import Paper
-from academiceval.sources.models import PaperMeta
 from academiceval.store.artifacts import Layout
+from academiceval.store.paper_models import Paper, PaperMeta
 
 ENV_HOME = "ACADEMICEVAL_HOME"
 DEFAULT_HOME = "academiceval-data"
