@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from academiceval.report.results import Results, build_results
-from academiceval.report.stats import bootstrap_mean, derive_seed
+from academiceval.scores.aggregate import bootstrap_mean, derive_seed
 
 CUT = date(2022, 12, 21)
 

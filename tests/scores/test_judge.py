@@ -222,10 +222,10 @@ def test_judge_end_to_end_against_reference(run_home, judge_server):
             if json.loads(line)["sample_id"] == r.sample_id
         )
         assert r.values["overall"] == (1.0 if len(out) > len(labels[r.sample_id]) else 0.0)
-    g = res.summary["groups"][0]
-    assert g["judge_failures"] == 2
+    g = res.summary[0]
+    assert g.failures == 2
     rate, n = win_rate([r.values for r in recs])
-    assert g["win_rate"]["overall"]["rate"] == pytest.approx(rate) and g["win_rate"]["overall"]["judged"] == n == 20
+    assert g.values["win_rate"].mean == pytest.approx(rate) and g.values["win_rate"].n == n == 20
 
     # resumable: nothing new; cached: after deleting the scores, no new request reaches the server
     again = score_runs(

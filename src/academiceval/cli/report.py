@@ -52,14 +52,14 @@ def report(
     """Build the leaderboard from saved run and score records (no model is called, nothing is re-scored)."""
     from academiceval.errors import AcademicEvalError
     from academiceval.report.render import make_report
-    from academiceval.report.window import resolve_window
+    from academiceval.scores.windows import resolve_window
     from academiceval.store.artifacts import Layout, check_name, find_run_dirs, read_run_spec
     from academiceval.store.workspace import resolve_home
 
     layout = Layout.of(resolve_home(home))
     try:
         report_name = check_name(round_name, "--round") if round_name else "all"
-        after_date, reason = resolve_window(after, after_cutoff, model_info=model_info)
+        window = resolve_window(after, after_cutoff, model_info=model_info)
         sources = runs or [layout.runs_dir]
         if round_name:
             found = {spec.round for d in find_run_dirs(sources) if (spec := read_run_spec(d)) is not None}
@@ -72,8 +72,8 @@ def report(
             sources,
             out or layout.report_dir(report_name),
             round_name=round_name,
-            after=after_date,
-            after_reason=reason,
+            after=window.after,
+            after_reason=window.reason,
             split=split,
             prefer_metric=metric,
             rounds_dir=rounds_dir or (layout.rounds_dir if layout.rounds_dir.is_dir() else None),

@@ -87,19 +87,18 @@ def score(
         raise fail(str(e)) from None
     rows = []
     for res in results:
-        for g in res.summary["groups"]:
-            if g.get("win_rate"):
-                w = g["win_rate"].get("overall")
-                shown = (
-                    f"win {w['rate']:.3f} [{w['ci_low']:.3f}, {w['ci_high']:.3f}] ({w['judged']} judged)" if w else "-"
-                )
+        for m in res.summary:
+            v = m.main
+            if v.mean is None:
+                shown = "-"
+            elif m.primary == "win_rate":
+                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged)"
             else:
-                v = g["values"].get("f") or next(iter(g["values"].values()), None)
-                shown = f"{v['mean']:.4f} [{v['ci_low']:.4f}, {v['ci_high']:.4f}]" if v else "-"
-            rows.append((res.model, g["metric"], g["task"], g["setting"], g["n"], g["errors"], shown))
+                shown = f"{v.mean:.4f} [{v.ci_low:.4f}, {v.ci_high:.4f}]"
+            rows.append((res.model, m.metric, m.task, m.setting, m.n, m.errors, shown))
     console.print(
         summary_table(
-            f"Scores ({window.reason}; mean F or win rate, 95% bootstrap CI)",
+            f"Scores ({window.describe()}; mean F or win rate, 95% bootstrap CI)",
             ["run", "metric", "task", "setting", "n", "errors", "score"],
             rows,
         )

@@ -18,7 +18,7 @@ from academiceval.report import leaderboard as lb
 from academiceval.report import plots
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
-from academiceval.report.rundata import in_window
+from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 
 MAX_EXAMPLE_CHARS = 6000  # longer texts are cut on the examples page (the full text is in the run records)
