@@ -10,7 +10,9 @@ Reads only the files (no academiceval import), so it compares the output of any 
 - leaderboard numbers: every number of `reports/ROUND/results.json` rows (metrics and counts), keyed by
   (model, task, setting, path), and every cell of the tables in `reports/ROUND/leaderboard.md`.
 
-Prints equal/different/missing counts per part and the first differences; exits 1 when anything differs.
+Prints equal/different/missing counts per part and the first differences; a number that was null before and
+has a value after, or a field only the after side has, is counted as added (a newer results schema), not as a
+difference. Exits 1 when any value changed or vanished.
 """
 
 from __future__ import annotations
@@ -74,18 +76,25 @@ def leaderboard_cells(home: Path, name: str) -> dict[str, str]:
     return out
 
 
-def compare(what: str, a: dict[str, object], b: dict[str, object]) -> bool:
+def compare(what: str, a: dict[str, object], b: dict[str, object]) -> tuple[bool, bool]:
+    """Print the counts; return (no value changed or vanished, nothing was added either)."""
     equal = sum(1 for k in a if k in b and a[k] == b[k])
-    diff = [k for k in a if k in b and a[k] != b[k]]
+    filled = [k for k in a if k in b and a[k] is None and b[k] is not None]  # a value where there was none
+    diff = [k for k in a if k in b and a[k] != b[k] and k not in filled]
     only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
-    print(f"{what}: {equal} equal, {len(diff)} different, {len(only_a)} only before, {len(only_b)} only after")
+    print(
+        f"{what}: {equal} equal, {len(diff)} different, {len(only_a)} only before"
+        f" | added after: {len(filled)} filled (none before), {len(only_b)} new"
+    )
     for k in diff[:5]:
         print(f"  different {k}: {a[k]!r} -> {b[k]!r}")
     for k in only_a[:3]:
         print(f"  only before: {k}")
-    for k in only_b[:3]:
-        print(f"  only after: {k}")
-    return not diff and not only_a and not only_b
+    for kind, keys in (("filled", filled), ("new", only_b)):
+        names = sorted({k.rsplit(".", 1)[-1] for k in keys})
+        if names:
+            print(f"  {kind} fields: {', '.join(names[:8])} (e.g. {keys[0]})")
+    return not diff and not only_a, not filled and not only_b
 
 
 def main() -> int:
@@ -94,15 +103,25 @@ def main() -> int:
     ap.add_argument("after", type=Path)
     ap.add_argument("--round", default="demo")
     args = ap.parse_args()
-    ok = compare("round samples", round_samples(args.before, args.round), round_samples(args.after, args.round))
-    ok &= compare(
-        "results.json numbers", results_numbers(args.before, args.round), results_numbers(args.after, args.round)
-    )
-    ok &= compare(
-        "leaderboard.md cells", leaderboard_cells(args.before, args.round), leaderboard_cells(args.after, args.round)
-    )
-    print("identical" if ok else "DIFFERENT")
-    return 0 if ok else 1
+    parts = [
+        compare("round samples", round_samples(args.before, args.round), round_samples(args.after, args.round)),
+        compare(
+            "results.json numbers", results_numbers(args.before, args.round), results_numbers(args.after, args.round)
+        ),
+        compare(
+            "leaderboard.md cells",
+            leaderboard_cells(args.before, args.round),
+            leaderboard_cells(args.after, args.round),
+        ),
+    ]
+    same = all(s for s, _ in parts)
+    if same and all(n for _, n in parts):
+        print("identical")
+    elif same:
+        print("same values; the after side only adds fields")
+    else:
+        print("DIFFERENT")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
