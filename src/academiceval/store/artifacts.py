@@ -19,10 +19,11 @@ Artifacts:
     round    write_round_config / write_manifest (rounds.publish)   load_round → LoadedRound (runs, scores, report)
     run      write_run_spec, RecordWriter (runs.runner/worker)      load_run → RunData; read_run_records
     scores   append_scores (scores.rescore)                         read_scores; load_run(...).scores
+    results  Results.write (report.results, at RESULTS)              Results.read (report, cli demo)
 
-Every name that becomes a path (a round name, a run directory name, a report name) goes through `check_name`;
-`safe_name` turns free text (a model spec) into such a name. Append-only JSONL files are read line by line: a
-torn last line (an interrupted write) or a line that is not a valid record is skipped and counted in
+Every name that becomes a path (a round name, a run directory name, a report name) goes through `check_name`
+(`is_safe_name` is the rule); `safe_name` turns free text (a model spec) into such a name. Append-only JSONL
+files are read line by line: a torn last line (an interrupted write) or a line that is not a valid record is skipped and counted in
 `bad_lines`, never fatal. The last line for a key wins (a resumed run or a re-scoring appends).
 """
 
@@ -44,7 +45,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticUndefined
 
 from academiceval.errors import ConfigError
-from academiceval.store.models import ConfigInfo, RoundManifest, RunRecord, RunSpec, Sample, ScoreRecord, Task
+from academiceval.store.models import ConfigInfo, RoundManifest, RunRecord, RunSpec, Sample, ScoreRecord
 
 # ---- names -------------------------------------------------------------------------------------------------
 ROUNDS = "rounds"
@@ -708,7 +709,6 @@ __all__ = [
     "RecordWriter",
     "RoundIntegrityError",
     "RunData",
-    "Task",
     "append_scores",
     "check_name",
     "data_paths",
