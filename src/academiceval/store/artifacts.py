@@ -23,8 +23,8 @@ Artifacts:
 
 Every name that becomes a path (a round name, a run directory name, a report name) goes through `check_name`
 (`is_safe_name` is the rule); `safe_name` turns free text (a model spec) into such a name. Append-only JSONL
-files are read line by line: a torn last line (an interrupted write) or a line that is not a valid record is skipped and counted in
-`bad_lines`, never fatal. The last line for a key wins (a resumed run or a re-scoring appends).
+files are read line by line: a torn last line (an interrupted write) or a line that is not a valid record is
+skipped and counted in `bad_lines`, never fatal. The last line for a key wins (a resumed run or a re-scoring appends).
 """
 
 from __future__ import annotations
