@@ -149,3 +149,22 @@ def test_score_records_keep_their_config(tmp_path):
     )
     rec.config = ScoreConfig(metrics=["rouge-l"]).stored()
     assert ScoreRecord.model_validate_json(rec.model_dump_json()).config["metrics"] == ["rouge-l"]
+
+
+def test_each_config_is_stored_verbatim_with_what_it_produced(corpus, tmp_path):
+    """run.json keeps the RunConfig, every score record the ScoreConfig, read back through the artifacts layer."""
+    from academiceval.runs.runner import run_round
+    from academiceval.scores.rescore import score_runs
+    from academiceval.store.artifacts import read_run_spec, read_scores
+    from academiceval.testing.sample_round import write_sample_round
+
+    home = tmp_path / "home"
+    write_sample_round(corpus, home / "rounds" / "2022-12-sample", max_papers=6, body_chars=2000)
+    run_cfg = RunConfig(model="baseline/lead", tasks=["title"], settings=["zero-shot"], limit=2)
+    summary = run_round(home, "2022-12-sample", run_cfg)
+    spec = read_run_spec(summary.run_dir)
+    assert spec is not None and RunConfig.model_validate(spec.config) == run_cfg
+    score_cfg = ScoreConfig(metrics=["rouge-l"])
+    score_runs([summary.run_dir], score_cfg)
+    scores = read_scores(summary.run_dir)
+    assert len(scores) == 2 and all(ScoreConfig.model_validate(s.config) == score_cfg for s in scores)

@@ -35,6 +35,9 @@ def test_real_round_contents(built) -> None:
     w = m.windows
     assert w.val_until is not None and w.test_from is not None and w.val_until < w.test_from
     assert set(m.build_options["settings"]) == {*SETTINGS, "ctx:20000"}
+    # the BuildConfig is stored verbatim, in memory and in manifest.json
+    cfg = BuildConfig(settings=SETTINGS, context_tokens=20_000, category_level="archive", seed=7)
+    assert BuildConfig.model_validate(m.config) == cfg == BuildConfig.model_validate(rnd.manifest.config)
     # the sample has real sections: Title/Abstract/Introduction samples exist, the others are skipped with reasons
     tasks = {i.task for i in m.configs.values()}
     assert {"title", "abstract", "introduction"} <= tasks
