@@ -349,7 +349,7 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "report")
     t0 = time.perf_counter()
     say("report", 0, 1, "rendering")
-    out = ws.reports_dir / summary.round_name
+    out = ws.layout.report_dir(summary.round_name)
     paths = make_report(summary.run_dirs, out, rounds_dir=ws.rounds_dir)
     say("report", 1, 1, "done")
     summary.report_dir = paths.out_dir

@@ -131,6 +131,7 @@ def test_option_parsers():
     }
     with pytest.raises(ConfigError):
         parse_generation_options(["=3"])
+
     def parse_rag(spec, top_k, chunk_size, chunk_overlap):  # --rag and its options, through RunConfig's one parser
         if spec is None:
             return RunConfig(model="baseline/lead").rag_settings()

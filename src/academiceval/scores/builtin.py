@@ -97,7 +97,7 @@ class JudgeMetric:
 
         cache = opts.cache
         if cache is None and opts.home is not None:
-            from academiceval.runs.cache import ResponseCache
+            from academiceval.models.cache import ResponseCache
 
             cache = ResponseCache.in_workspace(Path(opts.home))
         self.judge = Judge(opts.judge, cache=cache)

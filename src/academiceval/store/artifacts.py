@@ -82,10 +82,15 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+=-]{0,199}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 
 
+def is_safe_name(name: object) -> bool:
+    """The one rule for names that become paths: a single directory or file name made of letters, digits and
+    `._+=-` — never empty, absolute, `..`, or holding a separator — so nothing lands outside the workspace."""
+    return isinstance(name, str) and bool(_NAME.match(name)) and ".." not in name
+
+
 def check_name(name: str, what: str = "name") -> str:
-    """The one validator of names that become paths: a single directory or file name made of letters, digits and
-    `._+=-` — never empty, absolute, `..`, or holding a separator — so nothing is written outside the workspace."""
-    if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
+    """`name` if `is_safe_name`, else an ArtifactError naming the option (`what`) it came from."""
+    if not is_safe_name(name):
         raise ArtifactError(
             f"{what} {name!r} is not a safe directory name",
             hint="use letters, digits and '.', '_', '-', '+', '=' (no '/', no '..', at most 200 characters)",
@@ -169,7 +174,7 @@ class Layout:
         if p.is_dir():
             return p.resolve()
         name = str(ref)
-        if _NAME.match(name) and ".." not in name and (self.rounds_dir / name).is_dir():
+        if is_safe_name(name) and (self.rounds_dir / name).is_dir():
             return (self.rounds_dir / name).resolve()
         raise ArtifactError(
             f"round {name!r} not found",
@@ -194,6 +199,8 @@ def locate_round(
     """Where round `round_name` is: `rounds_dir/NAME` (or `rounds_dir` itself when it is that round), else
     `<home>/rounds/NAME`, else the `rounds/` beside the `runs/` a run directory sits in. None when none holds a
     manifest."""
+    if not is_safe_name(round_name):  # a name read from a run.json is checked like any other
+        return None
     cands: list[Path] = []
     if rounds_dir is not None:
         cands += [Path(rounds_dir) / round_name, Path(rounds_dir)]
@@ -226,6 +233,13 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def _first_error(e: ValidationError) -> str:
+    """One line for a person: the first problem and where (never a multi-line pydantic dump)."""
+    err = e.errors()[0]
+    where = ".".join(map(str, err.get("loc") or ()))
+    return f"{where + ': ' if where else ''}{err['msg']}".replace("\n", " ")
+
+
 def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iterator[M]:
     """Every valid `model` line of an append-only JSONL file, in file order. A torn last line (no newline: an
     interrupted write), a line that is not JSON or not a valid record is skipped and described in `bad`."""
@@ -243,9 +257,8 @@ def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iter
                 yield model.model_validate_json(raw)
             except ValidationError as e:
                 if bad is not None:
-                    err = e.errors()[0]
-                    kind = "not JSON" if err["type"] == "json_invalid" else f"not a {model.__name__}"
-                    bad.append(f"{path.name}:{i}: {kind} ({err['msg']})")
+                    kind = "not JSON" if e.errors()[0]["type"] == "json_invalid" else f"not a {model.__name__}"
+                    bad.append(f"{path.name}:{i}: {kind} ({_first_error(e)})")
 
 
 def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
@@ -462,8 +475,12 @@ def load_round(round_dir: str | Path, *, verify: bool = True) -> LoadedRound:
     raw = mpath.read_bytes()
     try:
         manifest = RoundManifest.model_validate_json(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{mpath} is not a valid round manifest: {exc}") from exc
+    except ValidationError as e:
+        raise ArtifactError(
+            f"{MANIFEST} is not a valid round manifest ({_first_error(e)})",
+            source=str(mpath),
+            hint="rebuild the round with `academiceval build --force`, or restore the file",
+        ) from None
     if verify:
         verify_round(d, manifest)
     return LoadedRound(d, manifest, hashlib.sha256(raw).hexdigest())
@@ -500,7 +517,11 @@ def read_run_spec(run_dir: Path) -> RunSpec | None:
     try:
         return RunSpec.model_validate_json(p.read_bytes())
     except ValidationError as e:
-        raise ArtifactError(f"{RUN_SPEC} does not match RunSpec: {e.errors()[0]['msg']}", source=str(p)) from e
+        raise ArtifactError(
+            f"{RUN_SPEC} is not a valid run spec ({_first_error(e)})",
+            source=str(p),
+            hint="rerun the same `academiceval run` command with --run-name NEW, or delete the run directory",
+        ) from None
 
 
 def read_scores(run_dir: Path, bad: list[str] | None = None) -> list[ScoreRecord]:
@@ -521,7 +542,6 @@ class RunData:
     records: dict[str, RunRecord] = field(default_factory=dict)  # sample_id -> record
     scores: dict[tuple[str, str, str], ScoreRecord] = field(default_factory=dict)  # (sample, metric, hash)
     bad_lines: list[str] = field(default_factory=list)  # "file:line: reason"
-    score_lines: list[ScoreRecord] = field(default_factory=list)  # every valid score line, in file order
 
     @property
     def label(self) -> str:
@@ -553,9 +573,8 @@ def load_run(path: str | Path, *, scores: bool = True) -> RunData:
     run = RunData(path=d, spec=spec)
     run.records = read_run_records(d, run.bad_lines)
     if scores:
-        run.score_lines = read_scores(d, run.bad_lines)
-        for sr in run.score_lines:
-            run.scores[(sr.sample_id, sr.metric, sr.config_hash)] = sr
+        for sr in read_scores(d, run.bad_lines):
+            run.scores[(sr.sample_id, sr.metric, sr.config_hash)] = sr  # re-scoring appends: the last line wins
     return run
 
 
@@ -696,6 +715,7 @@ __all__ = [
     "file_sha256",
     "find_run_dirs",
     "home_of_run",
+    "is_safe_name",
     "iter_jsonl",
     "load_round",
     "load_run",

@@ -36,6 +36,7 @@ class StrictConfig(BaseModel):
         """The JSON form kept with the artifact it produced."""
         return self.model_dump(mode="json")
 
+
 # ---- rounds ------------------------------------------------------------------------------------------
 Task = Literal["title", "abstract", "introduction", "related_work"]
 TASKS: tuple[Task, ...] = ("title", "abstract", "introduction", "related_work")
