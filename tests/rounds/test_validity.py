@@ -341,13 +341,15 @@ def test_related_work_needs_the_minimum_resolved_fraction(uws, tmp_path):
     uws.upsert_meta(
         [PaperMeta(arxiv_id=r0.arxiv_id, title=r0.raw[:200], abstract="An abstract.", published=date(2020, 1, 1))]
     )
-    kw = {"settings": ["zero-shot"], "tasks": ("related_work",)}
-    strict = build_round(uws, "rw", out_dir=tmp_path / "a", **kw)
+    from academiceval.rounds.config import BuildConfig
+
+    kw = {"settings": ["zero-shot"], "tasks": ["related_work"]}
+    strict = build_round(uws, "rw", BuildConfig(**kw), out_dir=tmp_path / "a")
     resolved, cited = strict.build_options["validity"]["citation_resolution"][target]
     assert resolved == 1 and cited >= 3
     assert strict.skipped["related_work"]["under 50% of the cited works resolved"] >= 1
     assert strict.build_options["validity"]["min_resolved_fraction"] == 0.5
-    lax = build_round(uws, "rw", out_dir=tmp_path / "b", min_resolved_fraction=0.0, **kw)
+    lax = build_round(uws, "rw", BuildConfig(min_resolved_fraction=0.0, **kw), out_dir=tmp_path / "b")
     assert (
         sum(c.counts.get("train", 0) + c.counts.get("val", 0) + c.counts.get("test", 0) for c in lax.configs.values())
         >= 1

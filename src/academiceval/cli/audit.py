@@ -156,16 +156,13 @@ def audit(
     leakage exclusions, BERTScore truncation rate, split fractions asked vs delivered."""
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.audit import audit_round
-    from academiceval.rounds.io import load_round
-    from academiceval.store import Workspace
+    from academiceval.store.artifacts import Layout, load_round
+    from academiceval.store.workspace import resolve_home
 
-    p = Path(round_ref)
-    ws = Workspace(home)
-    if not (p / "manifest.json").is_file():
-        p = ws.rounds_dir / round_ref
     try:
-        rnd = load_round(p, verify=not no_verify)
-        result = audit_round(rnd, runs_dir=runs if runs is not None else ws.runs_dir / rnd.manifest.round)
+        layout = Layout.of(resolve_home(home))
+        rnd = load_round(layout.find_round(round_ref), verify=not no_verify)
+        result = audit_round(rnd, runs_dir=runs if runs is not None else layout.runs_dir / rnd.manifest.round)
     except AcademicEvalError as exc:
         raise fail(str(exc)) from None
     render(result)

@@ -20,7 +20,6 @@ Everything is returned as one JSON-able dict (`audit_round`) and rendered as tab
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -28,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.papers.clean import debris_counts, vocabulary
-from academiceval.rounds.io import LoadedRound
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
 from academiceval.rounds.models import TASKS, Sample
+from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
 
 # the plausible label lengths (words) of `rounds.quality` are reported next to the measured ones
 try:
@@ -100,18 +99,14 @@ def _dist(values: list[float]) -> dict[str, float]:
 
 
 def _runs_scores(runs_dir: Path | None) -> list[dict[str, Any]]:
+    """BERTScore records of every run under `runs_dir` (read through the artifacts layer)."""
     out: list[dict[str, Any]] = []
     if runs_dir is None or not runs_dir.is_dir():
         return out
-    for f in sorted(runs_dir.glob("*/scores.jsonl")):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if str(r.get("metric", "")).startswith("bertscore") and not r.get("error"):
-                r["_run"] = f.parent.name
-                out.append(r)
+    for run_dir in find_run_dirs([runs_dir]):
+        for r in read_scores(run_dir):
+            if r.metric.startswith("bertscore") and not r.error:
+                out.append({**r.model_dump(mode="json"), "_run": run_dir.name})
     return out
 
 
@@ -206,6 +201,7 @@ def audit_round(
 
     # ---- citations --------------------------------------------------------------------------------------
     bo = m.build_options or {}
+    cfg = getattr(m, "config", None) or {}  # the BuildConfig, verbatim (rounds built before it: build_options)
     cit = dict(bo.get("citations") or {})
     cited = int(cit.get("cited", 0) or 0)
     resolved = sum(int(v) for k, v in cit.items() if str(k).startswith(("resolved: id-", "resolved: title-")))
@@ -258,7 +254,7 @@ def audit_round(
     for s in samples:
         papers_by_split[s.split].add(s.arxiv_id)
     total = sum(len(v) for v in papers_by_split.values())
-    asked = [float(x) for x in (bo.get("fractions") or [])]
+    asked = [float(x) for x in (cfg.get("fractions") or bo.get("fractions") or [])]
     w = m.windows
     delivered = {sp: len(papers_by_split.get(sp, ())) for sp in ("train", "val", "test")}
     split_out: dict[str, Any] = {
@@ -272,7 +268,8 @@ def audit_round(
             if a is not None and a == b
         ],
     }
-    if asked and total and not (bo.get("val_from") or bo.get("test_from")):
+    dated = cfg.get("val_from") or cfg.get("test_from") or bo.get("val_from") or bo.get("test_from")
+    if asked and total and not dated:
         split_out["deviation"] = {
             k: round(split_out["delivered"][k] - a, 4) for k, a in zip(("train", "val", "test"), asked, strict=False)
         }
