@@ -373,3 +373,14 @@ def test_figure_text_above_a_parsed_abstract_is_not_the_label(corpus):
     meta = _meta(resnet, abstract=" ".join(resnet.abstract.split()))
     label = task_views(meta, resnet, counts=False).instances["abstract"].label
     assert label.startswith("Deeper neural networks are more difficult to train.")
+
+
+def test_build_cli_checks_gate_settings(tmp_path):
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+
+    bad = CliRunner().invoke(app, ["build", "--round", "r", "--home", str(tmp_path), "--gate", "min_body_wordz=5"])
+    assert bad.exit_code != 0 and "min_body_wordz" in bad.output
+    bad2 = CliRunner().invoke(app, ["build", "--round", "r", "--home", str(tmp_path), "--gate", "min_body_words"])
+    assert bad2.exit_code != 0 and "KEY=VALUE" in bad2.output
