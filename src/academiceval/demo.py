@@ -285,6 +285,8 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
             continue
         top = sorted(reasons.items(), key=lambda kv: -kv[1])[:1]
         st.rows += [(f"not built {key}", f"{reason} ×{n}") for reason, n in top]
+    warnings = sorted((manifest.notes or {}).get("splits", {}))
+    st.rows += [("split warning", w.removeprefix("warning: ")) for w in warnings]
     if not any(c.get("test") for c in manifest.counts.values()):
         raise DemoError(
             f"round {round_name} has no test samples",
