@@ -21,7 +21,7 @@ from academiceval.rounds import citations as cit
 from academiceval.rounds import quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
-from academiceval.rounds.leakage import check_sample, check_windows
+from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
 from academiceval.rounds.models import TASKS, Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
@@ -241,6 +241,10 @@ def build_round(
                         continue
                     corpus = got
                     texts = [t for c in corpus for t in (c.title, c.abstract)]
+                    why = leak_reason(inst.label, {"citation list": "\n".join(texts)})
+                    if why is not None:
+                        skip(task, why)
+                        continue
                     corpus_tokens = sum(count_tokens(texts)) if texts else 0
                 body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
                 for spec in specs:
@@ -265,6 +269,13 @@ def build_round(
                         )  # type: ignore[arg-type]
                     if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
                         skip(key, "label text appears in a demonstration")
+                        continue
+                    demo_texts = {
+                        f"demonstration {k}": t for d in demos for k, t in (*d.fields.items(), ("label", d.label))
+                    }
+                    why = leak_reason(inst.label, demo_texts) if demos else None
+                    if why is not None:
+                        skip(key, why)
                         continue
                     sample = Sample(
                         sample_id=f"{task}/{spec.spec}/{target.arxiv_id}",

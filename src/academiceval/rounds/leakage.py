@@ -84,6 +84,9 @@ def check_sample(
     for t in texts:
         if contains(t, s.label):
             raise LeakageError(f"{where}: the label text appears in the input")
+    why = leak_reason(s.label, {f"input {i}": t for i, t in enumerate(texts)})
+    if why is not None:
+        raise LeakageError(f"{where}: {why} — over the near-copy limits of rounds.leakage.OverlapLimits")
 
 
 # ---- near-copy leakage: n-gram coverage and longest common run ------------------------------------------------
