@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from academiceval.report import leaderboard as lb
-from academiceval.report import plots
+from academiceval.report import paired, plots
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -135,9 +135,10 @@ def render(
     """Write every report file for already computed `results` (and the runs they came from, for plots)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    results.paired = paired.adjacent_pairs(results, runs, prefer_metric)
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
-    md.write_text(lb.to_markdown(results, prefer_metric), encoding="utf-8")
+    md.write_text(lb.to_markdown(results, prefer_metric) + paired.markdown(results), encoding="utf-8")
 
     metric = results.primary_metric(None, prefer_metric)
     figures: list[plots.Figure] = []

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from academiceval import __version__
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
+from academiceval.scores.paired import PairedDiff
 from academiceval.scores.windows import Window, in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.workspace import now_iso
@@ -91,6 +92,7 @@ class Results(BaseModel):
     runs: list[str] = Field(default_factory=list)
     rows: list[ResultRow] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # unreadable lines, unknown rounds, ... (never fatal)
+    paired: list[PairedDiff] = Field(default_factory=list)  # adjacent models per table (report.paired, issue 15)
 
     # ---- files ----------------------------------------------------------------------------------
     def write(self, path: str | Path) -> Path:
