@@ -14,8 +14,8 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from academiceval.report import contamination, paired, plots
 from academiceval.report import leaderboard as lb
-from academiceval.report import paired, plots
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -136,9 +136,11 @@ def render(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results.paired = paired.adjacent_pairs(results, runs, prefer_metric)
+    results.contamination = contamination.contamination_gaps(results, runs, prefer_metric=prefer_metric)
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
-    md.write_text(lb.to_markdown(results, prefer_metric) + paired.markdown(results), encoding="utf-8")
+    extra = paired.markdown(results) + contamination.markdown(results)
+    md.write_text(lb.to_markdown(results, prefer_metric) + extra, encoding="utf-8")
 
     metric = results.primary_metric(None, prefer_metric)
     figures: list[plots.Figure] = []

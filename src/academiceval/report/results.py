@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
+from academiceval.report.contamination import ContaminationGap
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.paired import PairedDiff
@@ -93,6 +94,7 @@ class Results(BaseModel):
     rows: list[ResultRow] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # unreadable lines, unknown rounds, ... (never fatal)
     paired: list[PairedDiff] = Field(default_factory=list)  # adjacent models per table (report.paired, issue 15)
+    contamination: list[ContaminationGap] = Field(default_factory=list)  # report.contamination (issue 15)
 
     # ---- files ----------------------------------------------------------------------------------
     def write(self, path: str | Path) -> Path:
