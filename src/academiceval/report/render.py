@@ -14,7 +14,7 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
-from academiceval.report import contamination, paired, plots
+from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
@@ -137,9 +137,11 @@ def render(
     out.mkdir(parents=True, exist_ok=True)
     results.paired = paired.adjacent_pairs(results, runs, prefer_metric)
     results.contamination = contamination.contamination_gaps(results, runs, prefer_metric=prefer_metric)
+    results.ladders = ladder.ladders(results, runs, prefer_metric)
+    results.effective_length = ladder.effective_lengths(results.ladders)
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
-    extra = paired.markdown(results) + contamination.markdown(results)
+    extra = paired.markdown(results) + contamination.markdown(results) + ladder.markdown(results)
     md.write_text(lb.to_markdown(results, prefer_metric) + extra, encoding="utf-8")
 
     metric = results.primary_metric(None, prefer_metric)
@@ -163,6 +165,7 @@ def render(
             ),
             plots.plot_settings(results, metric, out),
             plots.plot_fewshot(results, effects, metric, out),
+            ladder.plot(results, out),
         ):
             if fig is not None:
                 figures.append(fig)
