@@ -16,6 +16,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.models import ScoreRecord
 
 RUNGS = [20_000, 40_000, 80_000]
+TASKS = ("abstract", "title")
 
 
 def test_parse_ladder():
@@ -59,7 +60,7 @@ def test_ladder_build_same_targets_nested_demos(mws):  # noqa: F811
         assert all(s.input_tokens <= r + 400 for s in by_rung[r].values() if s.demos)
 
 
-def _write_run(home: Path, model: str, outputs: dict[tuple[str, int], str], papers, scorer) -> Path:
+def _write_run(home: Path, model: str, outputs: dict[tuple[str, str, int], str], papers, scorer) -> Path:
     d = home / "runs" / "ladder" / model.replace("/", "__")
     d.mkdir(parents=True)
     spec = RunSpec(
@@ -72,14 +73,14 @@ def _write_run(home: Path, model: str, outputs: dict[tuple[str, int], str], pape
     )
     (d / "run.json").write_text(spec.model_dump_json())
     recs, scores = [], []
-    for (aid, rung), out in outputs.items():
+    for (task, aid, rung), out in outputs.items():
         p = papers[aid]
         setting = f"ctx:{rung}"
-        sid = f"abstract/{setting}/{aid}"
+        sid = f"{task}/{setting}/{aid}"
         recs.append(
             RunRecord(
                 sample_id=sid,
-                task="abstract",
+                task=task,
                 setting=setting,
                 split="test",
                 arxiv_id=aid,
@@ -89,11 +90,11 @@ def _write_run(home: Path, model: str, outputs: dict[tuple[str, int], str], pape
                 output=out,
             ).model_dump_json()
         )
-        f = scorer.score(p.abstract, out)["rougeL"].fmeasure
+        f = scorer.score(p.abstract if task == "abstract" else p.title, out)["rougeL"].fmeasure
         scores.append(
             ScoreRecord(
                 sample_id=sid,
-                task="abstract",
+                task=task,
                 setting=setting,
                 split="test",
                 published=p.published,
@@ -102,7 +103,7 @@ def _write_run(home: Path, model: str, outputs: dict[tuple[str, int], str], pape
                 values={"f": f},
             ).model_dump_json()
         )
-    (d / "abstract-ladder.jsonl").write_text("\n".join(recs) + "\n")
+    (d / "records-ladder.jsonl").write_text("\n".join(recs) + "\n")
     (d / "scores.jsonl").write_text("\n".join(scores) + "\n")
     return d
 
@@ -115,9 +116,15 @@ def test_fake_model_that_degrades_with_length_has_a_smaller_effective_length(tmp
 
     papers = {p.arxiv_id: p for p in load_papers(corpus)}
     scorer = FastRouge(("rougeL",))
-    lead = {(a, r): " ".join(_sentences(" ".join(p.body))[:4]) for a, p in papers.items() for r in RUNGS}
+    lead = {
+        (t, a, r): " ".join(_sentences(" ".join(p.body))[:4]) for t in TASKS for a, p in papers.items() for r in RUNGS
+    }
+    # the fake model degrades with length on abstracts only; its titles are the lead's at every budget
     fake = {
-        (a, r): " ".join(_sentences(" ".join(p.body))[: {20_000: 4, 40_000: 2, 80_000: 1}[r]])
+        (t, a, r): " ".join(
+            _sentences(" ".join(p.body))[: {20_000: 4, 40_000: 2, 80_000: 1}[r] if t == "abstract" else 4]
+        )
+        for t in TASKS
         for a, p in papers.items()
         for r in RUNGS
     }
@@ -126,7 +133,8 @@ def test_fake_model_that_degrades_with_length_has_a_smaller_effective_length(tmp
     _write_run(home, "fake/degrading", fake, papers, scorer)
     paths = make_report(home / "runs", tmp_path / "rep")
     res = paths.results
-    assert res.effective_length["baseline/lead"]["abstract"] == 80_000  # flat: the largest rung
+    assert res.effective_length["baseline/lead"] == {"abstract": 80_000, "title": 80_000}  # flat: the largest rung
+    assert res.effective_length["fake/degrading"]["title"] == 80_000  # tasks are never mixed
     assert res.effective_length["fake/degrading"]["abstract"] < 80_000
     lad = next(x for x in res.ladders if x.model == "fake/degrading")
     assert lad.best == 20_000 and lad.targets == len(papers)

@@ -65,11 +65,19 @@ def rung_tokens(setting: str) -> int | None:
     return None
 
 
-def _values(run: RunData, setting: str, metric: str, chash: str, value: str, split: str | None) -> dict[str, float]:
-    """arxiv id (from the sample id) → value, for one rung."""
+def _values(
+    run: RunData, task: str, setting: str, metric: str, chash: str, value: str, split: str | None
+) -> dict[str, float]:
+    """arxiv id (from the sample id) → value, for one task's rung."""
     out: dict[str, float] = {}
     for r in latest(run.scores.values()):
-        if r.setting != setting or r.metric != metric or r.config_hash != chash or r.error is not None:
+        if (
+            r.task != task
+            or r.setting != setting
+            or r.metric != metric
+            or r.config_hash != chash
+            or r.error is not None
+        ):
             continue
         if split is not None and r.split != split:
             continue
@@ -97,7 +105,8 @@ def ladders(results: Results, runs: Sequence[RunData], prefer_metric: str | None
                 continue
             m = trows[0].metrics[key]
             vals = {
-                r.setting: _values(run, r.setting, m.metric, m.config_hash, m.primary, results.split) for r in trows
+                r.setting: _values(run, task, r.setting, m.metric, m.config_hash, m.primary, results.split)
+                for r in trows
             }
             shared = sorted(set.intersection(*(set(v) for v in vals.values())))
             if len(shared) < 2:
