@@ -57,12 +57,19 @@ def is_rung(spec: SettingSpec, ladder: list[int]) -> bool:
 
 
 def candidates(selector: DemoSelector, target: Entry, seed: int) -> list[tuple[Entry, str]]:
-    """The target's ordered demo candidates, shared by every rung: co-author papers, then shuffled same-category."""
+    """The target's ordered demo candidates, shared by every rung: co-author papers, then shuffled same-category.
+    The last target's list is kept (rungs of one target are built one after another)."""
+    key = (target.arxiv_id, seed)
+    hit = getattr(selector, "_ladder_memo", None)  # kept on the selector: never shared across builds
+    if hit is not None and hit[0] == key:
+        return hit[1]
     co = selector.coauthor_pool(target)
     co_ids = {c.arxiv_id for c in co}
     rnd = [e for e in selector.random_pool(target) if e.arxiv_id not in co_ids]
     random.Random(seed).shuffle(rnd)
-    return [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]
+    out = [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]
+    selector._ladder_memo = (key, out)  # type: ignore[attr-defined]
+    return out
 
 
 def select(
