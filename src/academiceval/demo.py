@@ -35,6 +35,7 @@ from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
+LADDER = ("32K", "64K")  # a small context ladder (rounds.ladder), so the report shows effective writing length
 ROUND_NAME = "demo"
 
 # (stage, done, total or None, detail) — called often; must be cheap.
@@ -256,7 +257,11 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         st.note = "reused the existing round (runs resume against the same manifest)"
     else:
         config = BuildConfig(
-            settings=list(SETTINGS), tasks=list(limits.tasks), fetch=online, max_fetch=20 if online else None
+            settings=list(SETTINGS),
+            tasks=list(limits.tasks),
+            fetch=online,
+            max_fetch=20 if online else None,
+            ladder=list(LADDER),
         )
         manifest = build_round(
             ws,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
-from academiceval.cli import audit, build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import audit, build, collect, compare, demo, ingest, mirror, report, run, score, stats, update
 
 app = typer.Typer(
     name="academiceval",
@@ -33,6 +33,7 @@ app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(report.report)
+app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.rounds import citations as cit
-from academiceval.rounds import quality
+from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
@@ -100,6 +100,7 @@ def build_round(
     specs: list[SettingSpec] = list(dict.fromkeys(parse_setting(s) for s in cfg.settings))
     if cfg.context_tokens:
         specs.append(parse_setting(f"ctx:{int(cfg.context_tokens)}"))
+    specs = list(dict.fromkeys([*specs, *ladder.rung_specs(cfg.ladder)]))  # context ladder rungs (rounds.ladder)
     if not specs:
         raise ConfigError("no settings given", hint="--setting zero-shot")
     tasks = tuple(t for t in TASKS if t in cfg.tasks)
@@ -251,7 +252,11 @@ def build_round(
                     key = f"{task}/{spec.spec}"
                     s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
                     rng = random.Random(s_seed)
-                    picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
+                    if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
+                        lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
+                        picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
+                    else:
+                        picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
                     if isinstance(picked, str):
                         skip(key, picked)
                         continue
