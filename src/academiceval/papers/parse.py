@@ -27,13 +27,14 @@ from academiceval.papers.errors import (
     TooManyPagesError,
     TruncatedPdfError,
 )
+from academiceval.papers.frontmatter import find_abstract, find_title
 from academiceval.papers.layout import extract_layout
 from academiceval.papers.models import Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
 from academiceval.papers.roles import role_of
-from academiceval.papers.structure import find_abstract, find_headings, find_title, text_of
+from academiceval.papers.structure import find_headings, text_of
 
-PARSER_VERSION = "pymupdf-heuristic-1"
+PARSER_VERSION = "pymupdf-heuristic-2"  # 2: journal front matter (frontmatter.py), bare numbered references
 DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
