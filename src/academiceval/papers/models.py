@@ -54,7 +54,7 @@ class Citation(BaseModel):
     start: int  # character span in that section's text
     end: int
     text: str  # the marker as printed, e.g. "[3, 7]" or "Smith et al., 2020"
-    style: Literal["numeric", "author_year"]
+    style: Literal["numeric", "author_year", "alphabetic"]
     reference_indices: list[int] = Field(default_factory=list)  # resolved Reference.index values
     grouped: bool = False  # True when it sits in a group with other citations
 
