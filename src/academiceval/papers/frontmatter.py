@@ -142,6 +142,7 @@ def is_author_line(text: str) -> bool:
     marked = bool(re.search(r"[*∗†‡§¶✉⁎]|\b[a-z]{1,3}\s*(?:,|$)", t))
     t = _MARKS.sub(",", t)
     pieces = [p.strip() for p in re.split(r",|;|\band\b|&", t) if p.strip()]
+    pieces = [p for p in pieces if not re.fullmatch(r"[a-z]{1,4}|\d+", p)]  # stray affiliation marks
     if not pieces:
         return False
     looks = [_name_piece(p) for p in pieces]
@@ -276,7 +277,7 @@ def find_abstract(layout: Layout, title_end: int, first_heading: int) -> str:
         marker = next((i for i in range(0, lo) if lines[i].page <= 1 and _is_marker(lines[i])), None)
     if marker is not None:
         text = _after_marker(layout, marker, stop)
-        if len(text) >= 100:
+        if text.strip():
             return text
     return _first_prose(layout, lo, stop)
 

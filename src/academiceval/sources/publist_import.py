@@ -17,6 +17,7 @@ Every problem is a `PubIssue` with the file and entry key; nothing stops the bat
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,9 +75,11 @@ class PubImportReport:
 
 
 def _inside(root: Path, rel: str) -> Path | None:
-    """`rel` resolved under `root`, or None when it leaves the folder (absolute, `..`, symlink outside)."""
-    cand = (root / rel).resolve() if not Path(rel).is_absolute() else Path(rel).resolve()
-    return cand if cand.is_relative_to(root.resolve()) else None
+    """`rel` under `root`, or None when the written path leaves the folder (absolute elsewhere, `..`). Decided on
+    the path as written (lexically): a symlink the owner placed inside the folder is theirs to place."""
+    base = Path(os.path.normpath(os.path.abspath(root)))
+    cand = Path(os.path.normpath(os.path.join(base, os.path.expanduser(rel))))
+    return cand if cand.is_relative_to(base) else None
 
 
 def locate_files(entries: list[PubEntry], root: Path, pdfs: list[Path]) -> tuple[dict[str, Path], list[PubIssue]]:
@@ -155,22 +158,11 @@ def import_publist(
             seen.add(e.paper_id)
             entries.append(e)
     report.entries = len(entries)
+    keyed = {e.key: e for e in entries}
     pdfs = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
     report.pdfs_found = len(pdfs)
     by_file, issues = locate_files(entries, folder, pdfs)
     report.issues.extend(issues)
-    how = dict.fromkeys(by_file, "file")
-    claimed = {p.resolve() for p in by_file.values()}
-    # DOI printed on the first page of a PDF no file field names
-    by_doi = {e.doi: e for e in entries if e.doi and e.key not in by_file}
-    unclaimed = [p for p in pdfs if p.resolve() not in claimed]
-    if by_doi:
-        for p in list(unclaimed):
-            hit = next((by_doi[d] for d in _first_page_dois(p) if d in by_doi and by_doi[d].key not in by_file), None)
-            if hit is not None:
-                by_file[hit.key], how[hit.key] = p, "doi"
-                claimed.add(p.resolve())
-                unclaimed.remove(p)
     parsed: dict[Path, object] = {}
 
     def parsed_of(p: Path):  # type: ignore[no-untyped-def]
@@ -186,25 +178,71 @@ def import_publist(
                     parsed[p] = exc
         return parsed[p]
 
-    todo = len(by_file) + len(unclaimed)
     done = 0
+    todo = len(pdfs)
+
+    def tick(stage: str) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(stage, min(done, todo), todo)
+
+    chosen: dict[str, tuple[Path, str, float]] = {}  # entry key -> (pdf, how, title similarity)
+
+    def verify(e: PubEntry, p: Path, how: str) -> bool:
+        """Parse the PDF and check it is the entry's paper; record a mismatch or parse failure."""
+        if not parse:
+            chosen[e.key] = (p, how, float("nan"))
+            return True
+        paper = parsed_of(p)
+        if isinstance(paper, Exception):
+            code = getattr(paper, "code", "pdf_error")
+            report.issues.append(PubIssue(str(p), e.key, "pdf_error", f"{p.name}: {code}: {paper}", e.line))
+            return False
+        ts = similarity(paper.title, e.title)
+        if ts < TITLE_MATCH and not (e.abstract and similarity(paper.abstract, e.abstract) >= ABSTRACT_MATCH):
+            report.issues.append(
+                PubIssue(
+                    str(p),
+                    e.key,
+                    "title_mismatch",
+                    f"{p.name} prints the title {paper.title[:80]!r}, not the entry's {e.title[:80]!r} "
+                    f"(similarity {ts:.2f}; abstracts differ too): not attached",
+                    e.line,
+                )
+            )
+            return False
+        chosen[e.key] = (p, how, round(ts, 3))
+        return True
+
+    taken: set[Path] = set()
+    # 1. file fields
+    for key, p in sorted(by_file.items()):
+        tick("checking PDFs named in the list")
+        if verify(keyed[key], p, "file"):
+            taken.add(p.resolve())
+    pool = [p for p in pdfs if p.resolve() not in taken]  # includes PDFs that failed their entry's check
+    # 2. a DOI printed on the first page
+    by_doi = {e.doi: e for e in entries if e.doi and e.key not in chosen}
+    if by_doi:
+        for p in list(pool):
+            hit = next((by_doi[d] for d in sorted(_first_page_dois(p)) if d in by_doi), None)
+            if hit is not None and hit.key not in chosen and verify(hit, p, "doi"):
+                pool.remove(p)
+    # 3. the parsed title of a PDF nobody names
     if parse:
-        # parsed title of a PDF nobody names
-        open_entries = {e.key: e for e in entries if e.key not in by_file}
-        for p in list(unclaimed):
+        for p in list(pool):
+            tick("matching unnamed PDFs by title")
+            open_entries = [e for e in entries if e.key not in chosen]
             paper = parsed_of(p)
-            done += 1
-            if progress:
-                progress("matching PDFs", done, todo)
             if isinstance(paper, Exception) or not open_entries:
                 continue
-            best = max(open_entries.values(), key=lambda e: similarity(paper.title, e.title))
-            if similarity(paper.title, best.title) >= FUZZY_TITLE:
-                by_file[best.key], how[best.key] = p, "title"
-                unclaimed.remove(p)
-                del open_entries[best.key]
-    for p in unclaimed:
+            best = max(open_entries, key=lambda e: similarity(paper.title, e.title))
+            if similarity(paper.title, best.title) >= FUZZY_TITLE and verify(best, p, "title"):
+                pool.remove(p)
+    for p in pool:
         report.issues.append(PubIssue(str(p), None, "unlisted_pdf", f"{p.name}: no entry in the list names this PDF"))
+    # 4. names, metadata, papers
     resolver = EvidenceResolver()
     for e in entries:
         resolver.observe(e.paper_id, e.authors)
@@ -215,37 +253,13 @@ def import_publist(
         e.authors = resolver.apply(e.authors)
         metas.append(e.to_meta(category=category))
     report.stored_meta = ws.upsert_meta(metas)
-    keyed = {e.key: e for e in entries}
-    for key, p in sorted(by_file.items()):
+    for key, (p, how, ts) in sorted(chosen.items()):
         e = keyed[key]
-        if not parse:
-            report.attached.append(Attached(key, e.paper_id, str(p), how[key], float("nan"), stored=False))
-            continue
-        paper = parsed_of(p)
-        if how[key] != "title":
-            done += 1
-            if progress:
-                progress("parsing PDFs", done, todo)
-        if isinstance(paper, Exception):
-            code = getattr(paper, "code", "pdf_error")
-            report.issues.append(PubIssue(str(p), key, "pdf_error", f"{p.name}: {code}: {paper}", e.line))
-            continue
-        ts = similarity(paper.title, e.title)
-        if ts < TITLE_MATCH and not (e.abstract and similarity(paper.abstract, e.abstract) >= ABSTRACT_MATCH):
-            report.issues.append(
-                PubIssue(
-                    str(p),
-                    key,
-                    "title_mismatch",
-                    f"{p.name} prints the title {paper.title[:80]!r}, not the entry's {e.title[:80]!r} "
-                    f"(similarity {ts:.2f}; abstracts differ too): not attached",
-                    e.line,
-                )
-            )
-            continue
-        ws.put_paper(paper.model_copy(update={"arxiv_id": e.paper_id}), str(p))
-        report.attached.append(Attached(key, e.paper_id, str(p), how[key], round(ts, 3)))
-    attached = {a.key for a in report.attached}
+        stored = parse and not isinstance(parsed.get(p), Exception)
+        if stored:
+            ws.put_paper(parsed[p].model_copy(update={"arxiv_id": e.paper_id}), str(p))  # type: ignore[attr-defined]
+        report.attached.append(Attached(key, e.paper_id, str(p), how, ts, stored=stored))
+    attached = {a.key for a in report.attached if a.stored}
     report.metadata_only = sorted(e.key for e in entries if e.key not in attached)
     ws.put_doc(f"publist.import.{category}", report.to_json())
     return report
