@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from academiceval.sources.models import DatePrecision
+
 Task = Literal["title", "abstract", "introduction", "related_work"]
 TASKS: tuple[Task, ...] = ("title", "abstract", "introduction", "related_work")
 Split = Literal["train", "val", "test"]
@@ -24,6 +26,9 @@ class Demo(BaseModel):
     fields: dict[str, str]  # same field names as the target's `fields`
     label: str
     origin: Literal["random", "coauthor"]
+    paper_id: str = ""  # the parsed paper the demo was cut from
+    date_precision: DatePrecision = "day"  # "year"/"month" for publication-list dates
+    shared_authors: list[str] = Field(default_factory=list)  # author names linking the demo to the target
 
 
 class CitedPaper(BaseModel):
@@ -45,6 +50,7 @@ class Sample(BaseModel):
     arxiv_id: str
     paper_id: str
     published: date  # v1 date of the target paper
+    date_precision: DatePrecision = "day"  # how much of `published` is known (sources.dates)
     primary_category: str | None = None
     fields: dict[str, str]  # task inputs: title / abstract / body, depending on the task
     citations: list[CitedPaper] = Field(default_factory=list)
