@@ -27,9 +27,10 @@ SUBSET = [
 def lab_round(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from academiceval.graph.names import graph_from_list
     from academiceval.rounds.build import build_round
-    from academiceval.rounds.io import load_round
+    from academiceval.rounds.config import BuildConfig
     from academiceval.sources.publist_import import import_publist
     from academiceval.store import Workspace
+    from academiceval.store.artifacts import load_round
 
     lab = corpus / "lab_publications" / "comp-physics"
     root = tmp_path_factory.mktemp("lab") / "comp-physics"
@@ -41,15 +42,14 @@ def lab_round(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: 
     rep = import_publist(ws, root)
     assert len(rep.attached) == len(SUBSET)
     graph_from_list(ws, [m for m in ws.iter_meta() if m.source == "publist"])
-    manifest = build_round(
-        ws,
-        "lab",
+    config = BuildConfig(
         val_from=date(2024, 1, 1),
         test_from=date(2025, 1, 1),
-        settings=("zero-shot", "random:1", "coauthor:2", "mixed:1+1"),
-        tasks=("title", "abstract"),
+        settings=["zero-shot", "random:1", "coauthor:2", "mixed:1+1"],
+        tasks=["title", "abstract"],
         fetch=False,
     )
+    manifest = build_round(ws, "lab", config)
     loaded = load_round(ws.rounds_dir / "lab")
     samples = list(loaded.samples())
     ws.close()
@@ -86,3 +86,14 @@ def test_assign_with_precision() -> None:
     assert assign(date(2024, 7, 1), w, "month") == "test"
     assert assign(date(2024, 5, 1), w, "month") == "val"
     assert assign(date(2023, 1, 1), w, "year") == "train"
+
+
+def test_knowledge_cutoff_window_respects_precision() -> None:
+    from academiceval.scores.windows import Window, in_window
+
+    for f in (in_window, lambda d, after, p="day": Window(after=after).contains(d, p)):
+        assert not f(date(2024, 1, 1), date(2024, 6, 1), "year")  # a 2024 paper is not after 2024-06-01
+        assert f(date(2024, 7, 1), date(2024, 6, 1), "month")
+        assert f(date(2024, 1, 1), date(2023, 12, 31), "year")
+        assert f(date(2024, 6, 2), date(2024, 6, 1))  # exact days: strictly after, as before
+        assert not f(date(2024, 6, 1), date(2024, 6, 1))
