@@ -9,7 +9,21 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
-from academiceval.cli import audit, build, collect, compare, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import (
+    audit,
+    build,
+    collect,
+    compare,
+    demo,
+    ingest,
+    mirror,
+    publist,
+    report,
+    run,
+    score,
+    stats,
+    update,
+)
 
 app = typer.Typer(
     name="academiceval",
@@ -25,6 +39,7 @@ app = typer.Typer(
 
 app.command("ingest")(ingest.ingest)
 app.add_typer(mirror.app, name="mirror")
+app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)

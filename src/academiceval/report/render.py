@@ -97,7 +97,7 @@ def examples(
             for run in rruns:
                 for rec in run.records.values():
                     same = rec.task == task and rec.setting == setting and (not split or rec.split == split)
-                    if same and in_window(rec.published, after):
+                    if same and in_window(rec.published, after, rec.date_precision):
                         have[rec.sample_id] += 1
             chosen = sorted(have, key=lambda s: (-have[s], s))[:per_task]
             exs = []

@@ -223,7 +223,7 @@ def summarize_run(
     for rec in run.records.values():
         if split and rec.split != split:
             continue
-        if in_window(rec.published, after):
+        if in_window(rec.published, after, rec.date_precision):
             groups[(rec.task, rec.setting)].append(rec)
         else:
             outside[(rec.task, rec.setting)] += 1

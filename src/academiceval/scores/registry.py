@@ -103,6 +103,7 @@ class RunJob:
             setting=rec.setting,
             split=rec.split,
             published=rec.published,
+            date_precision=rec.date_precision,
             metric=metric,
             config_hash=chash,
             **kw,
