@@ -164,7 +164,9 @@ def link_paper(paper: Paper, index: TitleIndex, report: LinkReport | None = None
             found = index.find_title(ref.title)
             if found is not None:
                 hit = ReferenceLink(ref.index, found[0], found[1], "title", round(found[2], 2))
-        if hit is not None and (hit.target_paper_id == paper.paper_id or (paper.arxiv_id and hit.target_arxiv_id == paper.arxiv_id)):
+        if hit is not None and (
+            hit.target_paper_id == paper.paper_id or (paper.arxiv_id and hit.target_arxiv_id == paper.arxiv_id)
+        ):
             hit = None  # a paper never links to itself
         if hit is not None:
             out.append(hit)
@@ -192,7 +194,9 @@ def store_links(ws: Workspace, paper_id: str, links: list[ReferenceLink], conn: 
 def link_all(ws: Workspace, paper_ids: Iterable[str] | None = None) -> LinkReport:
     """(Re)link the references of the given stored papers (all when None); one transaction per 200 papers."""
     index = TitleIndex.from_workspace(ws)
-    ids = list(paper_ids) if paper_ids is not None else [r[0] for r in ws.db.execute("SELECT paper_id FROM parsed_paper")]
+    ids = (
+        list(paper_ids) if paper_ids is not None else [r[0] for r in ws.db.execute("SELECT paper_id FROM parsed_paper")]
+    )
     report = LinkReport()
     for i in range(0, len(ids), 200):
         with ws.transaction() as conn:
@@ -210,6 +214,4 @@ def links_of(ws: Workspace, paper_id: str) -> dict[int, ReferenceLink]:
         "SELECT ref_index, target_paper_id, target_arxiv_id, method, score FROM reference_link WHERE paper_id=?",
         (paper_id,),
     )
-    return {
-        int(r[0]): ReferenceLink(int(r[0]), str(r[1]), r[2], str(r[3]), float(r[4])) for r in rows
-    }
+    return {int(r[0]): ReferenceLink(int(r[0]), str(r[1]), r[2], str(r[3]), float(r[4])) for r in rows}

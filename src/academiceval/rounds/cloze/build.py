@@ -63,7 +63,11 @@ class _PaperCache:
 
 
 def candidate_sources(
-    ws: Workspace, paper: Paper, cache: _PaperCache, tokens: dict[str, int], rendered: dict[str, dict[str, tuple[str, int]]]
+    ws: Workspace,
+    paper: Paper,
+    cache: _PaperCache,
+    tokens: dict[str, int],
+    rendered: dict[str, dict[str, tuple[str, int]]],
 ) -> dict[int, CandidateSource]:
     out: dict[int, CandidateSource] = {}
     refs = {r.index: r for r in paper.references}
@@ -220,8 +224,12 @@ def build_cloze_round(
     stats = cloze_stats([it for v in final_items.values() for it in v], types=types)
     stats["skipped"] = {lv: dict(sorted(c.items())) for lv, c in skips.items()}
     if links_report is not None:
-        stats["links"] = {"papers": links_report.papers, "references": links_report.references,
-                          "linked": dict(links_report.linked), "unlinked": dict(links_report.unlinked)}
+        stats["links"] = {
+            "papers": links_report.papers,
+            "references": links_report.references,
+            "linked": dict(links_report.linked),
+            "unlinked": dict(links_report.unlinked),
+        }
     manifest = RoundManifest(
         round=name,
         created_at=_created_at(),

@@ -36,20 +36,28 @@ CREATE TABLE IF NOT EXISTS cloze_type_judgement (
 """
 register_schema("rounds_cloze_judge", JUDGE_SCHEMA)
 
-GENERIC_ACRONYMS = frozenset(
-    """LLM LLMs LM LMs AI NLP ML RL DL CV NN NNs DNN DNNs CNN CNNs RNN RNNs GNN GNNs VLM VLMs MLLM MLLMs QA SOTA
-    GPU GPUs TPU API APIs MDP MDPs ODE ODEs SDE SDEs PDE PDEs KL MSE IID OOD ID RLHF SFT LoRA CoT ICL IR MT ASR
-    TTS GAN GANs VAE VAEs ViT ViTs MoE""".split()
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+GENERIC_ACRONYMS = _words(
+    "LLM LLMs LM LMs AI NLP ML RL DL CV NN NNs DNN DNNs CNN CNNs RNN RNNs GNN GNNs VLM VLMs MLLM MLLMs QA "
+    "SOTA GPU GPUs TPU API APIs MDP MDPs ODE ODEs SDE SDEs PDE PDEs KL MSE IID OOD ID RLHF SFT LoRA CoT "
+    "ICL IR MT ASR TTS GAN GANs VAE VAEs ViT ViTs MoE "
 )
-KIND_NOUNS = frozenset(
-    """dataset datasets benchmark benchmarks model models method methods algorithm algorithms framework frameworks
-    architecture architectures optimizer library toolkit corpus corpora suite package tool tools network networks
-    metric metrics score loss system systems platform environment environments engine simulator protocol
-    technique techniques function layer layers approach decomposition autoencoder regression operator objective
-    estimator procedure strategy scheme mechanism module block transformer transformers optimiser solver
-    agent agents pipeline encoder decoder embedding embeddings test tests game games task tasks""".split()
+KIND_NOUNS = _words(
+    "dataset datasets benchmark benchmarks model models method methods algorithm algorithms framework "
+    "frameworks architecture architectures optimizer library toolkit corpus corpora suite package tool "
+    "tools network networks metric metrics score loss system systems platform environment environments "
+    "engine simulator protocol technique techniques function layer layers approach decomposition "
+    "autoencoder regression operator objective estimator procedure strategy scheme mechanism module block "
+    "transformer transformers optimiser solver agent agents pipeline encoder decoder embedding embeddings "
+    "test tests game games task tasks "
 )
-_LEAD_NOISE = re.compile(r"(?:[\s(\[,;:]|\b(?:e\.g\.|i\.e\.|see|cf\.|also|and|or|via|of|by|from|in|as)\b)+$", re.IGNORECASE)
+_LEAD_NOISE = re.compile(
+    r"(?:[\s(\[,;:]|\b(?:e\.g\.|i\.e\.|see|cf\.|also|and|or|via|of|by|from|in|as)\b)+$", re.IGNORECASE
+)
 _WORD = re.compile(r"[A-Za-z0-9][\w\-\+\.']*")
 _SENT_END = re.compile(r"[.!?]\s*$")
 
@@ -112,7 +120,9 @@ def heuristic_type(text: str, start: int, end: int) -> tuple[CitationType, str]:
         first_of_run = words[k]
         idx = head.rfind(first_of_run)
         before_run = head[:idx]
-        sentence_start = not before_run.strip() or bool(_SENT_END.search(before_run)) or before_run.rstrip().endswith("\n")
+        sentence_start = (
+            not before_run.strip() or bool(_SENT_END.search(before_run)) or before_run.rstrip().endswith("\n")
+        )
         if not sentence_start and (run >= 2 or first_of_run not in {"In", "The", "We", "This", "Our", "For"}):
             return "attributional", f"capitalised name: {' '.join(words[k : k + run])}"
     return "descriptive", "no name before the citation"

@@ -60,29 +60,48 @@ def write_items(round_dir: Path, config: str, items: list[ClozeItem]) -> ConfigI
 
 
 def cloze_card(manifest: RoundManifest, stats: dict[str, object]) -> str:
-    lines = ["---", f"pretty_name: academiceval citation cloze round {manifest.round}", "language:", "- en",
-             "task_categories:", "- multiple-choice", "configs:"]
+    lines = [
+        "---",
+        f"pretty_name: academiceval citation cloze round {manifest.round}",
+        "language:",
+        "- en",
+        "task_categories:",
+        "- multiple-choice",
+        "configs:",
+    ]
     for name, info in sorted(manifest.configs.items()):
         lines += [f"- config_name: {name}", "  data_files:"]
         for split in SPLITS:
             rel = data_paths(name, split)[0]
             if rel in info.files:
                 lines += [f"  - split: {split}", f"    path: {rel}"]
-    lines += ["---", "", f"# academiceval citation cloze round `{manifest.round}`", "",
-              "Each item is a real paper with exactly one citation replaced by a placeholder and four candidate",
-              "references taken from the paper's own reference list, each given with its text; the model answers",
-              "with the candidate's number in `<answer>…</answer>`. Built the way SCALAR builds its questions",
-              "(presets easy / medium / hard), from papers newer than the round's cutoff.", "",
-              f"- live cutoff: question papers after {manifest.build_options.get('cutoff')}",
-              f"- seed: {manifest.seed}; package version {manifest.package_version}", "",
-              "| config | items | mean input tokens |", "|---|---:|---:|"]
+    lines += [
+        "---",
+        "",
+        f"# academiceval citation cloze round `{manifest.round}`",
+        "",
+        "Each item is a real paper with exactly one citation replaced by a placeholder and four candidate",
+        "references taken from the paper's own reference list, each given with its text; the model answers",
+        "with the candidate's number in `<answer>…</answer>`. Built the way SCALAR builds its questions",
+        "(presets easy / medium / hard), from papers newer than the round's cutoff.",
+        "",
+        f"- live cutoff: question papers after {manifest.build_options.get('cutoff')}",
+        f"- seed: {manifest.seed}; package version {manifest.package_version}",
+        "",
+        "| config | items | mean input tokens |",
+        "|---|---:|---:|",
+    ]
     for name, info in sorted(manifest.configs.items()):
         lines.append(f"| {name} | {sum(info.counts.values())} | {info.mean_input_tokens:.0f} |")
     slots = stats.get("gold_slots") if isinstance(stats, dict) else None
     if slots:
         lines += ["", f"Gold slot counts per level: `{json.dumps(slots, sort_keys=True)}`"]
-    lines += ["", "Load: `academiceval.rounds.cloze.export.load_items(dir, config)`; `manifest.json` lists the sha256",
-              "of every file.", ""]
+    lines += [
+        "",
+        "Load: `academiceval.rounds.cloze.export.load_items(dir, config)`; `manifest.json` lists the sha256",
+        "of every file.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -120,9 +139,7 @@ def write_round(
     return manifest
 
 
-def load_items(
-    loaded: LoadedRound, config: str | None = None, *, split: str | None = None
-) -> Iterator[ClozeItem]:
+def load_items(loaded: LoadedRound, config: str | None = None, *, split: str | None = None) -> Iterator[ClozeItem]:
     """Items of one cloze config (all cloze configs when None), in split order."""
     names = [c for c in loaded.configs() if loaded.manifest.configs[c].task == TASK] if config is None else [config]
     for name in names:

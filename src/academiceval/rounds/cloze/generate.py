@@ -23,6 +23,7 @@ Every skipped paper, reference or citation is counted with its reason in `skips`
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -112,7 +113,7 @@ def mark_groups(spans: list[Span], gap: int) -> None:
         by_sec.setdefault(s.section_index, []).append(s)
     for lst in by_sec.values():
         lst.sort(key=lambda s: (s.start, s.end))
-        for a, b in zip(lst, lst[1:], strict=False):
+        for a, b in itertools.pairwise(lst):
             if b.start - a.end < gap:
                 a.grouped = b.grouped = True
         for s in lst:
@@ -179,9 +180,7 @@ def render_paper(paper: Paper, kept: list[int], span: Span, mask: str, paper_fie
     return head + "".join(section_block(i) for i in kept)
 
 
-def decide_type(
-    paper: Paper, span: Span, options: ClozeOptions, judge: JudgeClassifier | None
-) -> TypeDecision:
+def decide_type(paper: Paper, span: Span, options: ClozeOptions, judge: JudgeClassifier | None) -> TypeDecision:
     text = paper.sections[span.section_index].text
     h, rule = heuristic_type(text, span.start, span.end)
     d = TypeDecision(heuristic=h, heuristic_rule=rule, decided_by=options.type_decider)

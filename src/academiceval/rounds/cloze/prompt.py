@@ -71,14 +71,21 @@ def render_item(
     texts = candidate_texts if candidate_texts is not None else [c.text for c in item.candidates]
     cands = [{"slot": c.slot, "text": t} for c, t in zip(item.candidates, texts, strict=True)]
     try:
-        return env.get_template(TEMPLATE).render(
-            mask=item.mask,
-            paper=item.paper if paper is None else paper,
-            candidates=cands,
-            closing=closing_text(templates_dir),
-        ).rstrip() + "\n"
+        return (
+            env.get_template(TEMPLATE)
+            .render(
+                mask=item.mask,
+                paper=item.paper if paper is None else paper,
+                candidates=cands,
+                closing=closing_text(templates_dir),
+            )
+            .rstrip()
+            + "\n"
+        )
     except jinja2.TemplateError as exc:
-        raise ConfigError(f"template {TEMPLATE} failed to render: {exc}", hint="variables: mask, paper, candidates, closing") from exc
+        raise ConfigError(
+            f"template {TEMPLATE} failed to render: {exc}", hint="variables: mask, paper, candidates, closing"
+        ) from exc
 
 
 def prompt_sha256(text: str) -> str:
@@ -95,9 +102,7 @@ class Fitted:
     over_budget: bool  # even fully cut content did not fit (prompt returned as cut as possible)
 
 
-def fit_item(
-    item: ClozeItem, budget: int, counter: TokenCounter, *, templates_dir: str | Path | None = None
-) -> Fitted:
+def fit_item(item: ClozeItem, budget: int, counter: TokenCounter, *, templates_dir: str | Path | None = None) -> Fitted:
     """The item's prompt within `budget` tokens, cutting only content (see module docstring)."""
     full = render_item(item, templates_dir=templates_dir)
     n_full = counter.count(full)

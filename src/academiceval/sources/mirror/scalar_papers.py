@@ -49,7 +49,7 @@ def is_scalar_paper_object(data: Any) -> bool:
 
 
 def split_heading(key: str) -> tuple[str | None, str]:
-    """"3 The MultiTP Dataset" → ("3", "The MultiTP Dataset"); trailing ar5iv backslashes dropped."""
+    """ "3 The MultiTP Dataset" → ("3", "The MultiTP Dataset"); trailing ar5iv backslashes dropped."""
     m = _HEADING.match(key)
     if m:
         return m.group("num"), m.group("head").rstrip("\\ ").strip()

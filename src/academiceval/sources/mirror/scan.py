@@ -2,8 +2,9 @@
 
 Formats: `abs` (one `.abs` record), `listing` (mailing listing: `.abs` records concatenated), `kaggle`
 (arxiv-metadata-oai-snapshot JSON lines, whatever the extension), `unarxive` (unarXive JSONL), `atom` (saved API
-response: raw XML, or a recorded JSON wrapper with a `body`), `scalar` (SCALAR metadata JSON), `scalar_paper` (a SCALAR paper object with its cited papers' texts), `pdf` (a PDF
-named by arXiv id). Anything else is skipped and counted.
+response: raw XML, or a recorded JSON wrapper with a `body`), `scalar` (SCALAR metadata JSON), `scalar_paper` (a
+SCALAR paper object with its cited papers' texts), `pdf` (a PDF named by arXiv id). Anything else is skipped and
+counted.
 """
 
 from __future__ import annotations
