@@ -97,7 +97,7 @@ def test_nearest_distractors_are_cited_closest(scalar_round) -> None:
 
 
 def test_round_files_and_reload(scalar_round) -> None:
-    ws, report = scalar_round
+    _ws, report = scalar_round
     loaded = load_round(report.path, verify=True)  # every file's sha256 checked
     assert set(loaded.configs()) == {"citation_cloze-easy", "citation_cloze-medium", "citation_cloze-hard"}
     back = list(load_items(loaded, "citation_cloze-easy"))
@@ -135,7 +135,7 @@ def test_same_seed_same_round_and_live_guard(scalar_home, tmp_path) -> None:
 
 
 def _synthetic(n_refs: int) -> tuple[Paper, dict[int, CandidateSource]]:
-    words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do".split()
+    words = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do"]
     text = " ".join(words[i % len(words)] for i in range(2500))
     cites = []
     secs = [Section(heading="Introduction", number="1", role=SectionRole.introduction, text=text)]
@@ -143,13 +143,19 @@ def _synthetic(n_refs: int) -> tuple[Paper, dict[int, CandidateSource]]:
         pos = 100 + r * 600
         marker = f"[{r + 1}]"
         secs[0].text = secs[0].text[:pos] + marker + secs[0].text[pos + len(marker) :]
-        cites.append(Citation(section_index=0, start=pos, end=pos + len(marker), text=marker, style="numeric",
-                              reference_indices=[r]))
+        cites.append(
+            Citation(
+                section_index=0, start=pos, end=pos + len(marker), text=marker, style="numeric", reference_indices=[r]
+            )
+        )
     refs = [Reference(index=r, raw=f"ref {r}", label=str(r + 1)) for r in range(n_refs)]
-    paper = Paper(paper_id="syn", arxiv_id="2501.00001", title="T", abstract="A", sections=secs, references=refs,
-                  citations=cites)
+    paper = Paper(
+        paper_id="syn", arxiv_id="2501.00001", title="T", abstract="A", sections=secs, references=refs, citations=cites
+    )
     sources = {
-        r: CandidateSource(r, str(r + 1), f"p{r}", None, f"Title {r}", "abs", [("1 Body", "text " * (50 + r))], "arxiv_id")
+        r: CandidateSource(
+            r, str(r + 1), f"p{r}", None, f"Title {r}", "abs", [("1 Body", "text " * (50 + r))], "arxiv_id"
+        )
         for r in range(n_refs)
     }
     return paper, sources
@@ -165,7 +171,9 @@ def test_bad_input_is_counted_never_raised() -> None:
     paper, sources = _synthetic(6)
     del sources[5]  # a citation whose reference has no stored paper
     sources[4].sections = [("1 Body", "word " * 3000)]  # a candidate over a small cap
-    res = generate_for_paper(paper, date(2025, 1, 1), sources, opts.model_copy(update={"max_candidate_tokens": 1000}), **kw)
+    res = generate_for_paper(
+        paper, date(2025, 1, 1), sources, opts.model_copy(update={"max_candidate_tokens": 1000}), **kw
+    )
     assert res.skips["citation: no linked stored paper"] == 1
     assert res.skips["reference: candidate over the token cap"] == 1
     assert len(res.items) == 4 and all(len(i.candidates) == 4 for i in res.items)
@@ -175,15 +183,27 @@ def test_bad_input_is_counted_never_raised() -> None:
 
 
 def test_grouping_rule() -> None:
-    spans = [Span(0, 10, 13, "[1]", 0, False, {}), Span(0, 15, 18, "[2]", 1, False, {}), Span(0, 40, 43, "[3]", 2, False, {})]
+    spans = [
+        Span(0, 10, 13, "[1]", 0, False, {}),
+        Span(0, 15, 18, "[2]", 1, False, {}),
+        Span(0, 40, 43, "[3]", 2, False, {}),
+    ]
     mark_groups(spans, 4)
     assert [s.grouped for s in spans] == [True, True, False]  # gap 2 < 4 → grouped; gap 22 → individual
 
 
 @pytest.mark.parametrize("field", ["full", "body", "abstract"])
 def test_candidate_fields(field: str) -> None:
-    src = CandidateSource(0, "b1", "p", None, "My Title", "My abstract.",
-                          [("1 Introduction", "intro"), ("2 Method", "meth"), ("3 Conclusion", "conc")], "arxiv_id")
+    src = CandidateSource(
+        0,
+        "b1",
+        "p",
+        None,
+        "My Title",
+        "My abstract.",
+        [("1 Introduction", "intro"), ("2 Method", "meth"), ("3 Conclusion", "conc")],
+        "arxiv_id",
+    )
     text = src.render(field)
     if field == "full":
         assert text.startswith("My Title") and "Abstract: My abstract." in text and "intro" in text and "conc" in text
@@ -191,3 +211,20 @@ def test_candidate_fields(field: str) -> None:
         assert "meth" in text and "intro" not in text and "conc" not in text and "My Title" not in text
     else:
         assert "My abstract." in text and "meth" not in text
+
+
+def test_fit_item_cuts_only_content(scalar_round) -> None:
+    from academiceval.rounds.cloze.prompt import closing_text, fit_item
+
+    _, report = scalar_round
+    counter = WordPieceCounter()
+    it = max(report.items["citation_cloze-easy"], key=lambda x: x.input_tokens or 0)
+    budget = (it.input_tokens or 0) // 2
+    f = fit_item(it, budget, counter)
+    assert f.tokens <= budget and f.paper_cut and not f.over_budget and f.cut_tokens > 0
+    assert MASK in f.prompt and it.citation_text not in f.prompt.split(MASK)[0][-5:]
+    assert f.prompt.rstrip().endswith(closing_text())  # the closing instruction survives
+    assert f.prompt.count("<Candidate>Candidate [") == 4  # every option still shown
+    small = fit_item(it, 3000, counter)  # too small for whole candidates: they are cut evenly too
+    assert small.candidates_cut and small.prompt.count("<Candidate>Candidate [") == 4
+    assert small.prompt.rstrip().endswith(closing_text())

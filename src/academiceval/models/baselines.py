@@ -198,7 +198,7 @@ class BaselineBackend:
 
 
 # ---- multiple-choice baselines -----------------------------------------------------------------------------------
-_PAPER_BLOCK = re.compile(r"<Paper>(.*?)</Paper>", re.DOTALL)
+_PAPER_BLOCK = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)
 _CANDIDATE_BLOCK = re.compile(r"<Candidate>\s*Candidate \[(\d+)\]:\n?(.*?)</Candidate>", re.DOTALL)
 
 

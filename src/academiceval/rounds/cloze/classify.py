@@ -53,7 +53,7 @@ KIND_NOUNS = _words(
     "engine simulator protocol technique techniques function layer layers approach decomposition "
     "autoencoder regression operator objective estimator procedure strategy scheme mechanism module block "
     "transformer transformers optimiser solver agent agents pipeline encoder decoder embedding embeddings "
-    "test tests game games task tasks "
+    "test tests game games task tasks experiment "
 )
 _LEAD_NOISE = re.compile(
     r"(?:[\s(\[,;:]|\b(?:e\.g\.|i\.e\.|see|cf\.|also|and|or|via|of|by|from|in|as)\b)+$", re.IGNORECASE

@@ -35,7 +35,7 @@ from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 
 LEVELS = ("easy", "medium", "hard")
-_PAPER = re.compile(r"<Paper>\n?(.*?)</Paper>", re.DOTALL)
+_PAPER = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)  # not the instructions' "<Paper> and"
 _CAND = re.compile(r"<Candidate>\s*Candidate \[(\d+)\]:\n?(.*?)</Candidate>", re.DOTALL)
 
 
@@ -64,7 +64,9 @@ def level_of(path: Path) -> str | None:
     return None
 
 
-def record_to_item(rec: Any, *, level: str, round_name: str, where: str, dates: dict[str, date] | None = None) -> ClozeItem:
+def record_to_item(
+    rec: Any, *, level: str, round_name: str, where: str, dates: dict[str, date] | None = None
+) -> ClozeItem:
     """One published SCALAR question → ClozeItem; raises ImportProblem with a short reason."""
     if not isinstance(rec, dict):
         raise ImportProblem("record is not a JSON object")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def render_item(
     """The prompt of an item (imported items: their published prompt, unless content is overridden)."""
     if item.prompt and paper is None and candidate_texts is None:
         return item.prompt
+    if item.prompt:  # imported: keep the published wording, replace only the content blocks
+        return replace_blocks(item.prompt, paper, candidate_texts)
     env = _env(str(Path(templates_dir).resolve()) if templates_dir else None)
     texts = candidate_texts if candidate_texts is not None else [c.text for c in item.candidates]
     cands = [{"slot": c.slot, "text": t} for c, t in zip(item.candidates, texts, strict=True)]
@@ -86,6 +89,26 @@ def render_item(
         raise ConfigError(
             f"template {TEMPLATE} failed to render: {exc}", hint="variables: mask, paper, candidates, closing"
         ) from exc
+
+
+_PAPER_BLOCK = re.compile(r"(<Paper>\n)(.*?)(</Paper>\s*<References>)", re.DOTALL)
+_CANDIDATE_BLOCK = re.compile(r"(<Candidate>\s*Candidate \[(\d+)\]:\n?)(.*?)(</Candidate>)", re.DOTALL)
+
+
+def replace_blocks(prompt: str, paper: str | None, candidate_texts: list[str] | None) -> str:
+    """A published prompt with its paper and/or candidate contents replaced (wording and order untouched)."""
+    out = prompt
+    if paper is not None:
+        out = _PAPER_BLOCK.sub(lambda m: m.group(1) + paper + m.group(3), out, count=1)
+    if candidate_texts is not None:
+        texts = candidate_texts
+
+        def sub(m: re.Match[str]) -> str:
+            k = int(m.group(2))
+            return m.group(1) + (texts[k] if k < len(texts) else m.group(3)) + m.group(4)
+
+        out = _CANDIDATE_BLOCK.sub(sub, out)
+    return out
 
 
 def prompt_sha256(text: str) -> str:
@@ -108,7 +131,7 @@ def fit_item(item: ClozeItem, budget: int, counter: TokenCounter, *, templates_d
     n_full = counter.count(full)
     if n_full <= budget:
         return Fitted(full, n_full, 0, False, False, False)
-    if item.prompt and not item.paper:  # imported verbatim prompt without fields: keep the head and the closing
+    if item.prompt and not _PAPER_BLOCK.search(item.prompt):  # a prompt without blocks: head + closing
         closing = full.rstrip().rsplit("\n", 1)[-1]
         body = full.rstrip()[: len(full.rstrip()) - len(closing)]
         cut = counter.prefix(body, max(0, budget - counter.count(closing) - 1)) + "\n" + closing + "\n"
