@@ -40,7 +40,11 @@ def main() -> None:
     home = Path(args.home) if args.home else Path(tempfile.mkdtemp(prefix="cloze-bench-"))
     ws = Workspace(home)
     t0 = time.perf_counter()
-    for d in ("samples/scalar_paper_obj_anno", "samples/scalar_paper_obj_more", "metadata/scalar_iclr2025_metadata.json"):
+    for d in (
+        "samples/scalar_paper_obj_anno",
+        "samples/scalar_paper_obj_more",
+        "metadata/scalar_iclr2025_metadata.json",
+    ):
         index_mirror(ws, CORPUS / d)
     t_index = time.perf_counter() - t0
     t_ingest = 0.0
@@ -69,7 +73,11 @@ def main() -> None:
         c = Counter(it.label for it in items)
         n = len(items)
         chi2 = sum((c.get(str(k), 0) - n / 4) ** 2 / (n / 4) for k in range(4)) if n else 0.0
-        print(f"{cfg:24s} " + " ".join(f"{k}:{c.get(str(k), 0)}" for k in range(4)) + f"   chi2(3)={chi2:.2f} (5% critical 7.81)")
+        print(
+            f"{cfg:24s} "
+            + " ".join(f"{k}:{c.get(str(k), 0)}" for k in range(4))
+            + f"   chi2(3)={chi2:.2f} (5% critical 7.81)"
+        )
 
     print("\n== baselines (accuracy, bootstrap 95% CI)")
     for model in ("random-choice", "lexical-choice"):
