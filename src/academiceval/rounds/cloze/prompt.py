@@ -162,9 +162,9 @@ def fit_item(item: ClozeItem, budget: int, counter: TokenCounter, *, templates_d
         over = size(head + core + tail, texts) - budget
     p = head + core + tail
     rounds = 0
-    while over > 0 and rounds < 4:  # 3) candidates evenly, from their ends
+    while over > 0 and rounds < 12:  # 3) candidates evenly, from their ends (steps grow if counts disagree)
         rounds += 1
-        per = over // max(1, len(texts)) + 8
+        per = (over // max(1, len(texts)) + 8) * rounds
         texts = [counter.prefix(t, max(0, counter.count(t) - per)) for t in texts]
         cand_cut = True
         over = size(p, texts) - budget
