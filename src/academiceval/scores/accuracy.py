@@ -1,0 +1,77 @@
+"""The `accuracy` metric: multiple-choice items (citation cloze, ElaipBench format) scored 0/1 per item.
+
+Each ScoreRecord carries `values = {"accuracy": 0|1, "unparsed": 0|1}` — an unparsed answer counts as wrong and
+is also counted on its own, so a summary shows both the accuracy and the unparsed rate with their bootstrap
+intervals — and `details` with the gold slot, the parsed choice, the parser and the rule that read it (see
+`scores.mcq`). Options: `parser` ("strict" default, or "lenient"), `letters` (A-D instead of 0-3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from academiceval.scores.mcq import METRIC, parse_answer
+from academiceval.scores.models import ScoreRecord
+from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
+
+
+def n_choices_of(sample: Any) -> int:
+    fields = getattr(sample, "fields", None) or {}
+    n = sum(1 for k in fields if k.startswith("candidate_"))
+    return n or 4
+
+
+class AccuracyMetric:
+    metric_name = METRIC
+
+    def __init__(self, parser: str = "strict", letters: bool = False) -> None:
+        if parser not in ("strict", "lenient"):
+            raise ValueError(f"unknown parser {parser!r}: strict or lenient")
+        self.parser = parser
+        self.letters = letters
+        self.chash = config_hash({"metric": METRIC, "parser": parser, "letters": letters, "rule": "last <answer>"})
+
+    def score_run(self, job: RunJob) -> list[ScoreRecord]:
+        metric, chash = self.metric_name, self.chash
+        new: list[ScoreRecord] = []
+        pending = job.todo(metric, chash)
+        for k, rec in enumerate(pending):
+            bad = job.unusable(rec, metric, chash)
+            if bad is None:
+                gold = (job.label_of(rec) or "").strip()
+                sample = job.samples.get(rec.sample_id)
+                p = parse_answer(rec.output, n_choices=n_choices_of(sample), letters=self.letters, parser=self.parser)  # type: ignore[arg-type]
+                ok = p.choice is not None and p.choice == (gold.upper() if self.letters else gold)
+                bad = job.record(
+                    rec,
+                    metric,
+                    chash,
+                    values={"accuracy": 1.0 if ok else 0.0, "unparsed": 0.0 if p.choice is not None else 1.0},
+                    details={
+                        "gold": gold,
+                        "choice": p.choice,
+                        "parser": p.parser,
+                        "rule": p.rule,
+                        "output_sha256": output_sha(rec.output),
+                    },
+                )
+            new.append(bad)
+            if k % 200 == 0 or k == len(pending) - 1:
+                job.tick(metric, k + 1, len(pending))
+        job.emit(new)
+        return new
+
+
+def _build(opts: MetricOptions) -> AccuracyMetric:
+    extra = getattr(opts, "mcq", None) or {}
+    return AccuracyMetric(parser=str(extra.get("parser", "strict")), letters=bool(extra.get("letters", False)))
+
+
+register(
+    Metric(
+        METRIC,
+        build=_build,
+        needs=Needs(reference=True),
+        summary="multiple choice: 1 when the last <answer>…</answer> names the gold option (unparsed = wrong, counted)",
+    )
+)
