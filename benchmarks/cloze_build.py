@@ -100,6 +100,16 @@ def main() -> None:
                 f"CI=[{a.ci[0]:.3f}, {a.ci[1]:.3f}] unparsed={a.unparsed} {verdict}"
             )
 
+    every = [it for items in report.items.values() for it in items]
+    means = []
+    for seed in range(20):
+        b = BaselineBackend("random-choice", seed=seed)
+        means.append(sum(score_item(it.sample_id, b.choose(it).text, it.label).value for it in every) / len(every))
+    print(
+        f"baseline/random-choice  over 20 seeds (all {len(every)} items): mean acc={sum(means) / len(means):.3f} "
+        f"(min {min(means):.3f}, max {max(means):.3f}); expected 0.250"
+    )
+
     print("\n== citation type: heuristic vs SCALAR's stored types (all typed citations of the 72 objects)")
     from academiceval.rounds.cloze.stats import type_agreement
 

@@ -228,3 +228,18 @@ def test_fit_item_cuts_only_content(scalar_round) -> None:
     small = fit_item(it, 3000, counter)  # too small for whole candidates: they are cut evenly too
     assert small.candidates_cut and small.prompt.count("<Candidate>Candidate [") == 4
     assert small.prompt.rstrip().endswith(closing_text())
+
+
+def test_bad_options_are_config_errors(scalar_home, tmp_path) -> None:
+    from academiceval.errors import ConfigError
+    from academiceval.store import Workspace
+
+    ws = Workspace(scalar_home)
+    for kw in (
+        {"overrides": {"no_such_knob": 1}},
+        {"levels": ["impossible"]},
+        {"overrides": {"distractors": "x"}},
+        {"levels": ["easy"], "options": {"easy": {"type_decider": "judge"}}},
+    ):
+        with pytest.raises(ConfigError):
+            build_cloze_round(ws, "bad", out_dir=tmp_path, **kw)

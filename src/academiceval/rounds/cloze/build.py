@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from academiceval import __version__
 from academiceval.errors import ConfigError
@@ -22,7 +24,14 @@ from academiceval.papers.models import NON_BODY_ROLES, Paper
 from academiceval.rounds.cloze.classify import JudgeClassifier
 from academiceval.rounds.cloze.export import config_name, write_round
 from academiceval.rounds.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
-from academiceval.rounds.cloze.models import MASK, PRESETS, ClozeItem, ClozeOptions, TypeDecision, preset_name
+from academiceval.rounds.cloze.models import (
+    PRESETS,
+    ClozeBuildConfig,
+    ClozeItem,
+    ClozeOptions,
+    TypeDecision,
+    preset_name,
+)
 from academiceval.rounds.cloze.prompt import prompt_sha256, render_item
 from academiceval.rounds.cloze.stats import cloze_stats
 from academiceval.rounds.cloze.tokens import TokenCounter, get_counter
@@ -134,37 +143,40 @@ def question_papers(ws: Workspace) -> list[str]:
 def build_cloze_round(
     ws: Workspace,
     name: str,
+    config: ClozeBuildConfig | None = None,
     *,
-    levels: Sequence[str] = ("easy", "medium", "hard"),
-    options: dict[str, ClozeOptions] | None = None,
-    overrides: dict[str, object] | None = None,
-    cutoff: date | None = None,
-    seed: int = 0,
     judge: JudgeClassifier | None = None,
-    tokenizer: str | TokenCounter | None = None,
-    templates_dir: str | Path | None = None,
+    tokenizer: TokenCounter | None = None,
     out_dir: str | Path | None = None,
-    relink: bool = True,
-    mask: str = MASK,
     progress: Progress | None = None,
+    **options: Any,
 ) -> ClozeBuildReport:
-    """Build levels (preset names, or keys of `options` for custom ones) into `rounds/<name>`.
+    """Build levels (preset names, or keys of `config.options` for custom ones) into `rounds/<name>`.
 
-    `overrides` change knobs of every level (e.g. `{"max_candidate_tokens": 20000}`); `cutoff` is the live
-    guard (None: every dated paper); `judge` adds the judge-model role (required when a level's
-    `type_decider` is "judge")."""
+    `config` (or the same fields as keywords: levels, options, overrides, cutoff, seed, tokenizer, templates_dir,
+    relink, mask) is validated and stored verbatim. `overrides` change knobs of every level (e.g.
+    `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard; `judge` adds the judge-model role
+    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object."""
     t0 = time.perf_counter()
-    counter = tokenizer if tokenizer is not None and not isinstance(tokenizer, str) else get_counter(tokenizer)
+    try:
+        cfg = config if config is not None else ClozeBuildConfig.model_validate(options)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid cloze build option: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    counter = tokenizer if tokenizer is not None else get_counter(cfg.tokenizer)
+    levels, cutoff, seed, templates_dir, mask = cfg.levels, cfg.cutoff, cfg.seed, cfg.templates_dir, cfg.mask
     opts: dict[str, ClozeOptions] = {}
     for lv in levels:
-        base = (options or {}).get(lv) or PRESETS.get(lv)
+        base = cfg.options.get(lv) or PRESETS.get(lv)
         if base is None:
             raise ConfigError(f"unknown cloze level {lv!r}", hint=f"a preset ({', '.join(PRESETS)}) or pass options")
-        o = base.model_copy(update=overrides or {})
+        try:
+            o = ClozeOptions.model_validate({**base.model_dump(), **cfg.overrides})
+        except ValidationError as exc:
+            raise ConfigError(f"invalid cloze option for level {lv}: {exc.errors()[0]['loc']}") from None
         if o.type_decider == "judge" and judge is None:
             raise ConfigError(f"level {lv} lets the judge decide citation types but no judge model was given")
         opts[lv] = o
-    links_report = link_all(ws) if relink else None
+    links_report = link_all(ws) if cfg.relink else None
     ids = question_papers(ws)
     cache = _PaperCache(ws)
     token_cache: dict[str, int] = {}
@@ -244,6 +256,7 @@ def build_cloze_round(
             "judge": judge.model if judge else None,
             "mask": mask,
             "levels": {lv: o.model_dump() for lv, o in opts.items()},
+            "config": cfg.model_dump(mode="json"),
         },
     )
     root = Path(out_dir) if out_dir is not None else ws.rounds_dir
