@@ -101,3 +101,16 @@ def test_head_truncation_keeps_the_closing_instruction() -> None:
     two = "A\nB " * 400 + "\nLine one.\nLine two."
     t2 = truncate_head(two, 100, counter, closing="Line one.\nLine two.")
     assert t2.text.rstrip().endswith("Line one.\nLine two.")
+
+
+def test_gold_decides_the_answer_form() -> None:
+    from academiceval.scores.mcq import gold_kind, score_response
+
+    assert gold_kind("2") == ("index", "2") and gold_kind("c") == ("letter", "C")
+    assert gold_kind("A,C") == ("set", frozenset({"A", "C"})) and gold_kind("AC") == ("set", frozenset({"A", "C"}))
+    assert score_response("q", "<answer>2</answer>", "2").value == 1.0
+    assert score_response("q", "<answer>B</answer>", "B").value == 1.0
+    assert score_response("q", "<answer>C, A</answer>", "A,C").value == 1.0
+    assert score_response("q", "<answer>A</answer>", "A,C").value == 0.0  # no partial credit
+    s = score_response("q", "no answer", "A,C")
+    assert not s.parsed and s.value == 0.0

@@ -3,14 +3,16 @@
 Each ScoreRecord carries `values = {"accuracy": 0|1, "unparsed": 0|1}` — an unparsed answer counts as wrong and
 is also counted on its own, so a summary shows both the accuracy and the unparsed rate with their bootstrap
 intervals — and `details` with the gold slot, the parsed choice, the parser and the rule that read it (see
-`scores.mcq`). Options: `parser` ("strict" default, or "lenient"), `letters` (A-D instead of 0-3).
+`scores.mcq`). The gold label decides how an answer is read: an index ("2"), a letter ("C"), or a set of
+letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `parser` ("strict" default,
+or "lenient").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from academiceval.scores.mcq import METRIC, parse_answer
+from academiceval.scores.mcq import METRIC, score_response
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
 
@@ -24,12 +26,11 @@ def n_choices_of(sample: Any) -> int:
 class AccuracyMetric:
     metric_name = METRIC
 
-    def __init__(self, parser: str = "strict", letters: bool = False) -> None:
+    def __init__(self, parser: str = "strict") -> None:
         if parser not in ("strict", "lenient"):
             raise ValueError(f"unknown parser {parser!r}: strict or lenient")
         self.parser = parser
-        self.letters = letters
-        self.chash = config_hash({"metric": METRIC, "parser": parser, "letters": letters, "rule": "last <answer>"})
+        self.chash = config_hash({"metric": METRIC, "parser": parser, "rule": "last <answer>, gold decides form"})
 
     def score_run(self, job: RunJob) -> list[ScoreRecord]:
         metric, chash = self.metric_name, self.chash
@@ -40,18 +41,23 @@ class AccuracyMetric:
             if bad is None:
                 gold = (job.label_of(rec) or "").strip()
                 sample = job.samples.get(rec.sample_id)
-                p = parse_answer(rec.output, n_choices=n_choices_of(sample), letters=self.letters, parser=self.parser)  # type: ignore[arg-type]
-                ok = p.choice is not None and p.choice == (gold.upper() if self.letters else gold)
+                sc = score_response(
+                    rec.sample_id,
+                    rec.output,
+                    gold,
+                    n_choices=n_choices_of(sample),
+                    parser=self.parser,  # type: ignore[arg-type]
+                )
                 bad = job.record(
                     rec,
                     metric,
                     chash,
-                    values={"accuracy": 1.0 if ok else 0.0, "unparsed": 0.0 if p.choice is not None else 1.0},
+                    values={"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0},
                     details={
-                        "gold": gold,
-                        "choice": p.choice,
-                        "parser": p.parser,
-                        "rule": p.rule,
+                        "gold": sc.gold,
+                        "choice": sc.choice,
+                        "parser": sc.parser,
+                        "rule": sc.rule,
                         "output_sha256": output_sha(rec.output),
                     },
                 )
@@ -64,7 +70,7 @@ class AccuracyMetric:
 
 def _build(opts: MetricOptions) -> AccuracyMetric:
     extra = getattr(opts, "mcq", None) or {}
-    return AccuracyMetric(parser=str(extra.get("parser", "strict")), letters=bool(extra.get("letters", False)))
+    return AccuracyMetric(parser=str(extra.get("parser", "strict")))
 
 
 register(

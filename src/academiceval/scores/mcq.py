@@ -118,6 +118,38 @@ def parse_answer_set(
     return (frozenset(out), "tag") if out else (None, "none")
 
 
+def gold_kind(gold: str | int) -> tuple[str, frozenset[str] | str]:
+    """How a gold label reads: ("index", "2"), ("letter", "C") or ("set", {"A", "C"}) for "A,C" / "AC"."""
+    g = str(gold).strip()
+    if g.isdigit():
+        return "index", g
+    letters = [x for x in re.split(r"[\s,;/&]+", g.upper()) if x]
+    if len(letters) == 1 and len(letters[0]) > 1 and letters[0].isalpha():
+        letters = list(letters[0])  # "AC"
+    if len(letters) == 1 and len(letters[0]) == 1:
+        return "letter", letters[0]
+    return "set", frozenset(letters)
+
+
+def score_response(
+    sample_id: str,
+    response: str | None,
+    gold: str | int,
+    *,
+    level: str = "",
+    n_choices: int = 4,
+    parser: Parser = "strict",
+) -> ItemScore:
+    """Score one response against any gold form (index, letter, or a set of letters for multi-answer items;
+    sets are correct only when equal, no partial credit)."""
+    kind, g = gold_kind(gold)
+    if kind == "set":
+        got, rule = parse_answer_set(response, n_choices=n_choices, letters=True, parser=parser)
+        choice = ",".join(sorted(got)) if got is not None else None
+        return ItemScore(sample_id, level, ",".join(sorted(g)), choice, parser, rule, 1.0 if got == g else 0.0)
+    return score_item(sample_id, response, g, level=level, n_choices=n_choices, letters=kind == "letter", parser=parser)
+
+
 @dataclass(frozen=True)
 class ItemScore:
     """One scored multiple-choice item: `value` is the 0/1 accuracy stored in score records."""
