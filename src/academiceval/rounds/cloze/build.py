@@ -77,6 +77,7 @@ def candidate_sources(
     cache: _PaperCache,
     tokens: dict[str, int],
     rendered: dict[str, dict[str, tuple[str, int]]],
+    sections: dict[str, list[int]] | None = None,
 ) -> dict[int, CandidateSource]:
     out: dict[int, CandidateSource] = {}
     refs = {r.index: r for r in paper.references}
@@ -97,6 +98,7 @@ def candidate_sources(
             link_method=link.method,
             content_tokens=tokens.get(target.paper_id),
             rendered=rendered.setdefault(target.paper_id, {}),
+            section_tokens=(sections if sections is not None else {}).setdefault(target.paper_id, []),
         )
     return out
 
@@ -108,7 +110,8 @@ def prompt_tokens(item: ClozeItem, counter: TokenCounter, templates_dir: str | P
     if not counter.name.endswith("wordpiece"):
         return counter.count(render_item(item, templates_dir=templates_dir))
     skeleton = render_item(item, templates_dir=templates_dir, paper="", candidate_texts=["" for _ in item.candidates])
-    return counter.count(skeleton) + counter.count(item.paper) + sum(c.tokens or 0 for c in item.candidates)
+    paper = item.paper_tokens if item.paper_tokens is not None else counter.count(item.paper)
+    return counter.count(skeleton) + paper + sum(c.tokens or 0 for c in item.candidates)
 
 
 def level_label(level: str, o: ClozeOptions) -> str:
@@ -181,6 +184,8 @@ def build_cloze_round(
     cache = _PaperCache(ws)
     token_cache: dict[str, int] = {}
     rendered_cache: dict[str, dict[str, tuple[str, int]]] = {}
+    section_cache: dict[str, list[int]] = {}
+    additive = counter.name.endswith("wordpiece")
     items: dict[str, list[ClozeItem]] = {lv: [] for lv in opts}
     skips: dict[str, Counter[str]] = {lv: Counter() for lv in opts}
     types: list[TypeDecision] = []
@@ -201,7 +206,7 @@ def build_cloze_round(
             for c in skips.values():
                 c["paper: not after the live cutoff"] += 1
             continue
-        sources = candidate_sources(ws, paper, cache, token_cache, rendered_cache)
+        sources = candidate_sources(ws, paper, cache, token_cache, rendered_cache, section_cache)
         n_question += 1
         for lv, o in opts.items():
             res = generate_for_paper(
@@ -214,6 +219,7 @@ def build_cloze_round(
                 round_name=name,
                 tokenizer=counter.name,
                 count_tokens=counter.count_many,
+                additive=additive,
                 judge=judge,
                 mask=mask,
             )

@@ -120,6 +120,7 @@ class ClozeItem(BaseModel):
     citation_type: TypeDecision = Field(default_factory=TypeDecision)
     mask: str = MASK
     paper: str  # the question paper as shown, with exactly the one span replaced by `mask`
+    paper_tokens: int | None = None  # tokens of `paper` under the item's tokenizer
     candidates: list[ClozeCandidate]
     label: str  # gold slot as a string ("0".."3")
     reference_ids: list[str] = Field(default_factory=list)  # ref ids of the candidates in slot order
