@@ -114,3 +114,29 @@ def test_gold_decides_the_answer_form() -> None:
     assert score_response("q", "<answer>A</answer>", "A,C").value == 0.0  # no partial credit
     s = score_response("q", "no answer", "A,C")
     assert not s.parsed and s.value == 0.0
+
+
+def test_accuracy_tables_from_score_records() -> None:
+    from datetime import date
+
+    from academiceval.scores.mcq import item_scores_from_records
+    from academiceval.scores.models import ScoreRecord
+
+    recs = [
+        ScoreRecord(
+            sample_id=f"s{i}",
+            task="citation_cloze",
+            setting="easy" if i < 6 else "hard",
+            split="test",
+            published=date(2025, 1, 1),
+            metric="accuracy",
+            config_hash="x",
+            values={"accuracy": float(i % 2), "unparsed": 0.0},
+            details={"gold": str(i % 4), "choice": str(i % 4) if i % 2 else "0", "parser": "strict", "rule": "tag"},
+        )
+        for i in range(10)
+    ]
+    recs.append(recs[0].model_copy(update={"sample_id": "err", "error": "no output"}))
+    acc = accuracy_by_level(item_scores_from_records(recs), n_boot=200)
+    assert acc["easy"].n == 6 and acc["hard"].n == 4 and acc["all"].n == 10
+    assert acc["easy"].accuracy == 0.5

@@ -27,7 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 METRIC = "accuracy"
 Parser = Literal["strict", "lenient"]
@@ -304,3 +304,26 @@ def truncate_head(prompt: str, budget: int, counter: TokenCounter, *, closing: s
     text = f"{head}\n{closing}\n" if head else f"{closing}\n"
     n = counter.count(text)
     return Truncated(text, n, max(0, total - n), n > budget)
+
+
+def item_scores_from_records(records: Iterable[Any], *, level_of: str = "setting") -> list[ItemScore]:
+    """ItemScores back from `accuracy` ScoreRecords (values + details written by `scores.accuracy`), grouped by
+    the record's `setting` (the cloze level) unless `level_of` names another attribute. Error records (no output)
+    are skipped: they were never answered, and the run summary counts them."""
+    out = []
+    for r in records:
+        if getattr(r, "metric", METRIC) != METRIC or getattr(r, "error", None):
+            continue
+        d = getattr(r, "details", {}) or {}
+        out.append(
+            ItemScore(
+                sample_id=r.sample_id,
+                level=str(getattr(r, level_of, "")),
+                gold=str(d.get("gold", "")),
+                choice=d.get("choice"),  # type: ignore[arg-type]
+                parser=d.get("parser", "strict"),  # type: ignore[arg-type]
+                rule=str(d.get("rule", "")),
+                value=float((getattr(r, "values", {}) or {}).get("accuracy", 0.0)),
+            )
+        )
+    return out
