@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
-from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import build, cloze, collect, demo, ingest, mirror, report, run, score, stats, update
 
 app = typer.Typer(
     name="academiceval",
@@ -28,6 +28,7 @@ app.add_typer(mirror.app, name="mirror")
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
+app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
 app.command("run")(run.run)
 app.command("score")(score.score)
