@@ -135,12 +135,9 @@ def all_types(paper: Paper) -> list[TypeDecision]:
 
 
 def question_papers(ws: Workspace) -> list[str]:
-    return [
-        r[0]
-        for r in ws.db.execute(
-            "SELECT paper_id FROM parsed_paper WHERE json LIKE '%\"citations\":[{%' ORDER BY arxiv_id, paper_id"
-        )
-    ]
+    """Stored papers that have both references and in-text citations, by arXiv id then paper id."""
+    rows = [(p.arxiv_id or "", p.paper_id) for p in ws.iter_papers() if p.citations and p.references]
+    return [pid for _, pid in sorted(rows)]
 
 
 def build_cloze_round(
