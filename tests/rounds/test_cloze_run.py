@@ -37,3 +37,14 @@ def test_baselines_answer_round_samples(scalar_round) -> None:
     for name in ("random-choice", "lexical-choice"):
         out = BaselineBackend(name).choose(s)
         assert parse_answer(out.text).choice in {"0", "1", "2", "3"}
+
+
+def test_examples_page_texts(scalar_round) -> None:
+    from academiceval.report.cloze import pick_text, question_text
+
+    _, report = scalar_round
+    s = next(iter(load_round(report.path).samples("citation_cloze-easy")))
+    q = question_text(s)
+    assert MASK in q and q.count("[") >= 4 and "✓" in q
+    assert pick_text(s, f"<answer>{s.label}</answer>").endswith("✓")
+    assert pick_text(s, "I do not know").startswith("unparsed")
