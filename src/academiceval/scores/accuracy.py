@@ -10,11 +10,15 @@ or "lenient").
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from academiceval.scores.mcq import METRIC, score_response
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
+
+
+CHOICE_GOLD = re.compile(r"^(?:\d{1,2}|[A-Za-z](?:\s*[,;]?\s*[A-Za-z])*)$")  # "2", "C", "A,C", "AC"
 
 
 def n_choices_of(sample: Any) -> int:
@@ -38,6 +42,9 @@ class AccuracyMetric:
         pending = job.todo(metric, chash)
         for k, rec in enumerate(pending):
             bad = job.unusable(rec, metric, chash)
+            if bad is None and not CHOICE_GOLD.match((job.label_of(rec) or "").strip()):
+                why = f"sample {rec.sample_id} is not a multiple-choice item (its label is not an option)"
+                bad = job.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
             if bad is None:
                 gold = (job.label_of(rec) or "").strip()
                 sample = job.samples.get(rec.sample_id)
@@ -69,8 +76,7 @@ class AccuracyMetric:
 
 
 def _build(opts: MetricOptions) -> AccuracyMetric:
-    extra = getattr(opts, "mcq", None) or {}
-    return AccuracyMetric(parser=str(extra.get("parser", "strict")))
+    return AccuracyMetric(parser=str(getattr(getattr(opts, "config", None), "mcq_parser", "strict")))
 
 
 register(
