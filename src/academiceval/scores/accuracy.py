@@ -17,7 +17,6 @@ from academiceval.scores.mcq import METRIC, score_response
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
 
-
 CHOICE_GOLD = re.compile(r"^(?:\d{1,2}|[A-Za-z](?:\s*[,;]?\s*[A-Za-z])*)$")  # "2", "C", "A,C", "AC"
 
 
