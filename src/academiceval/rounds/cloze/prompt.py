@@ -18,6 +18,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -109,6 +110,14 @@ def replace_blocks(prompt: str, paper: str | None, candidate_texts: list[str] | 
 
         out = _CANDIDATE_BLOCK.sub(sub, out)
     return out
+
+
+def render_sample(sample: Any, *, templates_dir: str | Path | None = None) -> str:
+    """The prompt of a cloze round sample (`rounds.cloze.samples`): what `rounds.prompts.render_prompt` returns
+    for task citation_cloze."""
+    from academiceval.rounds.cloze.samples import sample_to_item
+
+    return render_item(sample_to_item(sample), templates_dir=templates_dir)
 
 
 def prompt_sha256(text: str) -> str:
