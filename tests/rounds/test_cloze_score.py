@@ -12,13 +12,14 @@ pytest.importorskip("academiceval.runs.config")
 
 
 def test_run_score_report_cloze(scalar_round, tmp_path: Path) -> None:
-    from academiceval.report.render import make_report
     from academiceval.runs.config import RunConfig
-    from academiceval.runs.runner import run_round
     from academiceval.scores.config import ScoreConfig
+    from academiceval.store.artifacts import read_scores
+
+    from academiceval.report.render import make_report
+    from academiceval.runs.runner import run_round
     from academiceval.scores.mcq import accuracy_by_level, item_scores_from_records
     from academiceval.scores.rescore import score_runs
-    from academiceval.store.artifacts import read_scores
 
     ws, report = scalar_round
     runs = []
