@@ -91,6 +91,8 @@ def record_to_item(
     except InvalidArxivIdError:
         m = re.match(r"(\d{4}\.\d{4,5})_", Path(where.split("[")[0]).name)
         aid = m.group(1) if m else None
+    if aid is None and not (dates or {}):
+        raise ImportProblem("no arXiv id (paper_id or file name) to date the question")
     cit = rec.get("citation") if isinstance(rec.get("citation"), dict) else {}
     texts = {int(i): t for i, t in _CAND.findall(question)}
     pm = _PAPER.search(question)
