@@ -7,8 +7,8 @@ from academiceval.models.prepare import prepare_prompt
 from academiceval.rounds.cloze.models import MASK
 from academiceval.rounds.cloze.prompt import closing_text
 from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
-from academiceval.rounds.io import load_round
 from academiceval.scores.mcq import parse_answer
+from academiceval.store.artifacts import load_round
 
 
 def test_cloze_samples_read_and_prepared_within_budget(scalar_round) -> None:

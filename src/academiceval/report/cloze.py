@@ -29,7 +29,7 @@ def question_text(sample: Any) -> str:
 
 
 def pick_text(sample: Any, output: str) -> str:
-    """"picked [k] <title> ✓/✗", or "unparsed" when the answer has no readable <answer>."""
+    """ "picked [k] <title> ✓/✗", or "unparsed" when the answer has no readable <answer>."""
     item = sample_to_item(sample)
     p = parse_answer(output, n_choices=len(item.candidates))
     if p.choice is None:

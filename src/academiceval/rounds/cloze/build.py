@@ -37,6 +37,7 @@ from academiceval.rounds.cloze.stats import cloze_stats
 from academiceval.rounds.cloze.tokens import TokenCounter, get_counter
 from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
+from academiceval.store.artifacts import check_name
 from academiceval.store.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
@@ -158,6 +159,7 @@ def build_cloze_round(
     `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard; `judge` adds the judge-model role
     (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object."""
     t0 = time.perf_counter()
+    check_name(name, "round")
     try:
         cfg = config if config is not None else ClozeBuildConfig.model_validate(options)
     except ValidationError as exc:
@@ -252,6 +254,7 @@ def build_cloze_round(
         seed=seed,
         windows=SplitWindows(test_from=cutoff),
         skipped={config_name(lv): dict(sorted(c.items())) for lv, c in skips.items()},
+        config=cfg.model_dump(mode="json"),
         build_options={
             "family": "citation_cloze",
             "cutoff": cutoff.isoformat() if cutoff else None,
