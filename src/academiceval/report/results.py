@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from academiceval import __version__
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
+from academiceval.scores.mcq import CHOICE_TASKS
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.windows import Window, in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
@@ -148,9 +149,6 @@ class Results(BaseModel):
             return (0, -mean, r.label) if mean is not None else (1, 0.0, r.label)
 
         return sorted(rows, key=key)
-
-
-CHOICE_TASKS = frozenset({"citation_cloze"})  # tasks ranked by accuracy (scores.accuracy)
 
 
 def metric_sort_key(key: str) -> tuple[int, str]:
