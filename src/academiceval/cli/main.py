@@ -12,6 +12,7 @@ from academiceval import __version__
 from academiceval.cli import (
     audit,
     build,
+    cloze,
     collect,
     compare,
     demo,
@@ -43,6 +44,7 @@ app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
+app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
 app.command("audit")(audit.audit)
 app.command("run")(run.run)

@@ -39,7 +39,9 @@ class StrictConfig(BaseModel):
 
 
 # ---- rounds ------------------------------------------------------------------------------------------
-Task = Literal["title", "abstract", "introduction", "related_work"]
+# "citation_cloze" names the multiple-choice family (rounds/cloze): its items travel as Samples whose fields hold
+# the masked paper and the candidate texts; TASKS lists the writing tasks only.
+Task = Literal["title", "abstract", "introduction", "related_work", "citation_cloze"]
 TASKS: tuple[Task, ...] = ("title", "abstract", "introduction", "related_work")
 Split = Literal["train", "val", "test"]
 
