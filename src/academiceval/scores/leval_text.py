@@ -95,6 +95,7 @@ _STRICT_PATTERNS = (
     re.compile(rf"\b(?:answers?|options?|choices?)\s*(?:is|are|:|-)?\s*:?\s*\(?({_LETTER_LIST})\)?(?![A-Za-z])", re.I),
     re.compile(r"^\s*\(?([A-D])\)?[.):]\s"),
 )
+_OPTION_LINE = re.compile(r"^\s*\(?([A-D])\)?[.):]\s", re.M)
 
 
 def strict_choice(response: str, *, multi: bool) -> str | None:
@@ -102,7 +103,10 @@ def strict_choice(response: str, *, multi: bool) -> str | None:
     for pattern in _STRICT_PATTERNS:
         m = pattern.search(response)
         if m:
-            letters = "".join(sorted(set(re.findall(r"[A-D]", m.group(1)))))
+            found = m.group(1)
+            if pattern is _STRICT_PATTERNS[2] and multi:  # an answer that lists options one per line
+                found = "".join(_OPTION_LINE.findall(response))
+            letters = "".join(sorted(set(re.findall(r"[A-D]", found))))
             if letters and (multi or len(letters) == 1):
                 return letters
             return None
