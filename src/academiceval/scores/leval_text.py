@@ -104,7 +104,7 @@ def strict_choice(response: str, *, multi: bool) -> str | None:
         m = pattern.search(response)
         if m:
             found = m.group(1)
-            if pattern is _STRICT_PATTERNS[2] and multi:  # an answer that lists options one per line
+            if pattern is _STRICT_PATTERNS[2]:  # an answer that lists options one per line names them all
                 found = "".join(_OPTION_LINE.findall(response))
             letters = "".join(sorted(set(re.findall(r"[A-D]", found))))
             if letters and (multi or len(letters) == 1):
