@@ -10,6 +10,7 @@ import typer
 
 from academiceval import __version__
 from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import score_predictions as _score_predictions
 
 app = typer.Typer(
     name="academiceval",
@@ -31,6 +32,7 @@ app.command("build")(build.build)
 app.command("stats")(stats.stats)
 app.command("run")(run.run)
 app.command("score")(score.score)
+app.command("score-predictions")(_score_predictions.score_predictions)
 app.command("report")(report.report)
 app.command("demo")(demo.demo)
 

@@ -1,0 +1,70 @@
+"""`academiceval score-predictions`: score prediction files made elsewhere (L-Eval's format) without a run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from academiceval.cli.common import console, err_console, fail, summary_table
+
+
+def score_predictions(
+    files: Annotated[list[str], typer.Argument(help="Prediction files (*.pred.jsonl); the task id is the file stem.")],
+    fmt: Annotated[str, typer.Option("--format", help="Input format. Only 'leval' for now.")] = "leval",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print ONE JSON object: each FILE as given → its metrics.")
+    ] = False,
+    protocol: Annotated[
+        str, typer.Option(help="'leval-compatible' (L-Eval's numbers, quirks included) or 'strict'.")
+    ] = "leval-compatible",
+    task: Annotated[
+        str | None, typer.Option(help="Task id for every FILE (default: each file's stem, e.g. 'quality').")
+    ] = None,
+) -> None:
+    """Score L-Eval prediction files (query, gt, *_pred, evaluation) with L-Eval's metric names and units.
+
+    Metrics are percentages: exact_match; f1; rouge/rouge1, rouge/rouge2, rouge/rougeL, rouge/geometric_mean;
+    topic retrieval first_{1,2,3}_sentence_retrieval/exact_match and average_1st_2nd_3rd/exact_match. Each
+    file's entry also names the protocol, the task id used, and how many answers could not be parsed.
+    """
+    from academiceval.scores.leval import PROTOCOLS, display_keys, score_file
+
+    if fmt != "leval":
+        raise fail(f"unknown --format {fmt!r}; supported: leval")
+    if protocol not in PROTOCOLS:
+        raise fail(f"unknown --protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    out: dict[str, dict] = {}
+    failed = 0
+    for name in files:
+        try:
+            result = score_file(Path(name), task=task, protocol=protocol)  # type: ignore[arg-type]
+        except (OSError, ValueError) as e:
+            out[name] = {"error": f"{type(e).__name__}: {e}", "protocol": protocol}
+            failed += 1
+            continue
+        meta = result.summary()
+        metrics = meta.pop("metrics")
+        out[name] = {**metrics, **meta, "display_keys": display_keys(result)}
+    if as_json:
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    else:
+        rows = []
+        for name, entry in out.items():
+            if "error" in entry:
+                rows.append((name, "-", "-", "-", "error", entry["error"]))
+                continue
+            for i, key in enumerate(entry["display_keys"]):
+                head = (name, entry["task"], entry["scored"], entry["unparsed"]) if i == 0 else ("", "", "", "")
+                rows.append((*head, key, f"{entry[key]:.2f}"))
+        table = summary_table(
+            f"L-Eval scores ({protocol}, percent)", ["file", "task", "n", "unparsed", "metric", "value"], rows
+        )
+        table.columns[0].overflow = "fold"
+        console.print(table)
+    if failed:
+        err_console.print(f"{failed} of {len(files)} files could not be scored")
+        raise typer.Exit(1)
