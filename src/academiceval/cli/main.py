@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
+from academiceval.cli import agreement as _agreement
 from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
 from academiceval.cli import score_predictions as _score_predictions
 
@@ -33,6 +34,7 @@ app.command("stats")(stats.stats)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("score-predictions")(_score_predictions.score_predictions)
+app.command("agreement")(_agreement.agreement)
 app.command("report")(report.report)
 app.command("demo")(demo.demo)
 
