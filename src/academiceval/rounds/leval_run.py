@@ -1,0 +1,210 @@
+"""Write/read an imported L-Eval round, run it with any backend, and save L-Eval prediction files.
+
+Round layout (the project's one round format): `jsonl/<task>/test.jsonl` and `data/<task>/test.parquet` per
+L-Eval task (a config per task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
+`build_options` recording the source, the family, the templates' sha256 and the length-instruction wording).
+
+A run writes `<out>/<task>.pred.jsonl` in L-Eval's own prediction format (`query`, `gt`, `<model>_pred`,
+`evaluation`, `prompt`) plus our provenance fields (`sample_id`, `length_instruction`, `length_words`,
+`words_cut`, `error`), so `academiceval score-predictions --format leval` — or L-Eval's own `auto_eval.py` —
+scores it directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from academiceval.rounds.leval import (
+    FAMILY,
+    LIE_WORDING,
+    MAX_NEW_TOKENS,
+    TEMPLATES_SHA256,
+    LEvalItem,
+    fit_document,
+    kind_of,
+    render,
+)
+
+MANIFEST = "manifest.json"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: str = "") -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from academiceval import __version__
+    from academiceval.rounds.models import ConfigInfo, RoundManifest, SplitWindows
+
+    round_dir = Path(round_dir)
+    round_dir.mkdir(parents=True, exist_ok=True)
+    by_task: dict[str, list[LEvalItem]] = defaultdict(list)
+    for it in items:
+        by_task[it.task].append(it)
+    files: dict[str, str] = {}
+    configs: dict[str, Any] = {}
+    for task, rows in sorted(by_task.items()):
+        js = round_dir / "jsonl" / task / "test.jsonl"
+        pqf = round_dir / "data" / task / "test.parquet"
+        js.parent.mkdir(parents=True, exist_ok=True)
+        pqf.parent.mkdir(parents=True, exist_ok=True)
+        js.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
+        pq.write_table(pa.Table.from_pylist([r.model_dump() for r in rows]), pqf, compression="zstd")
+        for p in (js, pqf):
+            files[p.relative_to(round_dir).as_posix()] = _sha256(p)
+        configs[task] = ConfigInfo.model_construct(
+            task=task,
+            setting="leval",
+            setting_name=task,
+            counts={"test": len(rows)},
+            files=[js.relative_to(round_dir).as_posix(), pqf.relative_to(round_dir).as_posix()],
+        )
+    manifest = RoundManifest.model_construct(
+        round=items[0].round if items else round_dir.name,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        package_version=__version__,
+        seed=0,
+        windows=SplitWindows(),
+        files=files,
+        configs=configs,
+        counts={t: {"test": len(r)} for t, r in by_task.items()},
+        skipped={},
+        adds=[],
+        retires=[],
+        previous_round=None,
+        notes={},
+        build_options={
+            "family": FAMILY,
+            "source": source,
+            "templates_sha256": TEMPLATES_SHA256,
+            "length_instruction_wording": LIE_WORDING,
+            "max_new_tokens": MAX_NEW_TOKENS,
+        },
+    )
+    (round_dir / MANIFEST).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    return round_dir
+
+
+def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[str] | None = None) -> list[LEvalItem]:
+    round_dir = Path(round_dir)
+    manifest = json.loads((round_dir / MANIFEST).read_text(encoding="utf-8"))
+    if manifest.get("build_options", {}).get("family") != FAMILY:
+        raise ValueError(f"{round_dir} is not an L-Eval round")
+    items: list[LEvalItem] = []
+    for rel, digest in sorted(manifest["files"].items()):
+        if not rel.startswith("jsonl/") or (tasks and rel.split("/")[1] not in tasks):
+            continue
+        path = round_dir / rel
+        if verify and _sha256(path) != digest:
+            raise ValueError(f"{path}: sha256 differs from the manifest")
+        items += [LEvalItem.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return items
+
+
+def build_prompt(
+    item: LEvalItem,
+    *,
+    length_instruction: bool = True,
+    budget_tokens: int | None = None,
+    count: Callable[[str], int] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """One prompt string (system text, blank line, user text) and its provenance."""
+    doc, cut = item.document, 0
+    if budget_tokens is not None:
+        doc, cut = fit_document(
+            item.document,
+            budget_tokens,
+            count or (lambda t: len(t.split())),
+            keep="tail" if kind_of(item.task) == "code" else "head",
+        )
+    system, user, meta = render(item, length_instruction=length_instruction, document=doc)
+    return f"{system}\n\n{user}", {**meta, "words_cut": cut}
+
+
+async def run_items(
+    items: Sequence[LEvalItem],
+    backend: Any,
+    out_dir: str | Path,
+    *,
+    length_instruction: bool = True,
+    budget_tokens: int | None = None,
+    count: Callable[[str], int] | None = None,
+    concurrency: int = 4,
+    options: Any = None,
+) -> dict[str, Path]:
+    """Ask `backend.generate(prompt, options)` for every item; write `<out_dir>/<task>.pred.jsonl` per task.
+
+    A failed call is recorded in the row's `error` with an empty prediction (scored as wrong), never dropped."""
+    from academiceval.models.base import GenerationOptions
+
+    opts = options or GenerationOptions(temperature=0.0, max_tokens=MAX_NEW_TOKENS)
+    sem = asyncio.Semaphore(concurrency)
+    pred_key = f"{getattr(backend, 'model', 'model')}_pred"
+
+    async def one(item: LEvalItem) -> dict[str, Any]:
+        prompt, meta = build_prompt(
+            item, length_instruction=length_instruction, budget_tokens=budget_tokens, count=count
+        )
+        async with sem:
+            try:
+                text, error = (await backend.generate(prompt, opts)).text, None
+            except Exception as e:  # recorded per item, the batch goes on
+                text, error = "", f"{type(e).__name__}: {e}"
+        return {
+            "query": item.instruction,
+            "gt": item.label,
+            pred_key: text,
+            "evaluation": item.evaluation,
+            "prompt": prompt,
+            "sample_id": item.sample_id,
+            "length_instruction": meta["length_instruction"],
+            "length_words": meta["length_words"],
+            "words_cut": meta["words_cut"],
+            "error": error,
+        }
+
+    rows = await asyncio.gather(*(one(it) for it in items))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item, row in zip(items, rows, strict=True):
+        by_task[item.task].append(row)
+    written = {}
+    for task, task_rows in by_task.items():
+        path = out_dir / f"{task}.pred.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in task_rows), encoding="utf-8")
+        written[task] = path
+    return written
+
+
+class LeadBaseline:
+    """A model-free reference point, reading only the prompt: option "A" for multiple choice, else the first N
+    words of the document (N from the length instruction, 60 without one)."""
+
+    name = "baseline"
+    model = "leval-lead"
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"backend": "baseline", "model": self.model, "version": 1}
+
+    async def aclose(self) -> None:
+        return None
+
+    async def generate(self, prompt: str, options: Any, sample: Any = None) -> Any:
+        from academiceval.models.base import Completion
+
+        if "Exactly one option is correct" in prompt or "One or more options may be correct" in prompt:
+            return Completion(text="A")
+        doc = prompt.split("Document:\n", 1)[-1].split("\n\nInstruction:")[0].split("\n\nQuestion:")[0]
+        n = int(prompt.rsplit("Aim for about ", 1)[1].split()[0]) if "Aim for about " in prompt else 60
+        return Completion(text=" ".join(doc.split()[:n]))
