@@ -11,7 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Task = Literal["title", "abstract", "introduction", "related_work"]
+# "citation_cloze" names the multiple-choice family (rounds/cloze); its items are `ClozeItem`s, not `Sample`s,
+# and it appears here only so a round manifest can describe its configs. TASKS lists the writing tasks.
+Task = Literal["title", "abstract", "introduction", "related_work", "citation_cloze"]
 TASKS: tuple[Task, ...] = ("title", "abstract", "introduction", "related_work")
 Split = Literal["train", "val", "test"]
 
