@@ -116,3 +116,25 @@ def test_position_biased_and_failing_judges(pairs: list[lj.PairInput]) -> None:
     res = lj.win_rate(js)
     assert res.errors == 96 and res.ties == 96 and res.win_rate == 0.5
     assert sum(j.verdict.rule == "error:TimeoutError" for j in js) == 48
+
+
+def test_judge_predictions_cli_against_a_fake_judge_server(corpus: Path) -> None:
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.models.fake_server import start_in_thread
+
+    base = corpus / "leval" / "Predictions" / "llm_gpt4_eval"
+    cand, ref = str(base / "llama2-13b-chat-4k.pred.jsonl"), str(base / "turbo-16k-0613.pred.jsonl")
+    with start_in_thread() as server:
+        args = ["judge-predictions", cand, "--against", ref, "--judge", "openai/fake-judge", "--json"]
+        res = CliRunner().invoke(app, [*args, "--judge-base-url", server.url])
+        requests = server.stats.total
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)[cand]
+    assert out["judged"] + out["errors"] == 192 and out["only_candidate"] == out["only_baseline"] == 0
+    assert out["wins"] + out["ties"] + out["losses"] == out["judged"]
+    if out["judged"]:
+        assert out["win_rate"] == pytest.approx((out["wins"] + 0.5 * out["ties"]) / out["judged"])
+    assert out["verdict_protocol"] == "leval-compatible" and len(out["template_sha256"]) == 64
+    assert requests == 192

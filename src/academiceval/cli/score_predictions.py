@@ -68,3 +68,67 @@ def score_predictions(
     if failed:
         err_console.print(f"{failed} of {len(files)} files could not be scored")
         raise typer.Exit(1)
+
+
+def judge_predictions(
+    files: Annotated[list[str], typer.Argument(help="Candidate L-Eval prediction files.")],
+    against: Annotated[str, typer.Option(help="The reference run's prediction file (L-Eval: turbo-16k-0613).")],
+    judge: Annotated[str, typer.Option(help="Judge model spec, e.g. openai/gpt-4o.")],
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="Judge server base URL (default $OPENAI_BASE_URL).")
+    ] = None,
+    protocol: Annotated[
+        str, typer.Option(help="Verdict parsing: 'leval-compatible' or 'strict'.")
+    ] = "leval-compatible",
+    concurrency: Annotated[int, typer.Option(help="Judge requests in flight.")] = 8,
+    as_json: Annotated[bool, typer.Option("--json", help="Print ONE JSON object: each FILE → its win rates.")] = False,
+) -> None:
+    """Judge each candidate file against a reference run, both orders (L-Eval's protocol): wins/ties/losses, win
+    rate (wins + ½ ties) / judged, unreadable verdicts, and the length-controlled win rate."""
+    import asyncio
+
+    from academiceval.errors import AcademicEvalError
+    from academiceval.models.registry import load_backend
+    from academiceval.scores import leval_judge as lj
+
+    if protocol not in ("leval-compatible", "strict"):
+        raise fail(f"unknown --protocol {protocol!r}")
+    try:
+        backend = load_backend(judge, base_url=judge_base_url)
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+
+    async def run_all() -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        try:
+            for name in files:
+                pairs, missing = lj.leval_file_pairs(name, against)
+                judgments = await lj.judge_pairs(
+                    pairs,
+                    lj.asker(backend),
+                    protocol=protocol,
+                    concurrency=concurrency,  # type: ignore[arg-type]
+                )
+                summary = lj.summarize(judgments).as_dict()
+                out[name] = {**summary, **missing, "against": against, "judge": judge, **lj.config(protocol=protocol)}  # type: ignore[arg-type]
+        finally:
+            await backend.aclose()
+        return out
+
+    try:
+        out = asyncio.run(run_all())
+    except (OSError, ValueError) as e:
+        raise fail(f"{type(e).__name__}: {e}") from None
+    if as_json:
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return
+
+    def pct(v: object) -> str:
+        return "-" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
+
+    rows = [
+        (n, r["judged"], r["wins"], r["ties"], r["losses"], r["errors"], pct(r["win_rate"]), pct(r["lc_win_rate"]))
+        for n, r in out.items()
+    ]
+    cols = ["file", "judged", "W", "T", "L", "unreadable", "win %", "LC win %"]
+    console.print(summary_table(f"Pairwise judge vs {against} ({judge}, {protocol})", cols, rows))

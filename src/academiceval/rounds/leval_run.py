@@ -146,6 +146,7 @@ async def run_items(
 
     A failed call is recorded in the row's `error` with an empty prediction (scored as wrong), never dropped."""
     from academiceval.models.base import GenerationOptions
+    from academiceval.scores.leval_judge import text_of
 
     opts = options or GenerationOptions(temperature=0.0, max_tokens=MAX_NEW_TOKENS)
     sem = asyncio.Semaphore(concurrency)
@@ -157,7 +158,7 @@ async def run_items(
         )
         async with sem:
             try:
-                text, error = (await backend.generate(prompt, opts)).text, None
+                text, error = text_of(await backend.generate(prompt, opts)), None
             except Exception as e:  # recorded per item, the batch goes on
                 text, error = "", f"{type(e).__name__}: {e}"
         return {

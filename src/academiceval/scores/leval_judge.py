@@ -216,3 +216,40 @@ def summarize(judgments: Sequence[Judgment]) -> WinRate:
 
 def config(template: str = TEMPLATE, protocol: VerdictProtocol = "leval-compatible") -> dict[str, str]:
     return {"template_sha256": hashlib.sha256(template.encode()).hexdigest(), "verdict_protocol": protocol}
+
+
+def text_of(result: object) -> str:
+    """The answer text of `backend.generate(...)` (a Completion) or of the one call path (a Generated)."""
+    unwrap = getattr(result, "unwrap", None)
+    completion = unwrap() if callable(unwrap) else result
+    return str(getattr(completion, "text", "") or "")
+
+
+def asker(caller: object, *, max_tokens: int = 2048) -> Callable[[str], Awaitable[str]]:
+    """`ask(prompt)` over a backend or a `models.generate.Generator`: temperature 0, 2048 tokens (L-Eval's)."""
+    from academiceval.models.base import GenerationOptions
+
+    options = GenerationOptions(temperature=0.0, max_tokens=max_tokens)
+
+    async def ask(prompt: str) -> str:
+        return text_of(await caller.generate(prompt, options))  # type: ignore[attr-defined]
+
+    return ask
+
+
+def leval_file_pairs(candidate_file: str, baseline_file: str) -> tuple[list[PairInput], dict[str, int]]:
+    """Pairs from two L-Eval prediction files, keyed by query + gt as L-Eval's `llm_eval.py` does."""
+    from academiceval.scores.leval import prediction_key, read_prediction_file
+
+    def load(path: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+        rows, _ = read_prediction_file(path)
+        key = prediction_key(rows[0]) if rows else ""
+        preds, questions, refs = {}, {}, {}
+        for r in rows:
+            sid = f"{r.get('query', '')}\x1f{r.get('gt', '')}"
+            preds[sid], questions[sid], refs[sid] = str(r.get(key) or ""), str(r.get("query", "")), str(r.get("gt", ""))
+        return preds, questions, refs
+
+    cand, questions, refs = load(candidate_file)
+    base, _, _ = load(baseline_file)
+    return pairs_by_sample(cand, base, questions, refs)
