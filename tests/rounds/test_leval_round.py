@@ -92,3 +92,23 @@ def test_runs_with_an_openai_compatible_backend(data_dir: Path, tmp_path: Path) 
     prompt, meta = build_prompt(items[0], budget_tokens=2000)
     assert rows[0]["prompt"] == prompt and meta["words_cut"] == rows[0]["words_cut"]
     assert score_file(out["tv_show_summ"]).metrics["rouge/rouge1"] > 0
+
+
+def test_cli_import_run_score(data_dir: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+
+    runner = CliRunner()
+    rnd, preds = tmp_path / "rounds" / "leval-x", tmp_path / "preds"
+    res = runner.invoke(app, ["leval", "import", str(data_dir), "--out", str(rnd), "--tasks", "news_summ,tpo"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["leval", "run", str(rnd), "--model", "baseline/leval-lead", "--out", str(preds)])
+    assert res.exit_code == 0, res.output
+    files = sorted(str(p) for p in preds.glob("*.pred.jsonl"))
+    res = runner.invoke(app, ["score-predictions", "--format", "leval", "--json", *files])
+    out = json.loads(res.stdout)
+    assert out[files[1]]["task"] == "tpo" and out[files[1]]["scored"] == 269
+    assert out[files[0]]["rouge/rougeL"] > 5
+    res = runner.invoke(app, ["leval", "run", str(tmp_path / "nope"), "--model", "baseline/leval-lead", "--out", "x"])
+    assert res.exit_code == 2

@@ -11,6 +11,7 @@ import typer
 from academiceval import __version__
 from academiceval.cli import agreement as _agreement
 from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import leval as _leval
 from academiceval.cli import score_predictions as _score_predictions
 
 app = typer.Typer(
@@ -36,6 +37,7 @@ app.command("score")(score.score)
 app.command("score-predictions")(_score_predictions.score_predictions)
 app.command("judge-predictions")(_score_predictions.judge_predictions)
 app.command("agreement")(_agreement.agreement)
+app.add_typer(_leval.app, name="leval")
 app.command("report")(report.report)
 app.command("demo")(demo.demo)
 

@@ -1,0 +1,89 @@
+"""`academiceval leval import|run`: L-Eval's task files as a round, run with any backend into L-Eval prediction
+files (then `academiceval score-predictions --format leval` / `judge-predictions`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from academiceval.cli.common import console, err_console, fail, summary_table
+
+app = typer.Typer(help="L-Eval tasks: import them as a round, run a model on it.", no_args_is_help=True)
+
+
+@app.command("import")
+def import_(
+    data_dir: Annotated[Path, typer.Argument(help="L-Eval's LEval-data directory (or one of its subfolders).")],
+    out: Annotated[Path, typer.Option(help="Round directory to write.")],
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
+) -> None:
+    """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem."""
+    from academiceval.rounds.leval import read_task_dir
+    from academiceval.rounds.leval_run import write_round
+
+    if not data_dir.is_dir():
+        raise fail(f"{data_dir} is not a directory")
+    wanted = [t.strip() for t in tasks.split(",")] if tasks else None
+    items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
+    if not items:
+        raise fail(f"no L-Eval task files found under {data_dir}")
+    write_round(items, out, source=str(data_dir))
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it.task] = counts.get(it.task, 0) + 1
+    console.print(summary_table(f"L-Eval round {out}", ["task", "items"], sorted(counts.items())))
+
+
+@app.command("run")
+def run(
+    round_dir: Annotated[Path, typer.Argument(help="A round written by `academiceval leval import`.")],
+    model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH, or baseline/leval-lead).")],
+    out: Annotated[Path, typer.Option(help="Directory for <task>.pred.jsonl files.")],
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: all).")] = None,
+    length_instruction: Annotated[
+        bool, typer.Option(help="Add L-Eval's length instruction to open-ended items (LIE).")
+    ] = True,
+    budget_tokens: Annotated[
+        int | None, typer.Option(help="Cut documents to this many tokens (whitespace words), L-Eval's way.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 4,
+) -> None:
+    """Ask the model every item (temperature 0, 512 new tokens) and write L-Eval prediction files."""
+    import asyncio
+
+    from academiceval.errors import AcademicEvalError
+    from academiceval.rounds.leval_run import LeadBaseline, load_round, run_items
+
+    try:
+        items = load_round(round_dir, tasks=[t.strip() for t in tasks.split(",")] if tasks else None)
+    except (OSError, ValueError) as e:
+        raise fail(f"{type(e).__name__}: {e}") from None
+    try:
+        if model == "baseline/leval-lead":
+            backend = LeadBaseline()
+        else:
+            from academiceval.models.registry import load_backend
+
+            backend = load_backend(model, base_url=base_url)
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+
+    async def go() -> dict[str, Path]:
+        try:
+            return await run_items(
+                items,
+                backend,
+                out,
+                length_instruction=length_instruction,
+                budget_tokens=budget_tokens,
+                concurrency=concurrency,
+            )
+        finally:
+            await backend.aclose()
+
+    written = asyncio.run(go())
+    for task, path in sorted(written.items()):
+        err_console.print(f"{task}: {path}")
