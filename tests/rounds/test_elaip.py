@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from academiceval.rounds import elaip
+from academiceval.runs.elaip import retrieval_for, run_items
 from academiceval.scores.elaip import score_answer, summarize, summarize_runs
 
 
@@ -40,7 +41,7 @@ def rows(paper: str) -> list[dict]:
             "answer": "C",
         },
         {**base, "question_type": "MA-MCQ", "question": _question("Which hold?", list("wxyz")), "answer": "A, C"},
-        {**base, "question_type": "MA-MCQ", "question": _question("Which hold?", list("wxyz")), "answer": "BCD"},
+        {**base, "question_type": "MA-MCQ", "question": _question("Which also hold?", list("wxyz")), "answer": "BCD"},
         {**base, "question_type": "SA-MCQ", "question": _question("Bad row", list("wxyz")), "answer": "AB"},
         {**base, "question_type": "TF", "question": "True?", "answer": "A"},
         {**base, "question_type": "MA-MCQ", "question": _question("Bad", list("wxyz")), "answer": "E"},
@@ -92,12 +93,13 @@ def test_strict_set_match_breakdown_and_runs(rows: list[dict]) -> None:
 def test_passages_and_retrieval_settings(rows: list[dict], paper: str) -> None:
     items, _ = elaip.read_rows(rows)
     item = items[0]
-    chunks = elaip.passages(paper, size=512)
-    count = elaip._wordpiece_count()
+    retriever, count = retrieval_for("rag-bm25")
+    chunks = elaip.passages(paper, size=512, count=count)
     assert len(chunks) > 5 and all(count(c) <= 512 for c in chunks)
     assert " ".join(" ".join(chunks).split()) == " ".join(" ".join(elaip.sentences(paper)).split())  # nothing lost
     for setting in ("rag-bm25", "rag-dense"):
-        text, meta = elaip.context_for(item, setting, top_k=3)
+        retriever, count = retrieval_for(setting)
+        text, meta = elaip.context_for(item, setting, top_k=3, retriever=retriever, count=count)
         assert meta["top_k"] == 3 and len(meta["chosen"]) == 3 and meta["passages"] == len(chunks)
         assert " ".join(item.relevant_passage.split()) in " ".join(text.split()), setting  # evidence retrieved
     full, meta = elaip.context_for(item, "full")
@@ -106,3 +108,35 @@ def test_passages_and_retrieval_settings(rows: list[dict], paper: str) -> None:
     assert "Exactly one of the options" in prompt and prompt.endswith("final answer in the tags.")
     with pytest.raises(ValueError):
         elaip.context_for(item, "web")
+    with pytest.raises(ValueError, match="retriever"):
+        elaip.context_for(item, "rag-bm25")
+
+
+def test_run_n_times_with_a_backend(rows: list[dict]) -> None:
+    import asyncio
+    from dataclasses import dataclass
+
+    items, _ = elaip.read_rows(rows)
+    gold = {i.question.strip()[:40]: i.answer for i in items}
+
+    @dataclass
+    class Reply:
+        text: str
+
+    class Oracle:  # answers right on run 0 and 2, in the letter-run format on run 1, and fails once
+        model = "oracle"
+        calls = 0
+
+        async def generate(self, prompt, options):
+            Oracle.calls += 1
+            if Oracle.calls == 4:
+                raise TimeoutError("slow")
+            answer = next(a for q, a in gold.items() if q in prompt)
+            return Reply(f"<answer>{answer if options.seed != 1 else answer[::-1]}</answer>")
+
+    runs = asyncio.run(run_items(items, Oracle(), setting="evidence", runs=3, concurrency=1))
+    assert [len(r) for r in runs] == [3, 3, 3] and runs[1][0]["error"] == "TimeoutError: slow"
+    scored = [[score_answer(i, r["response"]) for i, r in zip(items, run, strict=True)] for run in runs]
+    agg = summarize_runs(scored)
+    assert agg["all"]["mean_accuracy"] == pytest.approx((100 + 200 / 3 + 100) / 3)
+    assert agg["all"]["unparsed_total"] == 1

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from academiceval.rounds.leval import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
-from academiceval.rounds.leval_run import LeadBaseline, build_prompt, load_round, run_items, write_round
+from academiceval.rounds.leval_run import build_prompt, load_round, write_round
+from academiceval.runs.leval import LeadBaseline, run_items
 from academiceval.scores.leval import score_file
 
 

@@ -55,7 +55,8 @@ def run(
     import asyncio
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.leval_run import LeadBaseline, load_round, run_items
+    from academiceval.rounds.leval_run import load_round
+    from academiceval.runs.leval import LeadBaseline, run_items
 
     try:
         items = load_round(round_dir, tasks=[t.strip() for t in tasks.split(",")] if tasks else None)

@@ -8,10 +8,10 @@ with options A–D embedded), `answer` (the letters, e.g. "B" or "ACD"), `releva
 A row that does not fit (unknown type, answer letters outside A–D, an SA row with several letters) is not
 imported; `read_rows` returns it among the rejects with the reason, so a count is always reported.
 
-Settings (`context_for`): `full` — the whole paper (ElaipBench's base setting; papers fit a 32k window);
-`rag-bm25` / `rag-dense` — the top-k passages of the paper itself for the question (ElaipBench's RAG variant:
-passages of ~512 tokens cut on sentence boundaries, top 5), ranked by `models.rag.retrievers` (bm25s; the
-packaged all-MiniLM-L6-v2 for dense — ElaipBench used BGE-m3, which is not available offline; any local
+Settings (`context_for`): `full` — the whole paper (ElaipBench's base setting; papers fit a 32k window); `rag-bm25`
+/ `rag-dense` — the top-k passages of the paper itself for the question (ElaipBench's RAG variant: passages of ~512
+tokens cut on sentence boundaries, top 5), ranked by `models.rag.retrievers` through `runs.elaip.retrieval_for`
+(bm25s; the packaged all-MiniLM-L6-v2 for dense — ElaipBench used BGE-m3, which is not available offline; any local
 checkpoint can be passed); `evidence` — the relevant passage only (an oracle upper bound).
 
 ElaipBench's own base prompt and answer parser are not published; ours asks for the letters inside
@@ -125,26 +125,26 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def passages(text: str, *, size: int = 512, count: Callable[[str], int] | None = None) -> list[str]:
-    """Consecutive sentences packed into passages of at most `size` tokens (a longer sentence is cut on words)."""
-    count = count or _wordpiece_count()
-    units: list[tuple[str, int]] = []
+def passages(text: str, *, count: Callable[[str], int], size: int = 512) -> list[str]:
+    """Consecutive sentences packed into passages of at most `size` tokens (a longer sentence is cut on words).
+
+    `count` is the tokenizer's counter (`runs.elaip.retrieval_for` passes the packaged WordPiece one)."""
+    units: list[str] = []
     for sent in sentences(text):
-        n = count(sent)
-        if n <= size:
-            units.append((sent, n))
+        if count(sent) <= size:
+            units.append(sent)
             continue
         piece: list[str] = []
         for w in sent.split():
             if piece and count(" ".join([*piece, w])) > size:
-                units.append((" ".join(piece), count(" ".join(piece))))
+                units.append(" ".join(piece))
                 piece = []
             piece.append(w)
         if piece:
-            units.append((" ".join(piece), count(" ".join(piece))))
+            units.append(" ".join(piece))
     out: list[str] = []
     current: list[str] = []
-    for unit, _n in units:
+    for unit in units:
         if current and count(" ".join([*current, unit])) > size:
             out.append(" ".join(current))
             current = []
@@ -152,12 +152,6 @@ def passages(text: str, *, size: int = 512, count: Callable[[str], int] | None =
     if current:
         out.append(" ".join(current))
     return out
-
-
-def _wordpiece_count() -> Callable[[str], int]:
-    from academiceval.models.tokenize import load_tokenizer
-
-    return load_tokenizer(None).count
 
 
 def context_for(
@@ -169,20 +163,22 @@ def context_for(
     retriever: Any = None,
     count: Callable[[str], int] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The text shown to the model for one setting, and what was chosen (passage indices and scores)."""
+    """The text shown to the model for one setting, and what was chosen (passage indices and scores).
+
+    The RAG settings need a `retriever` (anything with `scores(query, docs)` and `identity()`, e.g.
+    `models.rag.retrievers`) and a token `count`; `runs.elaip.retrieval_for(setting)` supplies both."""
     if setting == "full":
         return item.paper_content, {"setting": setting}
     if setting == "evidence":
         return item.relevant_passage, {"setting": setting}
     if setting not in ("rag-bm25", "rag-dense"):
         raise ValueError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
-    from academiceval.models.rag.retrievers import get_retriever
-    from academiceval.models.rag.retrievers import top_k as best
-
+    if retriever is None or count is None:
+        raise ValueError(f"setting {setting!r} needs a retriever and a token counter")
     chunks = passages(item.paper_content, size=size, count=count)
-    retriever = retriever or get_retriever(setting.removeprefix("rag-"))
     scores = retriever.scores(item.question, chunks)
-    chosen = sorted(best(scores, top_k))  # shown in paper order
+    ranked = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), i))[:top_k]
+    chosen = sorted(ranked)  # shown in paper order
     meta = {
         "setting": setting,
         "retriever": retriever.identity(),

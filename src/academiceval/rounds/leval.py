@@ -31,6 +31,35 @@ MAX_NEW_TOKENS = 512
 LIE_WORDING = "Aim for about {n} words."
 OPEN_ENDED_TAGS = ("f1", "rouge", "LLM", "human")
 
+#: task id → kind of answer extraction (L-Eval's closed-ended tasks); open-ended ids use the row's tag.
+TASKS: dict[str, str] = {
+    "coursera": "choice-multi",
+    "quality": "choice",
+    "tpo": "choice",
+    "gsm100": "math",
+    "codeU": "code",
+    "topic_retrieval_longchat": "topic",
+    "sci_fi": "scifi",
+    **{
+        t: "text"
+        for t in (
+            "financial_qa",
+            "gov_report_summ",
+            "legal_contract_qa",
+            "meeting_summ",
+            "multidoc_qa",
+            "narrative_qa",
+            "natural_question",
+            "news_summ",
+            "paper_assistant",
+            "patent_summ",
+            "review_summ",
+            "scientific_qa",
+            "tv_show_summ",
+        )
+    },
+}
+
 SYSTEM = {
     "choice": (
         "You will read a long document and then answer a multiple-choice question about it. Exactly one option "
@@ -87,8 +116,6 @@ class LEvalItem(BaseModel):
 
 
 def kind_of(task: str) -> str:
-    from academiceval.scores.leval import TASKS
-
     return TASKS.get(task, "text")
 
 

@@ -27,40 +27,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from academiceval.rounds.leval import TASKS
 from academiceval.scores import leval_text as lt
 
 Protocol = Literal["leval-compatible", "strict"]
 PROTOCOLS: tuple[str, ...] = ("leval-compatible", "strict")
 SCORED_TAGS = ("f1", "rouge", "exam")
 
-#: task id → kind of answer extraction (L-Eval's closed-ended tasks); open-ended ids use the row's tag.
-TASKS: dict[str, str] = {
-    "coursera": "choice-multi",
-    "quality": "choice",
-    "tpo": "choice",
-    "gsm100": "math",
-    "codeU": "code",
-    "topic_retrieval_longchat": "topic",
-    "sci_fi": "scifi",
-    **{
-        t: "text"
-        for t in (
-            "financial_qa",
-            "gov_report_summ",
-            "legal_contract_qa",
-            "meeting_summ",
-            "multidoc_qa",
-            "narrative_qa",
-            "natural_question",
-            "news_summ",
-            "paper_assistant",
-            "patent_summ",
-            "review_summ",
-            "scientific_qa",
-            "tv_show_summ",
-        )
-    },
-}
 TOPIC_KEYS = tuple(f"first_{i}_sentence_retrieval/exact_match" for i in (1, 2, 3))
 TOPIC_AVERAGE = "average_1st_2nd_3rd/exact_match"
 SCIFI_KEYS = ("loyalty/exact_match", "fact/exact_match")

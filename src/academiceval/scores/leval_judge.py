@@ -218,18 +218,13 @@ def config(template: str = TEMPLATE, protocol: VerdictProtocol = "leval-compatib
     return {"template_sha256": hashlib.sha256(template.encode()).hexdigest(), "verdict_protocol": protocol}
 
 
-def text_of(result: object) -> str:
-    """The answer text of `backend.generate(...)` (a Completion) or of the one call path (a Generated)."""
-    unwrap = getattr(result, "unwrap", None)
-    completion = unwrap() if callable(unwrap) else result
-    return str(getattr(completion, "text", "") or "")
-
-
 def asker(caller: object, *, max_tokens: int = 2048) -> Callable[[str], Awaitable[str]]:
     """`ask(prompt)` over a backend or a `models.generate.Generator`: temperature 0, 2048 tokens (L-Eval's)."""
     from academiceval.models.base import GenerationOptions
 
     options = GenerationOptions(temperature=0.0, max_tokens=max_tokens)
+
+    from academiceval.runs.leval import text_of
 
     async def ask(prompt: str) -> str:
         return text_of(await caller.generate(prompt, options))  # type: ignore[attr-defined]
