@@ -244,3 +244,23 @@ def test_strict_reads_option_lists_for_multi_answer_tasks() -> None:
     assert lt.strict_choice(listed, multi=False) is None
     assert lt.compat_choice("A, B, C", multi=True) == ("A", False)  # L-Eval misses comma-separated lists
     assert lt.strict_choice("A, B, C", multi=True) == "ABC"
+
+
+def test_strict_codeu_reads_the_final_statement() -> None:
+    rows = [
+        {
+            "query": "q",
+            "gt": "2",
+            "m_pred": "final_output is the result of operation2, which is False.",
+            "evaluation": "exam",
+        },
+        {
+            "query": "q",
+            "gt": "[-3  6 -3]",
+            "m_pred": "the final output is:\n```\nc = [-3, 6, -3]\n```",
+            "evaluation": "exam",
+        },
+    ]
+    compat, strict = score_rows(rows, "codeU"), score_rows(rows, "codeU", "strict")
+    assert [it.scores["exact_match"] for it in compat.items] == [1, 0]  # "2" found inside "operation2"
+    assert [it.scores["exact_match"] for it in strict.items] == [0, 1]

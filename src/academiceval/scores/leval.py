@@ -143,9 +143,11 @@ def _exam_item(kind: str, gold: str, pred: str, protocol: str) -> tuple[str, flo
         p = lt.compat_math(pred)
         return p, lt.compat_exact_match(p, lt.compat_math(gold)), p == ""
     if kind == "code":
-        p = lt.compat_code_output(pred, gold, whole_words=strict)
-        g = lt.code_gold(gold)
-        return p, (lt.strict_contains(p, g) if strict else lt.compat_exact_match(p, g)), False
+        if strict:  # the program output's tokens, in order, in what the answer ends with
+            final = lt.final_statement(pred)
+            return final, lt.strict_tokens_contained(final, gold), False
+        p = lt.compat_code_output(pred, gold)
+        return p, lt.compat_exact_match(p, lt.code_gold(gold)), False
     if strict:
         return pred, lt.strict_contains(pred, gold), False
     return pred, lt.compat_exact_match(pred, gold), False

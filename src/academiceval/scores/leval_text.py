@@ -141,6 +141,26 @@ def choice_score(predicted: str | None, gold: str) -> float:
     return 0.25 if set(predicted) <= set(gold) else 0
 
 
+_PUNCT_TO_SPACE = str.maketrans({ch: " " for ch in string.punctuation})
+
+
+def strict_tokens_contained(prediction: str, gold: str) -> int:
+    """1 iff the gold's tokens (lower-cased, punctuation as spaces) occur in order and adjacent in the prediction."""
+    g = " ".join(gold.lower().translate(_PUNCT_TO_SPACE).split())
+    p = " ".join(prediction.lower().translate(_PUNCT_TO_SPACE).split())
+    return int(bool(g) and f" {g} " in f" {p} ")
+
+
+def final_statement(response: str) -> str:
+    """What an answer ends with: the text after its last "output" (as in "the final output is …"), else its last
+    non-empty line — so a number met while reasoning does not count as the answer."""
+    low = response.lower()
+    if "output" in low:
+        return response[low.rindex("output") + len("output") :]
+    lines = [ln for ln in response.splitlines() if ln.strip() and ln.strip() != "```"]
+    return lines[-1] if lines else ""
+
+
 def strict_contains(prediction: str, gold: str) -> int:
     g = normalize_squad(gold)
     return int(bool(g) and f" {g} " in f" {normalize_squad(prediction)} ")
@@ -200,12 +220,12 @@ def code_gold(response: str) -> str:
 _CODE_PHRASES = ("will be", "of the code", "is", "would be", "the value of", "the result of", "printed")
 
 
-def compat_code_output(response: str, gold: str, *, whole_words: bool = False) -> str:
-    """L-Eval's `process_output_code` (strict: the stock phrases are removed as whole words only)."""
+def compat_code_output(response: str, gold: str) -> str:
+    """L-Eval's `process_output_code`."""
     keep = len(gold.split()) + 3
     response = code_gold(response)
     for phrase in _CODE_PHRASES:
-        response = re.sub(rf"\b{re.escape(phrase)}\b", "", response) if whole_words else response.replace(phrase, "")
+        response = response.replace(phrase, "")
     if "the final output" in response:
         return " ".join(re.split(r"\s+", response.split("the final output")[-1])[:keep])
     return " ".join(re.split(r"\s+", response)[-keep:])
