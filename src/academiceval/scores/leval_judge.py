@@ -125,7 +125,7 @@ def _sigmoid(z: float) -> float:
 def length_controlled_win_rate(judgments: Sequence[Judgment], *, l2: float = 1.0) -> tuple[float | None, dict]:
     """Win rate at equal length from a logistic fit of outcome ~ 1 + tanh(Δlen / sd) + position.
 
-    Ties enter as half a win and half a loss (fractional outcomes in the likelihood). A tiny L2 penalty on the
+    Ties enter as half a win and half a loss (fractional outcomes in the likelihood). A unit L2 penalty on the
     slopes (features lie in [-1, 1]) keeps the fit finite when the data are separable (e.g. the longer answer
     always wins); with n ≥ a few hundred judgments it barely moves a real slope."""
     import numpy as np
