@@ -81,6 +81,9 @@ def judge_predictions(
         str, typer.Option(help="Verdict parsing: 'leval-compatible' or 'strict'.")
     ] = "leval-compatible",
     concurrency: Annotated[int, typer.Option(help="Judge requests in flight.")] = 8,
+    cache: Annotated[
+        Path | None, typer.Option(help="Response cache file (SQLite): a re-run never asks the judge twice.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print ONE JSON object: each FILE → its win rates.")] = False,
 ) -> None:
     """Judge each candidate file against a reference run, both orders (L-Eval's protocol): wins/ties/losses, win
@@ -88,6 +91,8 @@ def judge_predictions(
     import asyncio
 
     from academiceval.errors import AcademicEvalError
+    from academiceval.models.cache import ResponseCache
+    from academiceval.models.generate import Generator
     from academiceval.models.registry import load_backend
     from academiceval.scores import leval_judge as lj
 
@@ -98,6 +103,9 @@ def judge_predictions(
     except AcademicEvalError as e:
         raise fail(str(e)) from None
 
+    response_cache = ResponseCache(cache) if cache else None
+    caller = Generator(backend, cache=response_cache)  # the one model-call path: cache → retry → backend
+
     async def run_all() -> dict[str, dict]:
         out: dict[str, dict] = {}
         try:
@@ -105,7 +113,7 @@ def judge_predictions(
                 pairs, missing = lj.leval_file_pairs(name, against)
                 judgments = await lj.judge_pairs(
                     pairs,
-                    lj.asker(backend),
+                    lj.asker(caller),
                     protocol=protocol,
                     concurrency=concurrency,  # type: ignore[arg-type]
                 )
@@ -113,6 +121,8 @@ def judge_predictions(
                 out[name] = {**summary, **missing, "against": against, "judge": judge, **lj.config(protocol=protocol)}  # type: ignore[arg-type]
         finally:
             await backend.aclose()
+            if response_cache is not None:
+                response_cache.close()
         return out
 
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from academiceval.models.base import Capabilities
 from academiceval.rounds.leval import MAX_NEW_TOKENS, LEvalItem
 from academiceval.rounds.leval_run import build_prompt
 
@@ -95,6 +96,7 @@ class LeadBaseline:
 
     name = "baseline"
     model = "leval-lead"
+    capabilities = Capabilities()
 
     def cache_identity(self) -> dict[str, Any]:
         return {"backend": "baseline", "model": self.model, "version": 1}
