@@ -118,7 +118,7 @@ def test_position_biased_and_failing_judges(pairs: list[lj.PairInput]) -> None:
     assert sum(j.verdict.rule == "error:TimeoutError" for j in js) == 48
 
 
-def test_judge_predictions_cli_against_a_fake_judge_server(corpus: Path) -> None:
+def test_judge_predictions_cli_against_a_fake_judge_server(corpus: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from academiceval.cli.main import app
@@ -127,9 +127,12 @@ def test_judge_predictions_cli_against_a_fake_judge_server(corpus: Path) -> None
     base = corpus / "leval" / "Predictions" / "llm_gpt4_eval"
     cand, ref = str(base / "llama2-13b-chat-4k.pred.jsonl"), str(base / "turbo-16k-0613.pred.jsonl")
     with start_in_thread() as server:
-        args = ["judge-predictions", cand, "--against", ref, "--judge", "openai/fake-judge", "--json"]
-        res = CliRunner().invoke(app, [*args, "--judge-base-url", server.url])
+        args = ["judge-predictions", cand, "--against", ref, "--judge", "openai/fake-model", "--json"]
+        args += ["--judge-base-url", server.url, "--cache", str(tmp_path / "judge.sqlite")]
+        res = CliRunner().invoke(app, args)
+        again = CliRunner().invoke(app, args)  # answered from the response cache
         requests = server.stats.total
+    assert again.exit_code == 0 and json.loads(again.stdout) == json.loads(res.stdout)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)[cand]
     assert out["judged"] + out["errors"] == 192 and out["only_candidate"] == out["only_baseline"] == 0
