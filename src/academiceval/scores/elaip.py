@@ -90,3 +90,75 @@ def summarize_runs(runs: Sequence[Sequence[ElaipScore]]) -> dict[str, object]:
 
 def as_rows(scores: Sequence[ElaipScore]) -> list[dict[str, object]]:
     return [asdict(s) for s in scores]
+
+
+async def generate_and_filter(
+    paper_id: str,
+    paper_text: str,
+    generator: object,
+    references: dict[str, object],
+    *,
+    n: int = 3,
+    setting: str = "full",
+    review_file: str | None = None,
+) -> dict[str, object]:
+    """Generate ElaipBench-style questions about one paper, keep those no reference model answers correctly.
+
+    `generator` and each reference are anything with `async generate(prompt, options)` (a backend or the one call
+    path `models.generate.Generator`). Every question — kept or not — is appended to `review_file` (JSONL) with
+    its provenance, the check's verdict and each reference's answer, for human review."""
+    import json
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from academiceval.models.base import GenerationOptions
+    from academiceval.rounds import elaip_generate as eg
+    from academiceval.runs.elaip import run_items
+    from academiceval.runs.leval import text_of
+
+    prompt = eg.render_generator_prompt(paper_id, paper_text, n)
+    raw = text_of(await generator.generate(prompt, GenerationOptions(temperature=0.0, max_tokens=4096)))  # type: ignore[attr-defined]
+    identity = getattr(generator, "identity", None) or getattr(generator, "cache_identity", dict)()
+    provenance = {
+        "source": eg.SOURCE,
+        "paper_id": paper_id,
+        "generator": identity,
+        "prompt_sha256": eg.GENERATOR_PROMPT_SHA256,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "filter_setting": setting,
+        "references": sorted(references),
+    }
+    records: list[dict[str, object]] = []
+    kept: list[ElaipItem] = []
+    questions = eg.parse_questions(raw)
+    for i, q in enumerate(questions):
+        reason = eg.check_question(q, paper_text)
+        if reason:
+            records.append({"status": "rejected", "reason": reason, "question": q, "provenance": provenance})
+            continue
+        item = eg.to_item(q, paper_id=paper_id, paper_text=paper_text, index=i)
+        answers: dict[str, dict[str, object]] = {}
+        for name, ref in references.items():
+            (run,) = await run_items([item], ref, setting=setting, runs=1)
+            s = score_answer(item, run[0]["response"])
+            answers[name] = {"predicted": s.predicted, "correct": bool(s.value), "error": run[0]["error"]}
+        solved_by = [k for k, v in answers.items() if v["correct"]]
+        status = "dropped" if solved_by else "kept"
+        record = {
+            "status": status,
+            "item": item.model_dump(exclude={"paper_content"}),
+            "references": answers,
+            "provenance": provenance,
+        }
+        if solved_by:
+            record["reason"] = "answered correctly by " + ", ".join(solved_by)
+        else:
+            kept.append(item)
+        records.append(record)
+    if review_file:
+        path = Path(review_file)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return {"generated": len(questions), "kept": kept, "records": records, "unreadable_answer": not questions}
