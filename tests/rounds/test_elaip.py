@@ -140,3 +140,70 @@ def test_run_n_times_with_a_backend(rows: list[dict]) -> None:
     agg = summarize_runs(scored)
     assert agg["all"]["mean_accuracy"] == pytest.approx((100 + 200 / 3 + 100) / 3)
     assert agg["all"]["unparsed_total"] == 1
+
+
+def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.models.fake_server import start_in_thread
+    from academiceval.papers.models import Paper, Section
+    from academiceval.store import Workspace
+
+    path = tmp_path / "elabench.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    home = tmp_path / "ws"
+    ws = Workspace(home)
+    ws.put_paper(
+        Paper(
+            paper_id="p1",
+            arxiv_id="2212.00001",
+            title="T",
+            abstract="A.",
+            sections=[Section(heading="Intro", text=rows[0]["paper_content"][:3000])],
+        )
+    )
+    ws.close()
+    with start_in_thread() as server:
+        res = CliRunner().invoke(
+            app,
+            [
+                "elaip",
+                "run",
+                str(path),
+                "--model",
+                "openai/fake-model",
+                "--base-url",
+                server.url,
+                "--setting",
+                "evidence",
+                "--runs",
+                "2",
+                "--json",
+            ],
+        )
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.stdout)
+        assert out["runs"] == 2 and out["all"]["n_per_run"] == 3 and len(out["rejected_rows"]) == 3
+        assert 0 <= out["all"]["unparsed_total"] <= 6 and out["prompt_sha256"]
+        assert server.stats.total == 6
+        review = tmp_path / "review.jsonl"
+        args = [
+            "elaip",
+            "generate",
+            "2212.00001",
+            "--generator",
+            "openai/fake-model",
+            "--reference",
+            "openai/fake-model",
+            "--review",
+            str(review),
+            "--base-url",
+            server.url,
+            "--home",
+            str(home),
+        ]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output  # the fake generator writes no JSON: nothing to review, no crash
+        res = CliRunner().invoke(app, [*args[:2], "nope", *args[3:]])
+        assert res.exit_code == 2 and "no stored paper" in res.output

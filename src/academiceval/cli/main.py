@@ -38,6 +38,7 @@ app.command("score-predictions")(_score_predictions.score_predictions)
 app.command("judge-predictions")(_score_predictions.judge_predictions)
 app.command("agreement")(_agreement.agreement)
 app.add_typer(_leval.app, name="leval")
+app.add_typer(_leval.elaip_app, name="elaip")
 app.command("report")(report.report)
 app.command("demo")(demo.demo)
 
