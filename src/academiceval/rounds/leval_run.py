@@ -60,9 +60,9 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         pq.write_table(pa.Table.from_pylist([r.model_dump() for r in rows]), pqf, compression="zstd")
         for p in (js, pqf):
             files[p.relative_to(round_dir).as_posix()] = _sha256(p)
-        configs[task] = ConfigInfo.model_construct(
-            task=task,
-            setting="leval",
+        configs[task] = ConfigInfo.model_construct(  # the family is the task; the L-Eval task id its setting
+            task=FAMILY,
+            setting=task,
             setting_name=task,
             counts={"test": len(rows)},
             files=[js.relative_to(round_dir).as_posix(), pqf.relative_to(round_dir).as_posix()],
