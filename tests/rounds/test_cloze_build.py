@@ -16,7 +16,7 @@ from academiceval.rounds.cloze.generate import CandidateSource, Span, generate_f
 from academiceval.rounds.cloze.models import MASK, PRESETS, ClozeOptions, preset, preset_name
 from academiceval.rounds.cloze.prompt import render_item
 from academiceval.rounds.cloze.tokens import WordPieceCounter
-from academiceval.rounds.io import load_round
+from academiceval.store.artifacts import load_round
 
 
 def test_presets_equal_scalar_code() -> None:

@@ -10,8 +10,8 @@ from academiceval.rounds.cloze.export import load_items
 from academiceval.rounds.cloze.importer import import_scalar
 from academiceval.rounds.cloze.prompt import fit_item
 from academiceval.rounds.cloze.tokens import WordPieceCounter
-from academiceval.rounds.io import load_round
 from academiceval.scores.mcq import accuracy_by_level, score_item
+from academiceval.store.artifacts import load_round
 
 MASK = "**[MASKED_CITATION]**"
 SYSTEM = (

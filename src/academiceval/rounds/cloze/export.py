@@ -19,9 +19,8 @@ import pyarrow.parquet as pq
 
 from academiceval.rounds.cloze.models import TASK, ClozeItem
 from academiceval.rounds.cloze.prompt import template_files
-from academiceval.rounds.export import SPLITS, data_paths, file_sha256, manifest_json
-from academiceval.rounds.io import LoadedRound
 from academiceval.rounds.models import ConfigInfo, RoundManifest
+from academiceval.store.artifacts import SPLITS, LoadedRound, data_paths, file_sha256, manifest_json
 
 
 def config_name(preset: str) -> str:
