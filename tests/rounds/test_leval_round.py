@@ -59,6 +59,10 @@ def test_import_run_score_end_to_end(data_dir: Path, tmp_path: Path) -> None:
     items = [it for t in ("news_summ", "quality") for it in read_task_file(next(data_dir.glob(f"*/{t}.jsonl")))]
     round_dir = write_round(items, tmp_path / "rounds" / "leval-2024", source=str(data_dir))
     loaded = load_round(round_dir)
+    from academiceval.store.artifacts import load_round as load_any_round
+
+    manifest = load_any_round(round_dir).manifest  # the project's reader accepts and verifies it too
+    assert manifest.configs["quality"].task == "leval" and manifest.configs["quality"].counts == {"test": 202}
     assert sorted(i.sample_id for i in loaded) == sorted(i.sample_id for i in items)
     assert loaded[0] == next(i for i in items if i.sample_id == loaded[0].sample_id)
     (round_dir / "jsonl" / "quality" / "test.jsonl").write_text("tampered\n")
@@ -113,3 +117,10 @@ def test_cli_import_run_score(data_dir: Path, tmp_path: Path) -> None:
     assert out[files[0]]["rouge/rougeL"] > 5
     res = runner.invoke(app, ["leval", "run", str(tmp_path / "nope"), "--model", "baseline/leval-lead", "--out", "x"])
     assert res.exit_code == 2
+    home = tmp_path / "ws"
+    res = runner.invoke(
+        app, ["leval", "import", str(data_dir), "--round", "leval-2024", "--home", str(home), "--tasks", "news_summ"]
+    )
+    assert res.exit_code == 0 and (home / "rounds" / "leval-2024" / "manifest.json").is_file()
+    res = runner.invoke(app, ["leval", "import", str(data_dir), "--round", "../escape", "--home", str(home)])
+    assert res.exit_code == 2 and not (tmp_path / "escape").exists()  # names go through check_name

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import console, err_console, fail, summary_table
+from academiceval.cli.common import HomeOption, console, err_console, fail, summary_table
 
 app = typer.Typer(help="L-Eval tasks: import them as a round, run a model on it.", no_args_is_help=True)
 
@@ -16,15 +16,28 @@ app = typer.Typer(help="L-Eval tasks: import them as a round, run a model on it.
 @app.command("import")
 def import_(
     data_dir: Annotated[Path, typer.Argument(help="L-Eval's LEval-data directory (or one of its subfolders).")],
-    out: Annotated[Path, typer.Option(help="Round directory to write.")],
+    round_name: Annotated[
+        str | None, typer.Option("--round", help="Round name: written to <home>/rounds/NAME.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Round directory to write instead of <home>/rounds/NAME.")] = None,
     tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
+    home: HomeOption = None,
 ) -> None:
     """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem."""
+    from academiceval.errors import AcademicEvalError
     from academiceval.rounds.leval import read_task_dir
     from academiceval.rounds.leval_run import write_round
+    from academiceval.store.artifacts import Layout
 
     if not data_dir.is_dir():
         raise fail(f"{data_dir} is not a directory")
+    if out is None:
+        if not round_name:
+            raise fail("give --round NAME (or --out DIR)")
+        try:
+            out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
+        except AcademicEvalError as e:
+            raise fail(str(e)) from None
     wanted = [t.strip() for t in tasks.split(",")] if tasks else None
     items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
     if not items:

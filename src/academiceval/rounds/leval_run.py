@@ -12,7 +12,6 @@ A run (`runs.leval.run_items`) writes `<out>/<task>.pred.jsonl` in L-Eval's own 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -38,19 +37,21 @@ def _sha256(path: Path) -> str:
 
 
 def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: str = "") -> Path:
+    """Write items as a round: JSONL + parquet per L-Eval task (one config each), then the manifest with the
+    sha256 of every file (`store.artifacts.write_manifest`, the project's one manifest writer)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from academiceval import __version__
-    from academiceval.rounds.models import ConfigInfo, RoundManifest, SplitWindows
+    from academiceval.store.artifacts import write_manifest
+    from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 
     round_dir = Path(round_dir)
     round_dir.mkdir(parents=True, exist_ok=True)
     by_task: dict[str, list[LEvalItem]] = defaultdict(list)
     for it in items:
         by_task[it.task].append(it)
-    files: dict[str, str] = {}
-    configs: dict[str, Any] = {}
+    configs: dict[str, ConfigInfo] = {}
     for task, rows in sorted(by_task.items()):
         js = round_dir / "jsonl" / task / "test.jsonl"
         pqf = round_dir / "data" / task / "test.parquet"
@@ -58,29 +59,21 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         pqf.parent.mkdir(parents=True, exist_ok=True)
         js.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
         pq.write_table(pa.Table.from_pylist([r.model_dump() for r in rows]), pqf, compression="zstd")
-        for p in (js, pqf):
-            files[p.relative_to(round_dir).as_posix()] = _sha256(p)
-        configs[task] = ConfigInfo.model_construct(  # the family is the task; the L-Eval task id its setting
+        configs[task] = ConfigInfo(  # the family is the task; the L-Eval task id is its setting
             task=FAMILY,
             setting=task,
             setting_name=task,
             counts={"test": len(rows)},
             files=[js.relative_to(round_dir).as_posix(), pqf.relative_to(round_dir).as_posix()],
         )
-    manifest = RoundManifest.model_construct(
+    manifest = RoundManifest(
         round=items[0].round if items else round_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
         seed=0,
         windows=SplitWindows(),
-        files=files,
         configs=configs,
         counts={t: {"test": len(r)} for t, r in by_task.items()},
-        skipped={},
-        adds=[],
-        retires=[],
-        previous_round=None,
-        notes={},
         build_options={
             "family": FAMILY,
             "source": source,
@@ -89,17 +82,19 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
             "max_new_tokens": MAX_NEW_TOKENS,
         },
     )
-    (round_dir / MANIFEST).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    write_manifest(round_dir, manifest)
     return round_dir
 
 
 def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[str] | None = None) -> list[LEvalItem]:
+    from academiceval.store.models import RoundManifest
+
     round_dir = Path(round_dir)
-    manifest = json.loads((round_dir / MANIFEST).read_text(encoding="utf-8"))
-    if manifest.get("build_options", {}).get("family") != FAMILY:
+    manifest = RoundManifest.model_validate_json((round_dir / MANIFEST).read_bytes())
+    if manifest.build_options.get("family") != FAMILY:
         raise ValueError(f"{round_dir} is not an L-Eval round")
     items: list[LEvalItem] = []
-    for rel, digest in sorted(manifest["files"].items()):
+    for rel, digest in sorted(manifest.files.items()):
         if not rel.startswith("jsonl/") or (tasks and rel.split("/")[1] not in tasks):
             continue
         path = round_dir / rel

@@ -135,14 +135,16 @@ def metric_rows_from_leval_file(
 
 def metric_rows_from_run_dir(run_dir: str | Path, *, model: str | None = None) -> list[MetricScore]:
     """Our run's per-sample scores (`scores.jsonl`); a record's value is its F, else its overall rate."""
-    from academiceval.scores.rescore import read_scores
+    from academiceval.store.artifacts import read_run_spec, read_scores
 
+    spec = read_run_spec(Path(run_dir))
+    model = model or (spec.model if spec is not None else Path(run_dir).name)
     out = []
     for rec in read_scores(Path(run_dir)):
         if rec.error or not rec.values:
             continue
         value = rec.values.get("f", rec.values.get("overall", next(iter(rec.values.values()))))
-        out.append(MetricScore(model or Path(run_dir).name, rec.metric, value, rec.task, rec.setting, rec.sample_id))
+        out.append(MetricScore(model, rec.metric, value, rec.task, rec.setting, rec.sample_id))
     return out
 
 
