@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import console, err_console, fail, summary_table
+from academiceval.cli.common import HomeOption, console, err_console, fail, summary_table
 
 
 def score_predictions(
@@ -142,3 +142,38 @@ def judge_predictions(
     ]
     cols = ["file", "judged", "W", "T", "L", "unreadable", "win %", "LC win %"]
     console.print(summary_table(f"Pairwise judge vs {against} ({judge}, {protocol})", cols, rows))
+
+
+def judge_length_control(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run directories scored with `academiceval score --metrics judge`.")
+    ],
+    home: HomeOption = None,
+    aspect: Annotated[str, typer.Option(help="Judge aspect (overall, novelty, ...).")] = "overall",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Win rate and length-controlled win rate of each judge metric of each run (W/T/L and unreadable counted)."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.scores.leval_judge import run_length_control
+
+    out: dict[str, dict] = {}
+    for d in run_dirs:
+        try:
+            res = run_length_control(str(d), home=str(home) if home else None, aspect=aspect)
+        except (AcademicEvalError, ValueError, OSError) as e:
+            raise fail(f"{d}: {e}") from None
+        out[str(d)] = {m: r.as_dict() for m, r in res.items()}
+    if as_json:
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return
+
+    def pct(v: object) -> str:
+        return "-" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
+
+    rows = [
+        (d, m, r["judged"], r["wins"], r["ties"], r["losses"], r["errors"], pct(r["win_rate"]), pct(r["lc_win_rate"]))
+        for d, per in out.items()
+        for m, r in per.items()
+    ]
+    cols = ["run", "judge metric", "judged", "W", "T", "L", "unreadable", "win %", "LC win %"]
+    console.print(summary_table(f"Judge win rates, length-controlled ({aspect})", cols, rows))

@@ -249,3 +249,53 @@ def leval_file_pairs(candidate_file: str, baseline_file: str) -> tuple[list[Pair
     cand, questions, refs = load(candidate_file)
     base, _, _ = load(baseline_file)
     return pairs_by_sample(cand, base, questions, refs)
+
+
+def judgments_from_score_records(
+    scores: Sequence[object], outputs: dict[str, str], others: dict[str, str], *, aspect: str = "overall"
+) -> list[Judgment]:
+    """Judgments back from the project judge's ScoreRecords (`details.orders`: candidate_first + verdicts per
+    aspect, as `scores.builtin` writes them), with word counts of the candidate output and the other text."""
+    out: list[Judgment] = []
+    for rec in scores:
+        details = getattr(rec, "details", {}) or {}
+        sid = getattr(rec, "sample_id", "")
+        if getattr(rec, "error", None) or sid not in outputs or sid not in others:
+            continue
+        for order in details.get("orders", []):
+            given = (order.get("verdicts") or {}).get(aspect)
+            winner = given if given in ("A", "B", "tie") and not order.get("error") else None
+            verdict = Verdict(winner, "project-judge" if winner else f"error:{order.get('error') or 'none'}")
+            first = bool(order.get("candidate_first"))
+            out.append(Judgment(sid, first, verdict, len(outputs[sid].split()), len(others[sid].split())))
+    return out
+
+
+def run_length_control(run_dir: str, *, home: str | None = None, aspect: str = "overall") -> dict[str, WinRate]:
+    """Per judge metric of a scored run directory (`academiceval score --metrics judge`): W/T/L, win rate and the
+    length-controlled win rate against what it was judged against (the round's reference or another run)."""
+    from pathlib import Path
+
+    from academiceval.store.artifacts import load_round, load_run, locate_round
+
+    run = load_run(run_dir)
+    outputs = {sid: r.output for sid, r in run.records.items() if not r.error}
+    by_metric: dict[str, list[object]] = {}
+    for (_, metric, _), rec in sorted(run.scores.items()):
+        if metric.startswith("judge-"):
+            by_metric.setdefault(metric, []).append(rec)
+    results: dict[str, WinRate] = {}
+    labels: dict[str, str] | None = None
+    for metric, recs in by_metric.items():
+        against = str((getattr(recs[0], "config", {}) or {}).get("against", "reference"))
+        if against == "reference":
+            if labels is None:
+                where = locate_round(run.spec.round, home=home, run_dir=run_dir)
+                if where is None:
+                    raise ValueError(f"round {run.spec.round} of {run_dir} not found (pass home=)")
+                labels = {s.sample_id: s.label for s in load_round(where).distinct_samples()}
+            others = labels
+        else:
+            others = {sid: r.output for sid, r in load_run(Path(against)).records.items() if not r.error}
+        results[metric] = summarize(judgments_from_score_records(recs, outputs, others, aspect=aspect))
+    return results
