@@ -26,8 +26,10 @@ def agreement(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> None:
-    """Correlate each metric with human scores per task and setting (system level across models; sample level
-    when the CSV scores single answers), as L-Eval does with and without its length instruction."""
+    """Kendall τ and Spearman ρ between each metric and human scores, per task and setting.
+
+    System level across models (as L-Eval reports, with and without its length instruction); sample level when
+    the CSV scores single answers."""
     from academiceval.scores import agreement as ag
 
     try:

@@ -86,8 +86,10 @@ def judge_predictions(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print ONE JSON object: each FILE → its win rates.")] = False,
 ) -> None:
-    """Judge each candidate file against a reference run, both orders (L-Eval's protocol): wins/ties/losses, win
-    rate (wins + ½ ties) / judged, unreadable verdicts, and the length-controlled win rate."""
+    """Judge candidate prediction files against a reference run, both orders, L-Eval style.
+
+    Reports wins/ties/losses, the win rate (wins + ½ ties) / judged, unreadable verdicts and the length-controlled
+    win rate."""
     import asyncio
 
     from academiceval.errors import AcademicEvalError
