@@ -36,9 +36,10 @@ def test_presets_equal_scalar_code() -> None:
 
 def test_items_mask_exactly_the_span(scalar_round) -> None:
     ws, report = scalar_round
+    counter = WordPieceCounter()
     n = 0
     for cfg, items in report.items.items():
-        for it in items:
+        for k, it in enumerate(items):
             n += 1
             paper = ws.get_paper(it.paper_id)
             sec = next(s for s in paper.sections if (f"{s.number} {s.heading}".strip()) == it.section)
@@ -52,6 +53,9 @@ def test_items_mask_exactly_the_span(scalar_round) -> None:
             assert gold.ref_id == it.gold_ref_id
             assert {c.ref_index for c in it.candidates} <= {r.index for r in paper.references}
             assert all(c.text and c.tokens and c.paper_id for c in it.candidates)
+            if k < 3:  # candidate token counts (summed per section) equal a full count of the shown text
+                assert [c.tokens for c in it.candidates] == [counter.count(c.text) for c in it.candidates]
+                assert it.paper_tokens == counter.count(it.paper)
             assert it.published is not None and it.tokenizer == WordPieceCounter.name
             assert it.preset == cfg.removeprefix("citation_cloze-")
             # the gold slot is reproducible from the item's own seed
@@ -228,3 +232,18 @@ def test_fit_item_cuts_only_content(scalar_round) -> None:
     small = fit_item(it, 3000, counter)  # too small for whole candidates: they are cut evenly too
     assert small.candidates_cut and small.prompt.count("<Candidate>Candidate [") == 4
     assert small.prompt.rstrip().endswith(closing_text())
+
+
+def test_bad_options_are_config_errors(scalar_home, tmp_path) -> None:
+    from academiceval.errors import ConfigError
+    from academiceval.store import Workspace
+
+    ws = Workspace(scalar_home)
+    for kw in (
+        {"overrides": {"no_such_knob": 1}},
+        {"levels": ["impossible"]},
+        {"overrides": {"distractors": "x"}},
+        {"levels": ["easy"], "options": {"easy": {"type_decider": "judge"}}},
+    ):
+        with pytest.raises(ConfigError):
+            build_cloze_round(ws, "bad", out_dir=tmp_path, **kw)

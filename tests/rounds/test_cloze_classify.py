@@ -122,3 +122,37 @@ def test_judge_decides_in_a_build(scalar_home: Path, tmp_path: Path) -> None:
     )
     assert all(i.citation_type.heuristic in ("attributional", "descriptive") for i in items)  # side by side
     assert rep.manifest.build_options["judge"] == "fake/always-yes"
+
+
+def test_judge_role_through_the_generate_path(tmp_path: Path) -> None:
+    """Any backend can be the judge: calls go through models.generate (response cache → retry → backend)."""
+    from academiceval.models.base import Capabilities, Completion
+    from academiceval.models.cache import ResponseCache
+    from academiceval.runs.roles import role_ask
+
+    class Fake:
+        name = "fake"
+        model = "judge"
+        capabilities = Capabilities()
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def cache_identity(self) -> dict:
+            return {"backend": "fake", "model": "judge"}
+
+        async def generate(self, prompt, options, sample=None):
+            self.calls += 1
+            return Completion(text="Yes" if "GPT-4" in prompt.split("Context:", 1)[1] else "No")
+
+        async def aclose(self) -> None:
+            return None
+
+    backend = Fake()
+    cache = ResponseCache.in_workspace(tmp_path)
+    judge = JudgeClassifier(role_ask(backend, cache=cache), "fake/judge", None)
+    text, s, e = _at("We fine-tune GPT-4 (Achiam et al., 2023) on the data.", "Achiam et al., 2023")
+    assert judge.classify(text, s, e) == "attributional"
+    again = JudgeClassifier(role_ask(backend, cache=cache), "fake/judge", None)  # no workspace table: response cache
+    assert again.classify(text, s, e) == "attributional"
+    assert backend.calls == 1

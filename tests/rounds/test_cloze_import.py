@@ -83,6 +83,9 @@ def test_import_both_forms_and_count_bad_records(tmp_path: Path) -> None:
     nolabel = _record(97, 1)
     del nolabel["label_id"]
     (easy / "2410.00097_97.json").write_text(json.dumps(nolabel))
+    undated = _record(96, 1)
+    undated["paper_id"] = "not-an-id"
+    (easy / "undated.json").write_text(json.dumps(undated))
     hf = tmp_path / "scalar_hard.json"
     hf.write_text(json.dumps([_record(i, (i + 1) % 4) for i in range(4)]))
     rep = import_scalar([easy, hf], tmp_path / "rounds", "scalar-pub")
@@ -91,6 +94,7 @@ def test_import_both_forms_and_count_bad_records(tmp_path: Path) -> None:
         "label_id outside the candidate list": 1,
         "unreadable JSON (JSONDecodeError)": 1,
         "missing key 'label_id'": 1,
+        "no arXiv id (paper_id or file name) to date the question": 1,
     }
     loaded = load_round(rep.path, verify=True)
     items = list(load_items(loaded, "citation_cloze-easy"))

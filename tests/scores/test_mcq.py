@@ -101,3 +101,42 @@ def test_head_truncation_keeps_the_closing_instruction() -> None:
     two = "A\nB " * 400 + "\nLine one.\nLine two."
     t2 = truncate_head(two, 100, counter, closing="Line one.\nLine two.")
     assert t2.text.rstrip().endswith("Line one.\nLine two.")
+
+
+def test_gold_decides_the_answer_form() -> None:
+    from academiceval.scores.mcq import gold_kind, score_response
+
+    assert gold_kind("2") == ("index", "2") and gold_kind("c") == ("letter", "C")
+    assert gold_kind("A,C") == ("set", frozenset({"A", "C"})) and gold_kind("AC") == ("set", frozenset({"A", "C"}))
+    assert score_response("q", "<answer>2</answer>", "2").value == 1.0
+    assert score_response("q", "<answer>B</answer>", "B").value == 1.0
+    assert score_response("q", "<answer>C, A</answer>", "A,C").value == 1.0
+    assert score_response("q", "<answer>A</answer>", "A,C").value == 0.0  # no partial credit
+    s = score_response("q", "no answer", "A,C")
+    assert not s.parsed and s.value == 0.0
+
+
+def test_accuracy_tables_from_score_records() -> None:
+    from datetime import date
+
+    from academiceval.scores.mcq import item_scores_from_records
+    from academiceval.scores.models import ScoreRecord
+
+    recs = [
+        ScoreRecord(
+            sample_id=f"s{i}",
+            task="citation_cloze",
+            setting="easy" if i < 6 else "hard",
+            split="test",
+            published=date(2025, 1, 1),
+            metric="accuracy",
+            config_hash="x",
+            values={"accuracy": float(i % 2), "unparsed": 0.0},
+            details={"gold": str(i % 4), "choice": str(i % 4) if i % 2 else "0", "parser": "strict", "rule": "tag"},
+        )
+        for i in range(10)
+    ]
+    recs.append(recs[0].model_copy(update={"sample_id": "err", "error": "no output"}))
+    acc = accuracy_by_level(item_scores_from_records(recs), n_boot=200)
+    assert acc["easy"].n == 6 and acc["hard"].n == 4 and acc["all"].n == 10
+    assert acc["easy"].accuracy == 0.5

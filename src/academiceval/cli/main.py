@@ -10,7 +10,7 @@ import typer
 
 from academiceval import __version__
 from academiceval.cli import agreement as _agreement
-from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import build, cloze, collect, demo, ingest, mirror, report, run, score, stats, update
 from academiceval.cli import leval as _leval
 from academiceval.cli import score_predictions as _score_predictions
 
@@ -31,6 +31,7 @@ app.add_typer(mirror.app, name="mirror")
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
+app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
 app.command("run")(run.run)
 app.command("score")(score.score)

@@ -205,6 +205,10 @@ _CANDIDATE_BLOCK = re.compile(r"<Candidate>\s*Candidate \[(\d+)\]:\n?(.*?)</Cand
 
 def choice_fields(item: Any, prompt: str = "") -> tuple[str, list[str], str, str]:
     """(paper text, candidate texts in slot order, mask, item id) from an item's fields or its prompt."""
+    from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
+
+    if is_cloze_sample(item):  # a round sample of the cloze family: its full item
+        item = sample_to_item(item)
     mask = str(getattr(item, "mask", "") or CLOZE_MASK)
     sid = str(getattr(item, "sample_id", "") or "")
     paper = str(getattr(item, "paper", "") or "")

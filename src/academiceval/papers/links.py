@@ -126,13 +126,11 @@ class TitleIndex:
 
     @classmethod
     def from_workspace(cls, ws: Workspace) -> TitleIndex:
-        rows = []
-        # PDF-parsed papers first, so an id names the richer parse when both exist (as get_paper_by_arxiv does)
-        for row in ws.db.execute("SELECT paper_id, arxiv_id, json FROM parsed_paper ORDER BY (source='pdf') DESC"):
-            p = Paper.model_validate_json(row["json"])
-            if has_text(p):
-                rows.append((p.paper_id, p.arxiv_id, p.title))
-        return cls(rows)
+        """Every stored paper with text (through the workspace's own reader; PDF parses first, so an id names the
+        richer parse when both exist, as `get_paper_by_arxiv` does)."""
+        rows = [(p.source != "pdf", p.paper_id, p.arxiv_id, p.title) for p in ws.iter_papers() if has_text(p)]
+        rows.sort(key=lambda r: (r[0], r[1]))
+        return cls((pid, aid, title) for _, pid, aid, title in rows)
 
     def find_title(self, title: str) -> tuple[str, str | None, float] | None:
         norm = normalise_title(title)
@@ -194,9 +192,7 @@ def store_links(ws: Workspace, paper_id: str, links: list[ReferenceLink], conn: 
 def link_all(ws: Workspace, paper_ids: Iterable[str] | None = None) -> LinkReport:
     """(Re)link the references of the given stored papers (all when None); one transaction per 200 papers."""
     index = TitleIndex.from_workspace(ws)
-    ids = (
-        list(paper_ids) if paper_ids is not None else [r[0] for r in ws.db.execute("SELECT paper_id FROM parsed_paper")]
-    )
+    ids = list(paper_ids) if paper_ids is not None else [p.paper_id for p in ws.iter_papers() if p.references]
     report = LinkReport()
     for i in range(0, len(ids), 200):
         with ws.transaction() as conn:

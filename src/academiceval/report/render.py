@@ -16,6 +16,7 @@ from pathlib import Path
 
 from academiceval.report import leaderboard as lb
 from academiceval.report import plots
+from academiceval.report.cloze import is_choice, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -110,6 +111,8 @@ def examples(
                     if rec is None:
                         continue
                     text = f"[error] {rec.error}" if rec.error else _clip(rec.output)
+                    if ref is not None and is_choice(ref) and not rec.error:
+                        text = f"{pick_text(ref, rec.output)}\n\n{text}"
                     score = ""
                     if metric:
                         for (s2, m, _h), sr in run.scores.items():
@@ -117,7 +120,8 @@ def examples(
                                 key = "f" if "f" in sr.values else sorted(sr.values)[0]
                                 score = f"{m} {key} = {sr.values[key]:.3f}"
                     outs.append((run.label, text, score))
-                exs.append(Example(sid, first.arxiv_id, first.published, _clip(ref.label) if ref else None, outs))
+                shown = (question_text(ref) if is_choice(ref) else _clip(ref.label)) if ref else None
+                exs.append(Example(sid, first.arxiv_id, first.published, shown, outs))
             if exs:
                 out[(rnd, task, setting)] = exs
     return out

@@ -132,6 +132,10 @@ class Results(BaseModel):
             for k in keys:
                 if k == prefer or k.startswith(prefer):
                     return k
+        if task in CHOICE_TASKS:  # multiple choice (citation cloze) ranks by accuracy
+            for k in keys:
+                if k == "accuracy" or k.startswith("accuracy@"):
+                    return k
         return keys[0] if keys else None
 
     def ranked(self, task: str, setting: str, metric: str) -> list[ResultRow]:
@@ -144,6 +148,9 @@ class Results(BaseModel):
             return (0, -mean, r.label) if mean is not None else (1, 0.0, r.label)
 
         return sorted(rows, key=key)
+
+
+CHOICE_TASKS = frozenset({"citation_cloze"})  # tasks ranked by accuracy (scores.accuracy)
 
 
 def metric_sort_key(key: str) -> tuple[int, str]:

@@ -27,7 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 METRIC = "accuracy"
 Parser = Literal["strict", "lenient"]
@@ -116,6 +116,38 @@ def parse_answer_set(
             return None, "none"
         out.add(got)
     return (frozenset(out), "tag") if out else (None, "none")
+
+
+def gold_kind(gold: str | int) -> tuple[str, frozenset[str] | str]:
+    """How a gold label reads: ("index", "2"), ("letter", "C") or ("set", {"A", "C"}) for "A,C" / "AC"."""
+    g = str(gold).strip()
+    if g.isdigit():
+        return "index", g
+    letters = [x for x in re.split(r"[\s,;/&]+", g.upper()) if x]
+    if len(letters) == 1 and len(letters[0]) > 1 and letters[0].isalpha():
+        letters = list(letters[0])  # "AC"
+    if len(letters) == 1 and len(letters[0]) == 1:
+        return "letter", letters[0]
+    return "set", frozenset(letters)
+
+
+def score_response(
+    sample_id: str,
+    response: str | None,
+    gold: str | int,
+    *,
+    level: str = "",
+    n_choices: int = 4,
+    parser: Parser = "strict",
+) -> ItemScore:
+    """Score one response against any gold form (index, letter, or a set of letters for multi-answer items;
+    sets are correct only when equal, no partial credit)."""
+    kind, g = gold_kind(gold)
+    if kind == "set":
+        got, rule = parse_answer_set(response, n_choices=n_choices, letters=True, parser=parser)
+        choice = ",".join(sorted(got)) if got is not None else None
+        return ItemScore(sample_id, level, ",".join(sorted(g)), choice, parser, rule, 1.0 if got == g else 0.0)
+    return score_item(sample_id, response, g, level=level, n_choices=n_choices, letters=kind == "letter", parser=parser)
 
 
 @dataclass(frozen=True)
@@ -272,3 +304,26 @@ def truncate_head(prompt: str, budget: int, counter: TokenCounter, *, closing: s
     text = f"{head}\n{closing}\n" if head else f"{closing}\n"
     n = counter.count(text)
     return Truncated(text, n, max(0, total - n), n > budget)
+
+
+def item_scores_from_records(records: Iterable[Any], *, level_of: str = "setting") -> list[ItemScore]:
+    """ItemScores back from `accuracy` ScoreRecords (values + details written by `scores.accuracy`), grouped by
+    the record's `setting` (the cloze level) unless `level_of` names another attribute. Error records (no output)
+    are skipped: they were never answered, and the run summary counts them."""
+    out = []
+    for r in records:
+        if getattr(r, "metric", METRIC) != METRIC or getattr(r, "error", None):
+            continue
+        d = getattr(r, "details", {}) or {}
+        out.append(
+            ItemScore(
+                sample_id=r.sample_id,
+                level=str(getattr(r, level_of, "")),
+                gold=str(d.get("gold", "")),
+                choice=d.get("choice"),  # type: ignore[arg-type]
+                parser=d.get("parser", "strict"),  # type: ignore[arg-type]
+                rule=str(d.get("rule", "")),
+                value=float((getattr(r, "values", {}) or {}).get("accuracy", 0.0)),
+            )
+        )
+    return out

@@ -34,7 +34,11 @@ from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
-PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin", "academiceval.scores.leval_metrics")
+PLUGIN_MODULES: tuple[str, ...] = (
+    "academiceval.scores.builtin",
+    "academiceval.scores.accuracy",
+    "academiceval.scores.leval_metrics",
+)
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 

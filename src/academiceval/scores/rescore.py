@@ -73,6 +73,9 @@ def find_round_dir(run_dir: Path, spec: RunSpec, round_dir: Path | None, home: P
     return found
 
 
+CHOICE_TASKS = frozenset({"citation_cloze"})  # tasks whose default metric is accuracy (scores.accuracy)
+
+
 def score_runs(
     run_dirs: Sequence[str | Path],
     config: ScoreConfig | None = None,
@@ -136,7 +139,10 @@ def score_runs(
             progress=progress,
             skipped=res.skipped,
         )
-        for metric in chosen:
+        run_metrics = chosen
+        if config.metrics is None and records and all(r.task in CHOICE_TASKS for r in records.values()):
+            run_metrics = registry.resolve(["accuracy"])  # a multiple-choice run: the default is accuracy
+        for metric in run_metrics:
             scorer = scorers.get(metric.name)
             if scorer is None:
                 home_now = opts.home or home_of_run(rd)

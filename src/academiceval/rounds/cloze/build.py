@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from academiceval import __version__
 from academiceval.errors import ConfigError
@@ -22,12 +24,20 @@ from academiceval.papers.models import NON_BODY_ROLES, Paper
 from academiceval.rounds.cloze.classify import JudgeClassifier
 from academiceval.rounds.cloze.export import config_name, write_round
 from academiceval.rounds.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
-from academiceval.rounds.cloze.models import MASK, PRESETS, ClozeItem, ClozeOptions, TypeDecision, preset_name
+from academiceval.rounds.cloze.models import (
+    PRESETS,
+    ClozeBuildConfig,
+    ClozeItem,
+    ClozeOptions,
+    TypeDecision,
+    preset_name,
+)
 from academiceval.rounds.cloze.prompt import prompt_sha256, render_item
 from academiceval.rounds.cloze.stats import cloze_stats
 from academiceval.rounds.cloze.tokens import TokenCounter, get_counter
 from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
+from academiceval.store.artifacts import check_name
 from academiceval.store.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
@@ -68,6 +78,7 @@ def candidate_sources(
     cache: _PaperCache,
     tokens: dict[str, int],
     rendered: dict[str, dict[str, tuple[str, int]]],
+    sections: dict[str, list[int]] | None = None,
 ) -> dict[int, CandidateSource]:
     out: dict[int, CandidateSource] = {}
     refs = {r.index: r for r in paper.references}
@@ -88,6 +99,7 @@ def candidate_sources(
             link_method=link.method,
             content_tokens=tokens.get(target.paper_id),
             rendered=rendered.setdefault(target.paper_id, {}),
+            section_tokens=(sections if sections is not None else {}).setdefault(target.paper_id, []),
         )
     return out
 
@@ -99,7 +111,8 @@ def prompt_tokens(item: ClozeItem, counter: TokenCounter, templates_dir: str | P
     if not counter.name.endswith("wordpiece"):
         return counter.count(render_item(item, templates_dir=templates_dir))
     skeleton = render_item(item, templates_dir=templates_dir, paper="", candidate_texts=["" for _ in item.candidates])
-    return counter.count(skeleton) + counter.count(item.paper) + sum(c.tokens or 0 for c in item.candidates)
+    paper = item.paper_tokens if item.paper_tokens is not None else counter.count(item.paper)
+    return counter.count(skeleton) + paper + sum(c.tokens or 0 for c in item.candidates)
 
 
 def level_label(level: str, o: ClozeOptions) -> str:
@@ -123,52 +136,55 @@ def all_types(paper: Paper) -> list[TypeDecision]:
 
 
 def question_papers(ws: Workspace) -> list[str]:
-    return [
-        r[0]
-        for r in ws.db.execute(
-            "SELECT paper_id FROM parsed_paper WHERE json LIKE '%\"citations\":[{%' ORDER BY arxiv_id, paper_id"
-        )
-    ]
+    """Stored papers that have both references and in-text citations, by arXiv id then paper id."""
+    rows = [(p.arxiv_id or "", p.paper_id) for p in ws.iter_papers() if p.citations and p.references]
+    return [pid for _, pid in sorted(rows)]
 
 
 def build_cloze_round(
     ws: Workspace,
     name: str,
+    config: ClozeBuildConfig | None = None,
     *,
-    levels: Sequence[str] = ("easy", "medium", "hard"),
-    options: dict[str, ClozeOptions] | None = None,
-    overrides: dict[str, object] | None = None,
-    cutoff: date | None = None,
-    seed: int = 0,
     judge: JudgeClassifier | None = None,
-    tokenizer: str | TokenCounter | None = None,
-    templates_dir: str | Path | None = None,
+    tokenizer: TokenCounter | None = None,
     out_dir: str | Path | None = None,
-    relink: bool = True,
-    mask: str = MASK,
     progress: Progress | None = None,
+    **options: Any,
 ) -> ClozeBuildReport:
-    """Build levels (preset names, or keys of `options` for custom ones) into `rounds/<name>`.
+    """Build levels (preset names, or keys of `config.options` for custom ones) into `rounds/<name>`.
 
-    `overrides` change knobs of every level (e.g. `{"max_candidate_tokens": 20000}`); `cutoff` is the live
-    guard (None: every dated paper); `judge` adds the judge-model role (required when a level's
-    `type_decider` is "judge")."""
+    `config` (or the same fields as keywords: levels, options, overrides, cutoff, seed, tokenizer, templates_dir,
+    relink, mask) is validated and stored verbatim. `overrides` change knobs of every level (e.g.
+    `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard; `judge` adds the judge-model role
+    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object."""
     t0 = time.perf_counter()
-    counter = tokenizer if tokenizer is not None and not isinstance(tokenizer, str) else get_counter(tokenizer)
+    check_name(name, "round")
+    try:
+        cfg = config if config is not None else ClozeBuildConfig.model_validate(options)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid cloze build option: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    counter = tokenizer if tokenizer is not None else get_counter(cfg.tokenizer)
+    levels, cutoff, seed, templates_dir, mask = cfg.levels, cfg.cutoff, cfg.seed, cfg.templates_dir, cfg.mask
     opts: dict[str, ClozeOptions] = {}
     for lv in levels:
-        base = (options or {}).get(lv) or PRESETS.get(lv)
+        base = cfg.options.get(lv) or PRESETS.get(lv)
         if base is None:
             raise ConfigError(f"unknown cloze level {lv!r}", hint=f"a preset ({', '.join(PRESETS)}) or pass options")
-        o = base.model_copy(update=overrides or {})
+        try:
+            o = ClozeOptions.model_validate({**base.model_dump(), **cfg.overrides})
+        except ValidationError as exc:
+            raise ConfigError(f"invalid cloze option for level {lv}: {exc.errors()[0]['loc']}") from None
         if o.type_decider == "judge" and judge is None:
             raise ConfigError(f"level {lv} lets the judge decide citation types but no judge model was given")
         opts[lv] = o
-    links_report = link_all(ws) if relink else None
+    links_report = link_all(ws) if cfg.relink else None
     ids = question_papers(ws)
     cache = _PaperCache(ws)
     token_cache: dict[str, int] = {}
     rendered_cache: dict[str, dict[str, tuple[str, int]]] = {}
+    section_cache: dict[str, list[int]] = {}
+    additive = counter.name.endswith("wordpiece")
     items: dict[str, list[ClozeItem]] = {lv: [] for lv in opts}
     skips: dict[str, Counter[str]] = {lv: Counter() for lv in opts}
     types: list[TypeDecision] = []
@@ -189,7 +205,7 @@ def build_cloze_round(
             for c in skips.values():
                 c["paper: not after the live cutoff"] += 1
             continue
-        sources = candidate_sources(ws, paper, cache, token_cache, rendered_cache)
+        sources = candidate_sources(ws, paper, cache, token_cache, rendered_cache, section_cache)
         n_question += 1
         for lv, o in opts.items():
             res = generate_for_paper(
@@ -202,6 +218,7 @@ def build_cloze_round(
                 round_name=name,
                 tokenizer=counter.name,
                 count_tokens=counter.count_many,
+                additive=additive,
                 judge=judge,
                 mask=mask,
             )
@@ -237,6 +254,7 @@ def build_cloze_round(
         seed=seed,
         windows=SplitWindows(test_from=cutoff),
         skipped={config_name(lv): dict(sorted(c.items())) for lv, c in skips.items()},
+        config=cfg.model_dump(mode="json"),
         build_options={
             "family": "citation_cloze",
             "cutoff": cutoff.isoformat() if cutoff else None,
@@ -244,6 +262,7 @@ def build_cloze_round(
             "judge": judge.model if judge else None,
             "mask": mask,
             "levels": {lv: o.model_dump() for lv, o in opts.items()},
+            "config": cfg.model_dump(mode="json"),
         },
     )
     root = Path(out_dir) if out_dir is not None else ws.rounds_dir

@@ -44,7 +44,7 @@ def _words(text: str) -> frozenset[str]:
 GENERIC_ACRONYMS = _words(
     "LLM LLMs LM LMs AI NLP ML RL DL CV NN NNs DNN DNNs CNN CNNs RNN RNNs GNN GNNs VLM VLMs MLLM MLLMs QA "
     "SOTA GPU GPUs TPU API APIs MDP MDPs ODE ODEs SDE SDEs PDE PDEs KL MSE IID OOD ID RLHF SFT LoRA CoT "
-    "ICL IR MT ASR TTS GAN GANs VAE VAEs ViT ViTs MoE "
+    "ICL IR MT ASR TTS GAN GANs VAE VAEs ViT ViTs MoE DAG DAGs "
 )
 KIND_NOUNS = _words(
     "dataset datasets benchmark benchmarks model models method methods algorithm algorithms framework "
@@ -95,8 +95,12 @@ def _name_like(word: str) -> bool:
 def heuristic_type(text: str, start: int, end: int) -> tuple[CitationType, str]:
     """(type, rule that fired). Reads only the section text around the span."""
     head = text[max(0, start - 120) : start]
-    if head and head[-1].isalnum():  # the span starts inside a word (a non-ASCII or hyphenated author name)
+    if head and (head[-1].isalnum() or head[-1] == "-"):  # the span starts inside a (non-ASCII/hyphenated) name
         head = re.sub(r"\S+$", "", head)
+    # inside parentheses, what follows "(" or ";" is still the author list ("(Le Morvan", "(Haydari & Yılmaz")
+    cut = max(head.rfind("("), head.rfind(";"))
+    if cut >= 0 and len(head) - cut <= 40 and ")" not in head[cut:] and re.search(r"\d{4}", text[start:end]):
+        head = head[:cut]
     head = _LEAD_NOISE.sub("", head)
     words = _WORD.findall(head[-100:])
     if not words:
@@ -110,7 +114,10 @@ def heuristic_type(text: str, start: int, end: int) -> tuple[CitationType, str]:
             return "attributional", f"name + kind noun: {prev} {last}"
     # a run of capitalised words inside a sentence ("the Moral Machine experiment (…)")
     run = 0
-    for w in reversed(words[:-1] if last.lower() in KIND_NOUNS else words):
+    scan = words[:-1] if last.lower() in KIND_NOUNS else words
+    for i, w in enumerate(reversed(scan)):
+        if i > 0 and w.endswith("."):
+            break  # the previous sentence ended here: what follows starts a sentence
         if w[:1].isupper() and w not in GENERIC_ACRONYMS and w.rstrip("s") not in GENERIC_ACRONYMS:
             run += 1
         else:

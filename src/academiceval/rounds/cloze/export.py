@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from academiceval.rounds.cloze.models import TASK, ClozeItem
 from academiceval.rounds.cloze.prompt import template_files
+from academiceval.rounds.cloze.samples import item_to_sample, sample_to_item
 from academiceval.rounds.models import ConfigInfo, RoundManifest
 from academiceval.store.artifacts import SPLITS, LoadedRound, data_paths, file_sha256, manifest_json
 
@@ -27,13 +28,8 @@ def config_name(preset: str) -> str:
     return f"{TASK}-{preset}"
 
 
-def _row(item: ClozeItem) -> dict[str, object]:
-    d = item.model_dump(mode="python")
-    d["options"] = json.dumps(item.options, sort_keys=True)  # knobs differ by source: keep one arrow type
-    return d
-
-
 def write_items(round_dir: Path, config: str, items: list[ClozeItem]) -> ConfigInfo:
+    """Items of one config as round samples (`samples.item_to_sample`), parquet + JSONL per split."""
     info = ConfigInfo(task=TASK, setting=config.removeprefix(f"{TASK}-"), setting_name=config)
     by_split: dict[str, list[ClozeItem]] = {}
     for it in items:
@@ -42,15 +38,16 @@ def write_items(round_dir: Path, config: str, items: list[ClozeItem]) -> ConfigI
         rows = by_split.get(split)
         if not rows:
             continue
+        samples = [item_to_sample(it, config) for it in rows]
         pq_rel, js_rel = data_paths(config, split)
         for rel in (pq_rel, js_rel):
             (round_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             info.files.append(rel)
-        table = pa.Table.from_pylist([_row(it) for it in rows])
+        table = pa.Table.from_pylist([s.model_dump() for s in samples])
         pq.write_table(table, round_dir / pq_rel, compression="zstd")
         with (round_dir / js_rel).open("w", encoding="utf-8") as f:
-            for it in rows:
-                f.write(it.model_dump_json() + "\n")
+            for s in samples:
+                f.write(s.model_dump_json() + "\n")
         info.counts[split] = len(rows)
     toks = [it.input_tokens for it in items if it.input_tokens is not None]
     info.mean_input_tokens = round(sum(toks) / len(toks), 1) if toks else 0.0
@@ -139,18 +136,11 @@ def write_round(
 
 
 def load_items(loaded: LoadedRound, config: str | None = None, *, split: str | None = None) -> Iterator[ClozeItem]:
-    """Items of one cloze config (all cloze configs when None), in split order."""
+    """Items of one cloze config (all cloze configs when None), in split order, through the round reader."""
     names = [c for c in loaded.configs() if loaded.manifest.configs[c].task == TASK] if config is None else [config]
     for name in names:
-        info = loaded.manifest.configs[name]
-        for sp in SPLITS if split is None else (split,):
-            rel = data_paths(name, sp)[0]
-            if rel not in info.files:
-                continue
-            for batch in pq.ParquetFile(loaded.path / rel).iter_batches(batch_size=32):
-                for row in batch.to_pylist():
-                    row["options"] = json.loads(row["options"]) if isinstance(row.get("options"), str) else {}
-                    yield ClozeItem.model_validate(row)
+        for s in loaded.samples(name, split=split):
+            yield sample_to_item(s)
 
 
 def is_cloze_round(loaded: LoadedRound) -> bool:

@@ -51,6 +51,7 @@ class CandidateSource:
     link_method: str
     content_tokens: int | None = None
     rendered: dict[str, tuple[str, int]] = field(default_factory=dict)  # field -> (text, tokens), per build
+    section_tokens: list[int] = field(default_factory=list)  # tokens of each "## heading" block (filled once)
 
     @property
     def has_text(self) -> bool:
@@ -59,11 +60,41 @@ class CandidateSource:
     def content(self, *, body_only: bool = False) -> str:
         parts = []
         for head, text in self.sections:
-            low = head.lower()
-            if body_only and ("introduction" in low or "conclusion" in low):
+            if body_only and not self._is_body(head):
                 continue
             parts.append(f"\n## {head}\n{text}\n")
         return "".join(parts)
+
+    def _is_body(self, head: str) -> bool:
+        low = head.lower()
+        return "introduction" not in low and "conclusion" not in low
+
+    def block_tokens(self, count: CountTokens) -> list[int]:
+        if not self.section_tokens and self.sections:
+            self.section_tokens.extend(count([f"\n## {h}\n{t}\n" for h, t in self.sections]))
+        return self.section_tokens
+
+    def count_content(self, count: CountTokens, *, additive: bool) -> int:
+        if self.content_tokens is None:
+            self.content_tokens = sum(self.block_tokens(count)) if additive else count([self.content()])[0]
+        return self.content_tokens
+
+    def shown(self, field: str, count: CountTokens, *, additive: bool) -> tuple[str, int]:
+        """(text, tokens) of the candidate as shown. An additive tokenizer (WordPiece) sums cached per-section
+        counts, since every block starts at a line break; others count the whole text."""
+        if field not in self.rendered:
+            text = self.render(field)
+            if not additive or field == "abstract":
+                n = count([text])[0]
+            elif field == "body":
+                blocks = self.block_tokens(count)
+                n = sum(b for b, (h, _) in zip(blocks, self.sections, strict=True) if self._is_body(h))
+            else:
+                head = f"{self.title}\n<Abstract>\nAbstract: {self.abstract}\n</Abstract>\n<Content>\n"
+                n = count([head, "\n</Content>"])
+                n = n[0] + n[1] + self.count_content(count, additive=True)
+            self.rendered[field] = (text, n)
+        return self.rendered[field]
 
     def render(self, field: str) -> str:
         """The candidate as shown to the model (layout of SCALAR's candidate fields)."""
@@ -180,6 +211,35 @@ def render_paper(paper: Paper, kept: list[int], span: Span, mask: str, paper_fie
     return head + "".join(section_block(i) for i in kept)
 
 
+class PaperTokens:
+    """Token counts of a question paper as shown, per block, so each item re-counts only its masked section
+    (additive tokenizers only; others count the whole rendered paper)."""
+
+    def __init__(self, paper: Paper, kept: list[int], count: CountTokens, additive: bool) -> None:
+        self.paper, self.kept, self.count, self.additive = paper, kept, count, additive
+        self._blocks: dict[int, int] | None = None
+        self._head: int | None = None
+
+    def _block(self, i: int, text: str) -> str:
+        return f"\n\n## {heading_line(self.paper.sections[i])}\n{text}"
+
+    def of(self, rendered: str, span: Span, mask: str, paper_field: str) -> int:
+        if not self.additive:
+            return self.count([rendered])[0]
+        text = self.paper.sections[span.section_index].text
+        masked = self.count([self._block(span.section_index, text[: span.start] + mask + text[span.end :])])[0]
+        if paper_field == "section":
+            return masked
+        if self._blocks is None:
+            p = self.paper
+            counts = self.count(
+                [f"\n{p.title}\n\nAbstract: {p.abstract}\n"] + [self._block(i, p.sections[i].text) for i in self.kept]
+            )
+            self._head, self._blocks = counts[0], dict(zip(self.kept, counts[1:], strict=True))
+        assert self._head is not None
+        return self._head + sum(self._blocks.values()) - self._blocks[span.section_index] + masked
+
+
 def decide_type(paper: Paper, span: Span, options: ClozeOptions, judge: JudgeClassifier | None) -> TypeDecision:
     text = paper.sections[span.section_index].text
     h, rule = heuristic_type(text, span.start, span.end)
@@ -207,6 +267,7 @@ def generate_for_paper(
     count_tokens: CountTokens,
     judge: JudgeClassifier | None = None,
     mask: str = MASK,
+    additive: bool = False,
 ) -> PaperResult:
     """Questions of one paper. `sources` maps reference index → its linked stored paper (any that has a link)."""
     res = PaperResult()
@@ -228,9 +289,7 @@ def generate_for_paper(
         if not src.has_text:
             res.skips["reference: linked paper has no section text"] += 1
             continue
-        if src.content_tokens is None:
-            src.content_tokens = count_tokens([src.content()])[0]
-        if src.content_tokens > options.max_candidate_tokens:
+        if src.count_content(count_tokens, additive=additive) > options.max_candidate_tokens:
             res.skips["reference: candidate over the token cap"] += 1
             continue
         pool[r] = src
@@ -253,6 +312,7 @@ def generate_for_paper(
         else:
             individual.setdefault(s.ref_index, []).append(s)
     rng = random.Random(f"{seed}:{paper.paper_id}")
+    paper_tokens = PaperTokens(paper, kept, count_tokens, additive)
     refs = sorted(pool)
     chosen_refs = rng.sample(refs, min(len(refs), options.refs_per_paper))
     for r in chosen_refs:
@@ -282,12 +342,9 @@ def generate_for_paper(
             slot = random.Random(qseed).randrange(options.n_candidates)
             order = list(distract)
             order.insert(slot, r)
-            for x in order:
-                if options.candidate_field not in pool[x].rendered:
-                    t = pool[x].render(options.candidate_field)
-                    pool[x].rendered[options.candidate_field] = (t, count_tokens([t])[0])
-            texts = [pool[x].rendered[options.candidate_field][0] for x in order]
-            tokens = [pool[x].rendered[options.candidate_field][1] for x in order]
+            shown = [pool[x].shown(options.candidate_field, count_tokens, additive=additive) for x in order]
+            texts = [t for t, _ in shown]
+            tokens = [n for _, n in shown]
             cands = [
                 ClozeCandidate(
                     slot=i,
@@ -304,6 +361,7 @@ def generate_for_paper(
             ]
             sec = paper.sections[span.section_index]
             key = paper.arxiv_id or paper.paper_id
+            shown_paper = render_paper(paper, kept, span, mask, options.paper_field)
             res.items.append(
                 ClozeItem(
                     sample_id=f"citation_cloze/{preset}/{key}/{r}/{span.section_index}:{span.start}",
@@ -319,7 +377,8 @@ def generate_for_paper(
                     citation_end=span.end,
                     citation_type=decision,
                     mask=mask,
-                    paper=render_paper(paper, kept, span, mask, options.paper_field),
+                    paper=shown_paper,
+                    paper_tokens=paper_tokens.of(shown_paper, span, mask, options.paper_field),
                     candidates=cands,
                     label=str(slot),
                     reference_ids=[c.ref_id for c in cands],

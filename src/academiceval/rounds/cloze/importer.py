@@ -33,6 +33,7 @@ from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
+from academiceval.store.artifacts import check_name
 
 LEVELS = ("easy", "medium", "hard")
 _PAPER = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)  # not the instructions' "<Paper> and"
@@ -91,6 +92,8 @@ def record_to_item(
     except InvalidArxivIdError:
         m = re.match(r"(\d{4}\.\d{4,5})_", Path(where.split("[")[0]).name)
         aid = m.group(1) if m else None
+    if aid is None and not (dates or {}):
+        raise ImportProblem("no arXiv id (paper_id or file name) to date the question")
     cit = rec.get("citation") if isinstance(rec.get("citation"), dict) else {}
     texts = {int(i): t for i, t in _CAND.findall(question)}
     pm = _PAPER.search(question)
@@ -189,6 +192,7 @@ def import_scalar(
     dates: dict[str, date] | None = None,
 ) -> ImportReport:
     """Read published questions and write them as round `out_root/name` (configs `citation_cloze-<level>`)."""
+    check_name(name, "round")
     report = read_scalar_questions(paths, level=level, round_name=name, dates=dates)
     items = {config_name(lv): sorted(v, key=lambda x: x.sample_id) for lv, v in report.items.items()}
     stats = cloze_stats([it for v in items.values() for it in v])

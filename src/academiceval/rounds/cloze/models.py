@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 TASK = "citation_cloze"
 MASK = "**[MASKED_CITATION]**"  # SCALAR's placeholder, kept so imported and built items read the same
@@ -22,6 +22,8 @@ Split = Literal["train", "val", "test"]
 class ClozeOptions(BaseModel):
     """Every knob of question generation. `preset()` gives SCALAR's three levels; any field can be overridden,
     and the item then records preset "custom" unless the options still equal a named preset."""
+
+    model_config = ConfigDict(extra="forbid")
 
     paper_field: Literal["full", "section"] = "full"  # whole question paper, or only the masked section
     citation_type: CitationType | Literal["any"] = "attributional"
@@ -47,9 +49,26 @@ _PRESET_KEYS = ("paper_field", "citation_type", "distractors", "candidate_field"
 
 
 def preset(name: str, **overrides: object) -> ClozeOptions:
+    """A named preset with some knobs changed (validated: an unknown knob or a bad value raises)."""
     if name not in PRESETS:
         raise ValueError(f"unknown cloze preset {name!r}: one of {', '.join(PRESETS)}")
-    return PRESETS[name].model_copy(update=overrides)
+    return ClozeOptions.model_validate({**PRESETS[name].model_dump(), **overrides})
+
+
+class ClozeBuildConfig(BaseModel):
+    """Every option of a cloze build, stored verbatim in the round manifest (`build_options["config"]`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    levels: list[str] = Field(default_factory=lambda: list(PRESETS_NAMES))
+    options: dict[str, ClozeOptions] = Field(default_factory=dict)  # custom levels (or replaced presets)
+    overrides: dict[str, object] = Field(default_factory=dict)  # knobs changed on every level
+    cutoff: date | None = None  # live guard: question papers with v1 date after this day
+    seed: int = 0
+    tokenizer: str | None = None  # "wordpiece" (default) or "tiktoken:<encoding>"
+    templates_dir: str | None = None
+    relink: bool = True  # recompute reference links before building
+    mask: str = MASK
 
 
 def preset_name(options: ClozeOptions) -> str:
@@ -101,6 +120,7 @@ class ClozeItem(BaseModel):
     citation_type: TypeDecision = Field(default_factory=TypeDecision)
     mask: str = MASK
     paper: str  # the question paper as shown, with exactly the one span replaced by `mask`
+    paper_tokens: int | None = None  # tokens of `paper` under the item's tokenizer
     candidates: list[ClozeCandidate]
     label: str  # gold slot as a string ("0".."3")
     reference_ids: list[str] = Field(default_factory=list)  # ref ids of the candidates in slot order

@@ -18,6 +18,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -111,6 +112,14 @@ def replace_blocks(prompt: str, paper: str | None, candidate_texts: list[str] | 
     return out
 
 
+def render_sample(sample: Any, *, templates_dir: str | Path | None = None) -> str:
+    """The prompt of a cloze round sample (`rounds.cloze.samples`): what `rounds.prompts.render_prompt` returns
+    for task citation_cloze."""
+    from academiceval.rounds.cloze.samples import sample_to_item
+
+    return render_item(sample_to_item(sample), templates_dir=templates_dir)
+
+
 def prompt_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -162,9 +171,9 @@ def fit_item(item: ClozeItem, budget: int, counter: TokenCounter, *, templates_d
         over = size(head + core + tail, texts) - budget
     p = head + core + tail
     rounds = 0
-    while over > 0 and rounds < 4:  # 3) candidates evenly, from their ends
+    while over > 0 and rounds < 12:  # 3) candidates evenly, from their ends (steps grow if counts disagree)
         rounds += 1
-        per = over // max(1, len(texts)) + 8
+        per = (over // max(1, len(texts)) + 8) * rounds
         texts = [counter.prefix(t, max(0, counter.count(t) - per)) for t in texts]
         cand_cut = True
         over = size(p, texts) - budget

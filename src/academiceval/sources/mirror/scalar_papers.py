@@ -34,6 +34,7 @@ from academiceval.sources.names import make_author
 PARSER_VERSION = "scalar-paper-object/1"
 QUESTION_SOURCE = "scalar"  # the question paper's records (same source name as SCALAR's metadata file)
 CITED_SOURCE = "scalar-ref"  # papers present only as the cited text inside another paper's object
+META_SOURCE = "scalar_paper"  # PaperMeta.source of both (the mirror format's name; SCALAR's metadata file wins ties)
 APPROX_WARNING = "v1 date approximated from above by the month of the arXiv id (no date in the SCALAR object)"
 _HEADING = re.compile(r"^\s*(?P<num>(?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(?P<head>.+?)\s*\\?\s*$")
 _BIB_NUM = re.compile(r"(\d+)$")
@@ -172,7 +173,7 @@ def paper_object_to_records(
         title=title,
         abstract=abstract,
         published=published,
-        source=QUESTION_SOURCE,
+        source=META_SOURCE,
     )
     paper = Paper(
         paper_id=f"{QUESTION_SOURCE}:{arxiv_id}",
@@ -224,7 +225,7 @@ def cited_paper(r: dict[str, Any]) -> tuple[PaperMeta, Paper] | None:
         abstract=abstract,
         authors=[make_author(a.rstrip(".")) for a in authors],
         published=published,
-        source=CITED_SOURCE,
+        source=META_SOURCE,
     )
     paper = Paper(
         paper_id=f"{CITED_SOURCE}:{aid}",
