@@ -10,7 +10,22 @@ import typer
 
 from academiceval import __version__
 from academiceval.cli import agreement as _agreement
-from academiceval.cli import build, cloze, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import (
+    audit,
+    build,
+    cloze,
+    collect,
+    compare,
+    demo,
+    ingest,
+    mirror,
+    publist,
+    report,
+    run,
+    score,
+    stats,
+    update,
+)
 from academiceval.cli import leval as _leval
 from academiceval.cli import score_predictions as _score_predictions
 
@@ -28,11 +43,13 @@ app = typer.Typer(
 
 app.command("ingest")(ingest.ingest)
 app.add_typer(mirror.app, name="mirror")
+app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
 app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
+app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("score-predictions")(_score_predictions.score_predictions)
@@ -42,6 +59,7 @@ app.command("agreement")(_agreement.agreement)
 app.add_typer(_leval.app, name="leval")
 app.add_typer(_leval.elaip_app, name="elaip")
 app.command("report")(report.report)
+app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
 
 

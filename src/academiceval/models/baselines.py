@@ -28,7 +28,8 @@ from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, to
 from academiceval.models.truncate import content_field
 from academiceval.rounds.models import Sample
 
-BASELINES = ("lead", "demo-copy", "extractive", "random-choice", "lexical-choice")
+BASELINES = ("lead", "demo-copy", "extractive", "cite-copy", "cite-invent", "random-choice", "lexical-choice")
+# cite-*: models.citation_baselines
 CHOICE_BASELINES = ("random-choice", "lexical-choice")
 CLOZE_MASK = "**[MASKED_CITATION]**"
 MASK_WINDOW_WORDS = 50  # words each side of the mask that form the lexical baseline's query
@@ -146,6 +147,10 @@ class BaselineBackend:
             text, raw = self._lead(sample, n)
         elif self.model == "demo-copy":
             text, raw = self._demo_copy(sample, n)
+        elif self.model.startswith("cite-"):
+            from academiceval.models import citation_baselines as cb
+
+            text, raw = (cb.cite_copy if self.model == "cite-copy" else cb.cite_invent)(sample), {}
         else:
             text, raw = self._extractive(sample, n)
         raw = {"baseline": self.model, "target_words": n, **raw}

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 METRIC = "accuracy"
+# Tasks whose items are multiple choice: `score` defaults them to `accuracy` and the report ranks them by it. A new
+# multiple-choice family adds its task name here (one place).
+CHOICE_TASKS: frozenset[str] = frozenset({"citation_cloze"})
 Parser = Literal["strict", "lenient"]
 PARSERS: tuple[Parser, ...] = ("strict", "lenient")
 

@@ -36,6 +36,7 @@ from academiceval.scores.models import ScoreRecord
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
 PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.builtin",
+    "academiceval.scores.citations",
     "academiceval.scores.accuracy",
     "academiceval.scores.leval_metrics",
 )
@@ -107,6 +108,7 @@ class RunJob:
             setting=rec.setting,
             split=rec.split,
             published=rec.published,
+            date_precision=rec.date_precision,
             metric=metric,
             config_hash=chash,
             **kw,

@@ -20,6 +20,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
+from academiceval.scores.mcq import CHOICE_TASKS
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob, Scorer
 from academiceval.store.artifacts import (
@@ -71,9 +72,6 @@ def find_round_dir(run_dir: Path, spec: RunSpec, round_dir: Path | None, home: P
             hint="pass --round-dir, or --home of the workspace the run belongs to",
         )
     return found
-
-
-CHOICE_TASKS = frozenset({"citation_cloze"})  # tasks whose default metric is accuracy (scores.accuracy)
 
 
 def score_runs(
