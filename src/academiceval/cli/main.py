@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
+from academiceval.cli import agreement as _agreement
 from academiceval.cli import (
     audit,
     build,
@@ -25,6 +26,8 @@ from academiceval.cli import (
     stats,
     update,
 )
+from academiceval.cli import leval as _leval
+from academiceval.cli import score_predictions as _score_predictions
 
 app = typer.Typer(
     name="academiceval",
@@ -49,6 +52,12 @@ app.command("stats")(stats.stats)
 app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
+app.command("score-predictions")(_score_predictions.score_predictions)
+app.command("judge-predictions")(_score_predictions.judge_predictions)
+app.command("judge-length-control")(_score_predictions.judge_length_control)
+app.command("agreement")(_agreement.agreement)
+app.add_typer(_leval.app, name="leval")
+app.add_typer(_leval.elaip_app, name="elaip")
 app.command("report")(report.report)
 app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
