@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -67,7 +68,7 @@ def serve(
     ] = None,
 ) -> None:
     """Answer the arXiv API protocol over DIRECTORY on 127.0.0.1: /api/query (search_query, id_list, start,
-    max_results, sortBy, sortOrder), /pdf/<id>, /_stats (request counters), /_faults. Stop with Ctrl-C."""
+    max_results, sortBy, sortOrder), /pdf/<id>, /_stats (request counters), /_faults. Stop with Ctrl-C or SIGTERM."""
     from academiceval.sources.server import FaultConfig, make_server
 
     try:
@@ -78,6 +79,11 @@ def serve(
     server = make_server(directory, port, faults)
     host, real_port = server.server_address[:2]
     console.print(f"serving {len(server.index)} papers at http://{host}:{real_port}/api/query (Ctrl-C to stop)")
+
+    def _stop(signum: int, frame: object) -> None:  # SIGTERM (kill, a supervisor, a test) stops it like Ctrl-C
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:
