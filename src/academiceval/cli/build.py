@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, at_least_one, console, fail, not_negative, progress, summary_table
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -46,13 +46,23 @@ def build(
     ] = None,
     context_tokens: Annotated[
         int | None,
-        typer.Option("--context-tokens", help="Also build a setting that adds demos until the input reaches N tokens."),
+        typer.Option(
+            "--context-tokens",
+            callback=at_least_one,
+            help="Also build a setting that adds demos until the input reaches N tokens.",
+        ),
     ] = None,
     distractors: Annotated[
-        int, typer.Option("--distractors", help="Pad each Related-Work citation corpus with N uncited papers.")
+        int,
+        typer.Option(
+            "--distractors", callback=not_negative, help="Pad each Related-Work citation corpus with N uncited papers."
+        ),
     ] = 0,
     min_citations: Annotated[
-        int, typer.Option("--min-citations", help="Skip Related-Work targets with fewer resolved cited papers.")
+        int,
+        typer.Option(
+            "--min-citations", callback=not_negative, help="Skip Related-Work targets with fewer resolved cited papers."
+        ),
     ] = 1,
     task: Annotated[
         list[str] | None,
@@ -83,7 +93,7 @@ def build(
         typer.Option("--fetch/--no-fetch", help="Fetch and ingest PDFs of papers that have metadata but no parse."),
     ] = True,
     max_fetch: Annotated[
-        int | None, typer.Option("--max-fetch", help="Fetch and ingest at most N missing PDFs.")
+        int | None, typer.Option("--max-fetch", callback=not_negative, help="Fetch and ingest at most N missing PDFs.")
     ] = None,
     previous: Annotated[
         str | None, typer.Option("--previous", help="Earlier round (name or dir): list test samples added/retired.")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, console, err_console, fail, port_number, progress, summary_table
 
 app = typer.Typer(
     help="Local arXiv bulk mirror: index it into the workspace, or serve it over HTTP like the arXiv API.",
@@ -57,7 +57,9 @@ def index(directory: DirArg, home: HomeOption = None) -> None:
 @app.command("serve")
 def serve(
     directory: DirArg,
-    port: Annotated[int, typer.Option("--port", "-p", help="Port on 127.0.0.1 (0 = any free port).")] = 8088,
+    port: Annotated[
+        int, typer.Option("--port", "-p", callback=port_number, help="Port on 127.0.0.1 (0 = any free port).")
+    ] = 8088,
     fault: Annotated[
         str | None,
         typer.Option(

@@ -21,6 +21,7 @@ from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
+from academiceval.models.errors import is_final
 from academiceval.models.registry import load_backend, parse_spec
 from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
@@ -314,7 +315,7 @@ async def run_round_async(
         for s in samples:
             summary.config(s.task, s.setting).selected += 1
             rec = existing.get(s.sample_id)
-            if rec is not None and not rec.retryable:
+            if rec is not None and is_final(rec.error_code, rec.error, rec.retryable):  # models.errors decides
                 summary.config(s.task, s.setting).already_done += 1
             else:
                 todo.append(s)
