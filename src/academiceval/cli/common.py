@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -48,9 +49,12 @@ def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[ob
     return table
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print an actionable error and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}")
+def fail(message: str | BaseException, code: int | None = None) -> typer.Exit:
+    """Print an actionable error (one line) and return the Exit to raise. Given an `AcademicEvalError`, the exit
+    status is its own: 2 for bad input (`ConfigError` and its kin), 1 for a failure."""
+    if code is None:
+        code = int(getattr(message, "exit_code", 2)) if isinstance(message, BaseException) else 2
+    err_console.print(f"[bold red]error:[/] {escape(str(message))}", soft_wrap=True)
     return typer.Exit(code)
 
 

@@ -197,7 +197,7 @@ def run(
             retry_policy=RetryPolicy(max_wait_s=max_wait, on_wait=on_wait),
         )
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     finally:
         if task_id is not None:
             bar.stop()

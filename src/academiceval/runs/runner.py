@@ -25,6 +25,7 @@ from academiceval.models.errors import is_final
 from academiceval.models.registry import load_backend, parse_spec
 from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
+from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
 from academiceval.runs.records import RecordWriter, read_run, read_spec, safe_name, write_spec
@@ -248,6 +249,7 @@ async def run_round_async(
         return summary
 
     owned = backend is None  # a backend passed in belongs to the caller, who closes it
+    lock: RunLock | None = None  # one writer per run directory (runs.lock)
     if backend is None:
         backend = load_backend(
             model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout, templates_dir=view.templates_dir
@@ -278,6 +280,7 @@ async def run_round_async(
             )
         )
         summary.run_dir = run_dir
+        lock = RunLock(run_dir).acquire()  # a second run of the same model/round refuses, naming the holder
         spec = RunSpec(
             round=view.name,
             round_manifest_sha256=view.manifest_sha256,
@@ -352,5 +355,7 @@ async def run_round_async(
             summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
         return summary
     finally:
+        if lock is not None:
+            lock.release()
         if owned:
             await backend.aclose()
