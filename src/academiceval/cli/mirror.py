@@ -52,6 +52,9 @@ def index(directory: DirArg, home: HomeOption = None) -> None:
     if report.errors:
         title = f"unreadable records by reason ({len(report.errors)}; all in table mirror_error)"
         console.print(summary_table(title, ["reason", "count", "example"], report.reasons()[:15]))
+    if report.notes:  # repairs (bad bytes, NULs) and approximations, each located in table mirror_error
+        where, what = report.notes[0]
+        console.print(f"notes: {len(report.notes)} (all in table mirror_error), e.g. {where}: {what}", soft_wrap=True)
 
 
 @app.command("serve")

@@ -19,6 +19,7 @@ from academiceval.sources.errors import RecordParseError
 from academiceval.sources.ids import id_from_filename
 from academiceval.sources.mirror.records import (
     MirrorRecord,
+    RecordWarning,
     decode_bytes,
     read_abs_text,
     read_atom,
@@ -128,12 +129,13 @@ def read_file(found: FoundFile) -> Iterator[Item]:
     try:
         if found.fmt in ("abs", "listing"):
             hint = id_from_filename(path.stem)
-            yield from read_abs_text(
-                decode_bytes(path.read_bytes()), path=where, fmt=found.fmt, version_hint=hint[1] if hint else None
-            )
+            repairs: list[RecordWarning] = []
+            text = decode_bytes(path.read_bytes(), path=where, warnings=repairs)
+            yield from repairs  # bad bytes and NULs are repaired and recorded with file and line, never silent
+            yield from read_abs_text(text, path=where, fmt=found.fmt, version_hint=hint[1] if hint else None)
         elif found.fmt in ("kaggle", "unarxive"):
             reader = read_kaggle_lines if found.fmt == "kaggle" else read_unarxive_lines
-            with path.open("r", encoding="utf-8", errors="replace") as f:
+            with path.open("rb") as f:  # bytes: each line is decoded (and repaired, with a warning) on its own
                 yield from reader(iter(f), path=where)
         elif found.fmt == "atom":
             raw = path.read_bytes()
