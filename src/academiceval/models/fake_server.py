@@ -55,6 +55,7 @@ class ServerStats:
     in_flight: int = 0
     completed: int = 0
     by_prompt: Counter[str] = field(default_factory=Counter)  # sha256(prompt) -> requests seen
+    by_model_prompt: Counter[tuple[str, str]] = field(default_factory=Counter)  # (model, sha256) -> requests seen
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)  # distinct Authorization values seen (tests only)
@@ -167,7 +168,8 @@ class FakeOpenAIServer:
             return web.json_response({"error": {"message": f"The model `{model}` does not exist."}}, status=404)
         digest = prompt_hash(prompt)
         st.by_prompt[digest] += 1
-        seen = st.by_prompt[digest]
+        st.by_model_prompt[(model, digest)] += 1
+        seen = st.by_model_prompt[(model, digest)]  # each model's first attempts fail (two runs, one server)
         if cfg.latency_s:
             await asyncio.sleep(cfg.latency_s)
         transient = _pick(cfg.transient, _unit(cfg.seed, "transient", digest))
