@@ -124,3 +124,22 @@ def test_cache_file_replaced_by_a_directory_is_a_clear_error(tmp_path: Path) -> 
     path.mkdir()
     with pytest.raises(ConfigError, match=r"cannot open the response cache.*--no-cache"):  # before: OperationalError
         ResponseCache(path).get("k")
+
+
+@pytest.mark.timeout(120)
+def test_cli_max_wait_gives_up_on_a_day_long_retry_after(robust_round: Path, fake_server, tmp_path: Path) -> None:
+    # before: Retry-After 86400 → up to 5 x 300 s of silence per sample
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+
+    srv = fake_server(transient={"429": 1.0}, transient_attempts=99, retry_after_s=86400)
+    home = tmp_path / "ws"
+    args = ["run", str(robust_round), "--model", "openai/fake-model", "--base-url", srv.url, "--home", str(home)]
+    res = CliRunner().invoke(app, [*args, "--max-wait", "30"])
+    assert res.exit_code == 0, res.output
+    assert "rate_limited" in res.output
+    assert srv.stats.total == len(srv.stats.by_prompt)  # one attempt per prompt: no wait was started
+    recs = run_records(next((home / "runs").rglob("run.json")).parent)
+    assert {r.error_code for r in recs.values()} == {"rate_limited"} and all(r.retryable for r in recs.values())
+    assert "--max-wait" in CliRunner().invoke(app, ["run", "--help"]).output
