@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 artifacts = pytest.importorskip("academiceval.store.artifacts")
 
-from academiceval.errors import AcademicEvalError  # noqa: E402
 from academiceval.store.models import RunRecord, RunSpec, ScoreRecord  # noqa: E402
+
+from academiceval.errors import AcademicEvalError  # noqa: E402
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
