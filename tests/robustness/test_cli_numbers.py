@@ -76,3 +76,10 @@ def test_run_timeout_nonsense_is_one_line_and_exit_2(value: str, tmp_path) -> No
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "--timeout" in lines[0] and "finite number of seconds above 0" in lines[0]
     assert "Traceback" not in res.output and not (tmp_path / "runs").exists()
+
+
+def test_run_max_wait_default_is_the_retry_policy_default() -> None:
+    from academiceval.cli.run import DEFAULT_MAX_WAIT_S
+    from academiceval.models.retry import DEFAULT_MAX_WAIT_S as POLICY_DEFAULT
+
+    assert DEFAULT_MAX_WAIT_S == POLICY_DEFAULT

@@ -21,7 +21,8 @@ from academiceval.cli.common import (
     summary_table,
 )
 from academiceval.errors import AcademicEvalError, ConfigError
-from academiceval.models.retry import DEFAULT_MAX_WAIT_S, RetryPolicy
+
+DEFAULT_MAX_WAIT_S = 300.0  # = models.retry.DEFAULT_MAX_WAIT_S (not imported here: keeps `--help` instant)
 
 
 def parse_generation_options(items: list[str]) -> dict[str, Any]:
@@ -144,6 +145,7 @@ def run(
 ) -> None:
     """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/."""
     from academiceval.models.base import GenerationOptions
+    from academiceval.models.retry import RetryPolicy
     from academiceval.runs.runner import run_round
     from academiceval.runs.summary import RunSummary
 
