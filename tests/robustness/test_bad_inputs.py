@@ -91,18 +91,31 @@ ARTIFACTS: dict[str, Callable[[Path], Path]] = {
     "records": lambda ws: sorted(p for p in the_run(ws).glob("*.jsonl") if p.name != "scores.jsonl")[0],
     "scores": lambda ws: the_run(ws) / "scores.jsonl",
     "manifest": lambda ws: the_round(ws) / "manifest.json",
+    "response-cache": lambda ws: ws / "cache" / "responses.sqlite",
 }
 COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "run": lambda ws: ["run", the_round(ws).name, "--model", "baseline/lead", "--home", str(ws)],
     "score": lambda ws: ["score", str(the_run(ws)), "--metrics", "rouge-l", "--home", str(ws)],
     "report": lambda ws: ["report", "--home", str(ws), "--examples", "0"],
     "stats": lambda ws: ["stats", the_round(ws).name, "--home", str(ws)],
+    # a second run of the round, so that every sample is looked up in the response cache
+    "run-fresh": lambda ws: [
+        "run",
+        the_round(ws).name,
+        "--model",
+        "baseline/lead",
+        "--run-name",
+        "again",
+        "--home",
+        str(ws),
+    ],  # fmt: skip
 }
 READERS = {  # which commands read which artifact
     "run-spec": ("run", "score", "report"),
     "records": ("run", "score", "report"),
     "scores": ("score", "report"),
     "manifest": ("run", "score", "report", "stats"),
+    "response-cache": ("run-fresh",),
 }
 JSONL = {"records", "scores"}
 
@@ -111,6 +124,8 @@ def cases() -> list[tuple[str, str, str]]:
     out = []
     for artifact, commands in READERS.items():
         damages = [*LINE_DAMAGE] if artifact in JSONL else [*DOC_DAMAGE]
+        if artifact == "response-cache":  # a binary file: every byte-level damage (the JSON rewrites need JSON)
+            damages = [d for d in damages if d != "wrong-types"]
         for damage in [*damages, *FILE_DAMAGE]:
             for command in commands:
                 out.append((artifact, damage, command))
@@ -169,7 +184,7 @@ def invoke(argv: list[str]) -> tuple[int, str]:
 def test_catalogue_size() -> None:
     inputs = len(DOC_DAMAGE) + len(LINE_DAMAGE) + len(FILE_DAMAGE)
     print(f"catalogue: {inputs} bad inputs, {len(CASES)} (artifact, input, command) cases")
-    assert inputs >= 30 and len(CASES) >= 120
+    assert inputs >= 30 and len(CASES) >= 200
 
 
 @pytest.mark.parametrize(("artifact", "damage", "command"), CASES, ids=["-".join(c) for c in CASES])
