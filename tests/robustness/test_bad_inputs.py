@@ -108,7 +108,7 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
         "again",
         "--home",
         str(ws),
-    ],  # fmt: skip
+    ],
 }
 READERS = {  # which commands read which artifact
     "run-spec": ("run", "score", "report"),
