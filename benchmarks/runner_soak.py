@@ -45,11 +45,8 @@ HANG_S = 4.0
 
 def build_round(out: Path, n: int, window: int = 700, step: int = 173) -> Path:
     """`n` abstract-task samples, each a distinct window of real paper text (unarXive sample)."""
-    try:
-        from academiceval.testing.sample_round import load_unarxive_papers, write_round
-    except ImportError:
-        from academiceval.runs.sample_round import load_unarxive_papers, write_round
     from academiceval.rounds.models import Sample
+    from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     papers = load_unarxive_papers(CORPUS, body_chars=2_000_000)
     rows: list[Sample] = []

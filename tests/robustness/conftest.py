@@ -14,10 +14,8 @@ from academiceval.models.fake_server import FakeServerConfig, ServerHandle, star
 
 
 def _write_sample_round(corpus: Path, out: Path) -> Path:
-    try:
-        from academiceval.testing.sample_round import write_sample_round
-    except ImportError:  # before the artifacts layer moved it
-        from academiceval.runs.sample_round import write_sample_round
+    from academiceval.testing.sample_round import write_sample_round
+
     return write_sample_round(corpus, out, max_papers=6, body_chars=3000)
 
 
@@ -49,23 +47,18 @@ def fake_server() -> Iterator[Callable[..., ServerHandle]]:
 
 
 def run_model(ws: Path, round_ref: Path | str, model: str, **kw: Any):
-    """`run_round` with keyword options, on either API (keywords, or a RunConfig after the artifacts merge)."""
+    """`run_round(ws, round, RunConfig(model=model, **options), retry_policy=, backend=, progress=)`."""
+    from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
 
-    try:
-        from academiceval.runs.config import RunConfig
-    except ImportError:
-        return run_round(ws, round_ref, model, **kw)
     extra = {k: kw.pop(k) for k in ("retry_policy", "backend", "progress") if k in kw}
     return run_round(ws, round_ref, RunConfig(model=model, **kw), **extra)
 
 
 def run_records(run_dir: Path) -> dict[str, Any]:
     """The latest record per sample."""
-    try:
-        from academiceval.store.artifacts import read_run_records
-    except ImportError:
-        from academiceval.runs.records import read_run as read_run_records
+    from academiceval.store.artifacts import read_run_records
+
     return read_run_records(run_dir)
 
 

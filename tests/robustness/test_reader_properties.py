@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 
 artifacts = pytest.importorskip("academiceval.store.artifacts")
 
-from academiceval.store.models import RunRecord, RunSpec, ScoreRecord  # noqa: E402
-
 from academiceval.errors import AcademicEvalError  # noqa: E402
+from academiceval.store.models import RunRecord, RunSpec, ScoreRecord  # noqa: E402
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -173,3 +172,27 @@ def test_round_manifest_reader(tmp_path: Path, data: st.DataObject) -> None:
         list(loaded.samples())
     except AcademicEvalError as e:
         assert "\n" not in str(e)
+
+
+def test_a_directory_where_a_run_file_belongs(tmp_path: Path) -> None:
+    """Found by the properties above: each of these crashed with IsADirectoryError."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / artifacts.RUN_SPEC).write_text(json.dumps(spec_dict()))
+    (run / artifacts.SCORES).mkdir()
+    (run / "title-zero-shot.jsonl").mkdir()
+    rd = artifacts.load_run(run)
+    assert sorted(rd.bad_lines) == [
+        "scores.jsonl: not a regular file (skipped)",
+        "title-zero-shot.jsonl: not a regular file (skipped)",
+    ]
+    with pytest.raises(artifacts.ArtifactError, match=r"cannot append to scores\.jsonl"):
+        artifacts.append_scores(run, [ScoreRecord.model_validate(SCORE)])
+    writer = artifacts.RecordWriter(run)
+    with pytest.raises(artifacts.ArtifactError, match=r"cannot append to title-zero-shot\.jsonl"):
+        writer.append(RunRecord.model_validate(RECORD))
+    writer.close()
+    (run / artifacts.RUN_SPEC).unlink()
+    (run / artifacts.RUN_SPEC).mkdir()
+    with pytest.raises(artifacts.ArtifactError, match=r"run\.json is not a regular file"):
+        artifacts.read_run_spec(run)

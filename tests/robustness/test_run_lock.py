@@ -98,18 +98,10 @@ def test_two_concurrent_runs_of_the_same_model_never_double_a_record(robust_roun
     ws = tmp_path / "ws"
 
     async def both():
-        kw = {"base_url": srv.url, "retry_policy": FAST}
-        try:
-            from academiceval.runs.config import RunConfig
+        from academiceval.runs.config import RunConfig
 
-            calls = [
-                run_round_async(
-                    ws, robust_round, RunConfig(model="openai/fake-model", base_url=srv.url), retry_policy=FAST
-                )
-                for _ in range(2)
-            ]
-        except ImportError:
-            calls = [run_round_async(ws, robust_round, "openai/fake-model", **kw) for _ in range(2)]
+        config = RunConfig(model="openai/fake-model", base_url=srv.url)
+        calls = [run_round_async(ws, robust_round, config, retry_policy=FAST) for _ in range(2)]
         return await asyncio.gather(*calls, return_exceptions=True)
 
     results = asyncio.run(both())
