@@ -73,8 +73,10 @@ def master(robust_round_master: Path, tmp_path_factory: pytest.TempPathFactory) 
     rnd = ws / "rounds" / robust_round_master.name
     shutil.copytree(robust_round_master, rnd)
     run = run_model(ws, rnd, "baseline/lead").run_dir
-    code, out = invoke(["score", str(run), "--metrics", "rouge-l", "--home", str(ws)])
-    assert code == 0, out
+    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.rescore import score_runs
+
+    score_runs([run], ScoreConfig(metrics=["rouge-l"]), home=ws)
     return ws
 
 
@@ -154,31 +156,19 @@ def plant(ws: Path, artifact: str, damage: str) -> Path:
     return path
 
 
-def invoke(argv: list[str]) -> tuple[int, str]:
-    import contextlib
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
+def invoke(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The console entry point in-process (its last-resort handlers included); output from capsys."""
     old = sys.argv
     sys.argv = ["academiceval", *argv]
     code = 0
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            from academiceval.cli import common
-
-            common.console.file = out  # rich consoles bound at import
-            common.err_console.file = err
-            try:
-                main()
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         sys.argv = old
-        from academiceval.cli import common
-
-        common.console.file = sys.stdout
-        common.err_console.file = sys.stderr
-    return code, out.getvalue() + err.getvalue()
+    out = capsys.readouterr()
+    return code, out.out + out.err
 
 
 def test_catalogue_size() -> None:
@@ -188,13 +178,13 @@ def test_catalogue_size() -> None:
 
 
 @pytest.mark.parametrize(("artifact", "damage", "command"), CASES, ids=["-".join(c) for c in CASES])
-def test_bad_input_is_a_clear_error_or_a_skipped_line(master: Path, tmp_path: Path, artifact, damage, command):
+def test_bad_input_is_a_clear_error_or_a_skipped_line(master: Path, tmp_path: Path, capsys, artifact, damage, command):
     ws = tmp_path / "ws"
     shutil.copytree(master, ws, symlinks=True)
     argv = COMMANDS[command](ws)  # before the damage (it may remove the file the paths are found from)
     path = plant(ws, artifact, damage)
     try:
-        code, out = invoke(argv)
+        code, out = invoke(argv, capsys)
     except Exception as e:
         pytest.fail(f"{command} on {artifact}/{damage}: {type(e).__name__}: {str(e)[:300]}")
     assert "Traceback" not in out, out[-2000:]
