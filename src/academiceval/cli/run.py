@@ -124,7 +124,11 @@ def run(
     ] = DEFAULT_MAX_WAIT_S,
     home: HomeOption = None,
 ) -> None:
-    """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/."""
+    """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/.
+
+    A rerun skips samples with an answer or a final error (context length, empty, refused, rejected) and asks
+    again for every other error (auth, rate limit, server errors, timeouts, malformed answers). One run at a
+    time per run directory: a second one is refused, naming the process that holds it."""
     from academiceval.models.rag import RagConfig
     from academiceval.models.retry import RetryPolicy
     from academiceval.runs.config import RunConfig
