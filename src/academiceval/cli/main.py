@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from academiceval import __version__
-from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import audit, build, collect, demo, ingest, mirror, report, run, score, stats, update
 
 app = typer.Typer(
     name="academiceval",
@@ -31,6 +31,7 @@ app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
 app.command("stats")(stats.stats)
+app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(report.report)
