@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, at_least_one, console, fail, not_negative, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    at_least_one,
+    console,
+    fail,
+    fraction,
+    not_negative,
+    progress,
+    summary_table,
+)
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -78,7 +87,9 @@ def build(
     min_resolved_fraction: Annotated[
         float,
         typer.Option(
-            "--min-resolved-fraction", help="Skip Related-Work targets with a smaller share of cited works resolved."
+            "--min-resolved-fraction",
+            callback=fraction,
+            help="Skip Related-Work targets with a smaller share of cited works resolved.",
         ),
     ] = 0.5,
     gate: Annotated[

@@ -106,3 +106,10 @@ def not_negative_seconds(param: typer.CallbackParam, value: float | None) -> flo
     if value is not None and not (math.isfinite(value) and value >= 0):
         raise _reject(param, value, "a finite number of seconds, 0 or more")
     return value
+
+
+def fraction(param: typer.CallbackParam, value: float | None) -> float | None:
+    """A share: a finite number from 0 to 1."""
+    if value is not None and not (math.isfinite(value) and 0 <= value <= 1):
+        raise _reject(param, value, "a number from 0 to 1 (e.g. 0.5)")
+    return value
