@@ -90,3 +90,16 @@ def test_a_directory_where_the_database_belongs(tmp_path, monkeypatch, capsys) -
     code, out = cli(monkeypatch, capsys, "build", "--round", "r1", "--home", str(home))
     assert code == 2 and "Traceback" not in out and "writable file" in out, out
     shutil.rmtree(home)
+
+
+def test_a_busy_database_is_not_called_damaged(tmp_path) -> None:
+    """Only a file that is itself the problem gets the "restore a backup" advice; a lock is raised as it is."""
+    import sqlite3
+
+    from academiceval.store.workspace import damaged_database, is_unusable
+
+    assert not is_unusable(sqlite3.OperationalError("database is locked"))
+    assert is_unusable(sqlite3.DatabaseError("file is not a database"))
+    assert is_unusable(sqlite3.DatabaseError("database disk image is malformed"))
+    msg = str(damaged_database(tmp_path / "academiceval.sqlite", sqlite3.DatabaseError("file is not a database")))
+    assert "\n" not in msg and "academiceval.sqlite" in msg and "restore a backup" in msg

@@ -64,9 +64,10 @@ def main() -> None:
     except AcademicEvalError as e:
         raise SystemExit(fail(e).exit_code) from None
     except sqlite3.DatabaseError as e:
-        if isinstance(e, sqlite3.OperationalError) and "malformed" not in str(e) and "not a database" not in str(e):
+        from academiceval.store.workspace import DB_NAME, damaged_database, is_unusable, resolve_home
+
+        if not is_unusable(e):
             raise
-        from academiceval.store.workspace import DB_NAME, damaged_database, resolve_home
 
         home = _home_from_argv() or resolve_home(None)
         raise SystemExit(fail(damaged_database(home / DB_NAME, e)).exit_code) from None

@@ -98,6 +98,18 @@ class WorkspaceDatabaseError(ConfigError):
     code = "workspace_database"
 
 
+def is_unusable(error: sqlite3.Error) -> bool:
+    """The file itself is the problem (not SQLite, damaged, cannot be opened) — not a busy or locked database."""
+    if not isinstance(error, sqlite3.DatabaseError) or isinstance(
+        error, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError
+    ):
+        return False
+    if isinstance(error, sqlite3.OperationalError):
+        text = str(error).lower()
+        return any(m in text for m in ("malformed", "not a database", "unable to open", "corrupt"))
+    return True
+
+
 def damaged_database(path: Path, error: sqlite3.Error) -> WorkspaceDatabaseError:
     """The one message for a workspace database that SQLite refuses (on connect, or later on a damaged page)."""
     if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
@@ -158,6 +170,8 @@ class Workspace:
                         conn.executescript(ddl)
                         self._local.applied.add(name)
         except sqlite3.DatabaseError as e:  # not a database / damaged: one line naming the file, never a traceback
+            if not is_unusable(e):  # e.g. "database is locked": not the file's fault, never "restore a backup"
+                raise
             raise damaged_database(self.db_path, e) from None
         return conn
 
