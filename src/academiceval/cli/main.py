@@ -6,6 +6,8 @@ Command modules must stay light at import time (no torch/transformers imports at
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from academiceval import __version__
@@ -77,7 +79,37 @@ def _root(
 
 
 def main() -> None:
-    app()
+    """The console entry point. An `AcademicEvalError` that a command did not catch, or a damaged SQLite file
+    found mid-command, still ends as one line (what, where, what to do) with exit status 2 — never a traceback."""
+    import sqlite3
+
+    from academiceval.cli.common import fail
+    from academiceval.errors import AcademicEvalError
+
+    try:
+        app()
+    except AcademicEvalError as e:
+        raise SystemExit(fail(e).exit_code) from None
+    except sqlite3.DatabaseError as e:
+        from academiceval.store.workspace import DB_NAME, damaged_database, is_unusable, resolve_home
+
+        if not is_unusable(e):
+            raise
+
+        home = _home_from_argv() or resolve_home(None)
+        raise SystemExit(fail(damaged_database(home / DB_NAME, e)).exit_code) from None
+
+
+def _home_from_argv() -> Path | None:
+    import sys
+
+    args = sys.argv[1:]
+    for i, a in enumerate(args):
+        if a == "--home" and i + 1 < len(args):
+            return Path(args[i + 1])
+        if a.startswith("--home="):
+            return Path(a.split("=", 1)[1])
+    return None
 
 
 if __name__ == "__main__":
