@@ -64,9 +64,7 @@ def related_work_samples(corpus: Path, *, round_name: str = ROUND, body_chars: i
         seed = int(hashlib.sha256(p.arxiv_id.encode()).hexdigest()[:8], 16)
         rng = random.Random(seed)
         distractors = rng.sample(elsewhere, min(len(cited), len(elsewhere)))
-        corpus_list = [
-            CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited
-        ]
+        corpus_list = [CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited]
         corpus_list += [
             CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id, distractor=True)
             for j in distractors
