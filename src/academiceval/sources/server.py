@@ -24,7 +24,8 @@ from urllib.parse import parse_qs, unquote, urlparse
 from academiceval.sources.atom import write_feed
 from academiceval.sources.errors import QuerySyntaxError
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.mirror.index import MirrorIndex, load_index
+from academiceval.sources.mirror.disk import DiskIndex, open_index
+from academiceval.sources.mirror.index import MirrorIndex
 
 FAULT_KINDS = ("429", "500", "slow", "truncate", "empty", "html")
 MAX_RESULTS_CAP = 2000  # arXiv serves at most 2,000 records per page
@@ -76,7 +77,7 @@ class MirrorServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, index: MirrorIndex, port: int = 0, faults: FaultConfig | None = None) -> None:
+    def __init__(self, index: MirrorIndex | DiskIndex, port: int = 0, faults: FaultConfig | None = None) -> None:
         self.index = index
         self.faults = faults or FaultConfig()
         self.stats = Stats()
@@ -231,6 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         sort_by = qs.get("sortBy", "relevance")
         sort_order = qs.get("sortOrder", "descending")
         query, id_list = qs.get("search_query", "").strip(), qs.get("id_list", "").strip()
+        total: int | None = None
         try:
             if id_list:
                 ids = [s.strip() for s in id_list.split(",") if s.strip()]
@@ -241,8 +243,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if query:
                     allowed = {r.meta.arxiv_id for r in idx.search(query)}
                     recs = [r for r in recs if r.meta.arxiv_id in allowed]
-            elif query:
-                recs = idx.search(query, sort_by=sort_by, sort_order=sort_order)
+            elif query:  # only the page is read (the disk index decodes just these rows)
+                total, recs = idx.search_page(
+                    query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order
+                )
             else:
                 recs = []
         except QuerySyntaxError as e:
@@ -251,13 +255,16 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as e:  # invalid ids, etc.: arXiv answers 400 with an error entry
             self._error_feed(f"incorrect id format: {e}", 400)
             return
-        page = recs[start : start + max_results]
+        if total is None:
+            total, page = len(recs), recs[start : start + max_results]
+        else:
+            page = recs
         title = f"search_query={query}&id_list={id_list}&start={start}&max_results={max_results}"
 
         def body_fn(items=page) -> tuple[bytes, str]:
             body = write_feed(
                 [r.meta for r in items],
-                total_results=len(recs),
+                total_results=total,
                 start=start,
                 items_per_page=max_results,
                 query_title=title,
@@ -330,13 +337,28 @@ class ServerHandle:
         self.stop()
 
 
-def make_server(directory: str | Path, port: int = 0, faults: FaultConfig | None = None) -> MirrorServer:
-    return MirrorServer(load_index(directory), port=port, faults=faults)
+def make_server(
+    directory: str | Path,
+    port: int = 0,
+    faults: FaultConfig | None = None,
+    *,
+    index: MirrorIndex | DiskIndex | None = None,
+    index_path: str | Path | None = None,
+) -> MirrorServer:
+    """`index`: one already open; else `open_index` (a disk index at `index_path`, or in memory)."""
+    return MirrorServer(index or open_index(directory, index_path=index_path), port=port, faults=faults)
 
 
-def serve_in_thread(directory: str | Path, port: int = 0, faults: FaultConfig | None = None) -> ServerHandle:
+def serve_in_thread(
+    directory: str | Path,
+    port: int = 0,
+    faults: FaultConfig | None = None,
+    *,
+    index: MirrorIndex | DiskIndex | None = None,
+    index_path: str | Path | None = None,
+) -> ServerHandle:
     """Start `mirror serve` in a background thread on 127.0.0.1 (port 0 = any free port)."""
-    server = make_server(directory, port, faults)
+    server = make_server(directory, port, faults, index=index, index_path=index_path)
     t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     t.start()
     port_ = server.server_address[1]
