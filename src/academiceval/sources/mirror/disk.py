@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import sqlite3
 import threading
@@ -37,28 +38,36 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from academiceval.errors import AcademicEvalError
 from academiceval.papers.models import Paper
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.mirror.index import FormatStats, text_tokens
-from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, merge_records
+from academiceval.sources.mirror.disk_rows import (
+    LINE_FORMATS,
+    SEP,
+    Prepared,
+    combine,
+    dt_of,
+    parse_chunk,
+    parse_line,
+    posted_categories,
+    prepare,
+    unprepare,
+)
+from academiceval.sources.mirror.index import FormatStats
+from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
-from academiceval.sources.mirror.unarxive import unarxive_to_paper
 from academiceval.sources.models import Author, PaperMeta
-from academiceval.sources.names import NameResolver, key_tokens, surname_of
+from academiceval.sources.names import NameResolver
 
 Progress = Callable[[str, int, int], None]
-LINE_FORMATS: dict[str, Callable[..., MirrorRecord]] = {"kaggle": kaggle_to_record, "unarxive": unarxive_to_paper}
 BATCH = 5000
 HEAD_BYTES = 65536
 TAIL_BYTES = 4096
-SEP = "\x1f"
+__all__ = ["LINE_FORMATS", "DiskIndex", "IndexUpdate", "combine", "open_index", "posted_categories"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT);
@@ -111,30 +120,8 @@ class IndexUpdate:
     seconds: float = 0.0
 
 
-def _ts(dt: datetime) -> int:
-    return int((dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp())
-
-
-def _dt(ts: int | None) -> datetime | None:
-    return None if ts is None else datetime.fromtimestamp(ts, UTC)
-
-
 def _sha(data: bytes) -> str:
     return hashlib.sha1(data, usedforsecurity=False).hexdigest()
-
-
-def author_tokens(a: Author) -> list[str]:
-    return a.key.split() if a.key else key_tokens(a.name)
-
-
-def combine(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
-    """Merge rule shared with `workspace._write`: a stamp record never mixes with a real one (the real one wins
-    whole); otherwise `merge_records`."""
-    if new.meta.source == STAMP_SOURCE and old.meta.source != STAMP_SOURCE:
-        return old
-    if old.meta.source == STAMP_SOURCE and new.meta.source != STAMP_SOURCE:
-        return new
-    return merge_records(old, new)
 
 
 class _Pdfs:
@@ -162,8 +149,10 @@ class DiskIndex:
     """The reader API of `MirrorIndex` (get, search, search_page, iter_records, pdfs, stats, errors, names,
     len) over a SQLite file; `update(root)` reads a mirror into it. Safe to query from several threads."""
 
-    def __init__(self, db_path: str | Path, root: str | Path | None = None) -> None:
+    def __init__(self, db_path: str | Path, root: str | Path | None = None, *, workers: int | None = None) -> None:
+        """`workers`: processes parsing JSON lines while this one writes (None: one for files over 64 MB)."""
         self.db_path = Path(db_path)
+        self.workers = workers
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._write_lock = threading.Lock()
@@ -312,26 +301,27 @@ class DiskIndex:
             return
         rep.files_read += 1
         rep.bytes_read += found.path.stat().st_size
-        pending: list[MirrorRecord] = []
+        pending: list[Prepared] = []
         errors: list[SourceError] = []
         nrec = nerr = 0
         for item in read_file(found):
             if isinstance(item, RecordParseError):
                 errors.append(item)
                 nerr += 1
+                rep.errors += 1
             else:
-                pending.append(item)
+                pending.append(prepare(item))
                 nrec += 1
         with self._tx():
             self._store(pending, errors, rep)
             self._mark_file(found, done=True, records=nrec, errors=nerr)
 
     def _read_lines(self, found: FoundFile, rep: IndexUpdate, batch: int, progress: Progress | None) -> None:
-        """Stream a JSON-lines file from its stored offset; each batch commits with the new offset."""
+        """Stream a JSON-lines file from its stored offset; each batch commits with the new offset. With
+        `workers`, lines are parsed in worker processes (in order) while this process writes."""
         path = found.path
         st = path.stat()
         row = self._file_row(path)
-        convert = LINE_FORMATS[found.fmt]
         with path.open("rb") as f:
             head = _sha(f.read(HEAD_BYTES))
             start, lineno, nrec, nerr = 0, 0, 0, 0
@@ -348,46 +338,54 @@ class DiskIndex:
             else:
                 rep.files_read += 1
             f.seek(start)
-            pos = start
             where = str(path)
-            pending: list[MirrorRecord] = []
+            tail: list[tuple[int, int, bytes]] = []  # a last line without newline, seen by the chunker
+            chunks = _chunks(f, start, lineno, found.fmt, where, min(batch, 1000), tail)
+            workers = self.workers if self.workers is not None else (1 if st.st_size - start > 64 << 20 else 0)
+            pool = None
+            if workers > 0 and (os.cpu_count() or 1) > 1:
+                pool = multiprocessing.get_context("fork").Pool(workers)
+            pos = start
+            pending: list[Prepared] = []
             errors: list[SourceError] = []
-            while True:
-                line = f.readline()
-                if not line:
-                    break
-                if not line.endswith(b"\n"):
-                    item = _parse_line(line, convert, f"{where}:{lineno + 1}", pos)
-                    if isinstance(item, RecordParseError):  # cut mid-line: leave it for when the file grows
-                        loc = f"{where}:{lineno + 1}"
-                        rep.truncated_tails.append(loc)
-                        errors.append(
-                            RecordParseError(
-                                f"truncated last line (no newline, {len(line)} bytes at byte {pos})",
-                                source=loc,
-                                hint="read again from this offset when the file grows",
-                            )
+            try:
+                results = pool.imap(parse_chunk, chunks, chunksize=1) if pool else map(parse_chunk, chunks)
+                for parsed in results:
+                    for n, end, item in parsed:
+                        lineno, pos = n, end
+                        rep.lines_read += 1
+                        if isinstance(item, RecordParseError):
+                            errors.append(item)
+                            nerr += 1
+                            rep.errors += 1
+                        elif item is not None:
+                            pending.append(item)
+                            nrec += 1
+                    if len(pending) >= batch:
+                        self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep, f)
+                        pending, errors = [], []
+                        if progress:
+                            progress(f"{path.name} line {lineno:,}", pos, st.st_size)
+            finally:
+                if pool is not None:
+                    pool.terminate()
+            rep.bytes_read += pos - start
+            for n, at, line in tail:  # cut mid-line (a download in progress)? then leave it for when it grows
+                item = parse_line(line, LINE_FORMATS[found.fmt], f"{where}:{n}", at)
+                if isinstance(item, RecordParseError):
+                    rep.truncated_tails.append(f"{where}:{n}")
+                    errors.append(
+                        RecordParseError(
+                            f"truncated last line (no newline, {len(line)} bytes at byte {at})",
+                            source=f"{where}:{n}",
+                            hint="read again from this offset when the file grows",
                         )
-                        rep.errors += 1
-                        break
-                lineno += 1
-                pos += len(line)
-                rep.lines_read += 1
-                rep.bytes_read += len(line)
-                if line.strip():
-                    item = _parse_line(line, convert, f"{where}:{lineno}", pos - len(line))
-                    if isinstance(item, RecordParseError):
-                        errors.append(item)
-                        nerr += 1
-                        rep.errors += 1
-                    else:
-                        pending.append(item)
-                        nrec += 1
-                if len(pending) >= batch:
-                    self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep, f)
-                    pending, errors = [], []
-                    if progress:
-                        progress(f"{path.name} line {lineno:,}", pos, st.st_size)
+                    )
+                    rep.errors += 1
+                else:
+                    pending.append(item)
+                    lineno, pos, nrec = n, at + len(line), nrec + 1
+                    rep.lines_read += 1
             self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep, f)
 
     def _commit_lines(self, found, head, pos, lineno, nrec, nerr, pending, errors, rep, f) -> None:  # type: ignore[no-untyped-def]
@@ -416,7 +414,7 @@ class DiskIndex:
             c.executemany(
                 "INSERT OR REPLACE INTO pdf VALUES (?,?,?)", [(a, v, str(p)) for a, (v, p) in sorted(res.pdfs.items())]
             )
-            self._store(res.records, [*res.errors], rep)
+            self._store([prepare(r) for r in res.records], [*res.errors], rep)
             self._store([], list(res.notes), rep, note=True)
             if res.stamps_read:
                 c.execute(
@@ -424,10 +422,8 @@ class DiskIndex:
                     (json.dumps([res.stamps_read, len(res.records), len(res.errors)]),),
                 )
 
-    def _store(
-        self, recs: list[MirrorRecord], errors: list[SourceError], rep: IndexUpdate, *, note: bool = False
-    ) -> None:
-        """Upsert records (merging with stored ones) and errors; call inside a transaction."""
+    def _store(self, rows: list[Prepared], errors: list[SourceError], rep: IndexUpdate, *, note: bool = False) -> None:
+        """Upsert rows (merging with stored ones) and errors; call inside a transaction."""
         c = self.conn()
         if errors:
             c.executemany(
@@ -437,69 +433,56 @@ class DiskIndex:
                     for e in errors
                 ],
             )
-        if not recs:
+        if not rows:
             return
-        ids = list({r.meta.arxiv_id for r in recs})
-        stored: dict[str, tuple[int, MirrorRecord]] = {}
+        ids = list({p.arxiv_id for p in rows})
+        stored: dict[str, tuple[int, Prepared]] = {}
         for i in range(0, len(ids), 900):
             chunk = ids[i : i + 900]
             marks = ",".join("?" * len(chunk))
-            q = f"SELECT rid, arxiv_id, meta, pub, upd, path, fmt FROM rec WHERE arxiv_id IN ({marks})"
-            for rid, aid, blob, pub, upd, path, fmt in c.execute(q, chunk):
-                meta = PaperMeta.model_validate_json(zlib.decompress(blob))
-                stored[aid] = (rid, MirrorRecord(meta, _dt(pub), _dt(upd), path=path, fmt=fmt))  # type: ignore[arg-type]
-        state: dict[str, tuple[int | None, MirrorRecord]] = {}
+            cols = "rid, arxiv_id, pub, upd, source, cats, akeys, meta, path, fmt"
+            for rid, aid, pub, upd, source, cats, akeys, blob, path, fmt in c.execute(
+                f"SELECT {cols} FROM rec WHERE arxiv_id IN ({marks})", chunk
+            ):
+                old = Prepared(
+                    aid, pub, upd, source, cats.split(), akeys.split(SEP) if akeys else [], blob, "", path, fmt
+                )
+                stored[aid] = (rid, old)
+        state: dict[str, tuple[int | None, Prepared]] = {}
         evidence: list[tuple[str, str]] = []
-        for r in recs:
-            aid = r.meta.arxiv_id
+        for p in rows:
+            aid = p.arxiv_id
             prev = state.get(aid) or stored.get(aid)
             if prev is None:
-                state[aid] = (None, r)
+                state[aid] = (None, p)
                 rep.records_added += 1
                 continue
-            rid, old = prev
+            rid, old_p = prev
+            old, new = unprepare(old_p), unprepare(p)
             if not self._observed(aid, evidence):  # the evidence NameResolver needs (see names.py)
                 evidence.append((aid, _authors_json(old.meta.authors)))
-            evidence.append((aid, _authors_json(r.meta.authors)))
-            state[aid] = (rid, combine(old, r))
+            evidence.append((aid, _authors_json(new.meta.authors)))
+            state[aid] = (rid, prepare(combine(old, new)))
             rep.records_merged += 1
         next_rid = (c.execute("SELECT MAX(rid) FROM rec").fetchone()[0] or 0) + 1
         rec_rows, cat_rows, au_rows, fts_rows, paper_rows, old_rids = [], [], [], [], [], []
-        for aid, (rid, r) in state.items():
+        for rid, p in state.values():
             if rid is None:
                 rid, next_rid = next_rid, next_rid + 1
             else:
                 old_rids.append(rid)
-            m = r.meta
-            pub = _ts(r.published_at)
-            upd = _ts(r.updated_at) if r.updated_at else None
-            toks = [author_tokens(a) for a in m.authors]
-            rec_rows.append(
-                (
-                    rid,
-                    aid,
-                    pub,
-                    upd,
-                    upd if upd is not None else pub,
-                    m.source,
-                    " ".join(m.categories),
-                    SEP.join(" ".join(t) for t in toks),
-                    zlib.compress(m.model_dump_json().encode(), 1),
-                    r.path,
-                    r.fmt,
-                )
-            )
-            cat_rows.extend((rid, ct, pub) for ct in dict.fromkeys(m.categories))
-            au_rows.extend((rid, pos, surname_of(" ".join(t)), pub) for pos, t in enumerate(toks) if t)
-            fts_rows.append((rid, " ".join(text_tokens(m.title))))
-            if r.paper is not None:
-                paper_rows.append((rid, zlib.compress(r.paper.model_dump_json().encode(), 1)))
-        if old_rids:
-            for i in range(0, len(old_rids), 900):
-                chunk = old_rids[i : i + 900]
-                marks = ",".join("?" * len(chunk))
-                for table, col in (("cat", "rid"), ("author", "rid"), ("title_fts", "rowid")):
-                    c.execute(f"DELETE FROM {table} WHERE {col} IN ({marks})", chunk)
+            rec_rows.append(p.rec_row(rid))
+            cats, authors = p.postings(rid)
+            cat_rows += cats
+            au_rows += authors
+            fts_rows.append((rid, p.title))
+            if p.paper is not None:
+                paper_rows.append((rid, p.paper))
+        for i in range(0, len(old_rids), 900):
+            chunk = old_rids[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            for table, col in (("cat", "rid"), ("author", "rid"), ("title_fts", "rowid")):
+                c.execute(f"DELETE FROM {table} WHERE {col} IN ({marks})", chunk)
         c.executemany("INSERT OR REPLACE INTO rec VALUES (?,?,?,?,?,?,?,?,?,?,?)", rec_rows)
         c.executemany("INSERT OR REPLACE INTO cat VALUES (?,?,?)", cat_rows)
         c.executemany("INSERT OR REPLACE INTO author VALUES (?,?,?,?)", au_rows)
@@ -530,7 +513,7 @@ class DiskIndex:
         if self._has_papers():
             prow = self.conn().execute("SELECT json FROM paper WHERE rid=?", (rid,)).fetchone()
             paper = Paper.model_validate_json(zlib.decompress(prow[0])) if prow else None
-        return MirrorRecord(meta, _dt(pub), _dt(upd), path=path, fmt=fmt, paper=paper)  # type: ignore[arg-type]
+        return MirrorRecord(meta, dt_of(pub), dt_of(upd), path=path, fmt=fmt, paper=paper)  # type: ignore[arg-type]
 
     def _has_papers(self) -> bool:
         if self._papers is None:
@@ -629,23 +612,23 @@ def _authors_json(authors: Iterable[Author]) -> str:
     return json.dumps([a.model_dump() for a in authors], ensure_ascii=False)
 
 
-def _parse_line(
-    line: bytes, convert: Callable[..., MirrorRecord], where: str, pos: int
-) -> MirrorRecord | RecordParseError:
-    """One JSON line → record, or a located error (file:line, byte offset in the hint); never raises."""
-    try:
-        d = json.loads(line.decode("utf-8", errors="replace"))
-        if not isinstance(d, dict):
-            return RecordParseError("line is not a JSON object", source=where, hint=f"byte {pos}")
-        return convert(d, path=where)
-    except json.JSONDecodeError as e:
-        return RecordParseError(
-            f"invalid JSON: {e.msg}", source=where, hint=f"truncated or corrupted line at byte {pos}"
-        )
-    except RecordParseError as e:
-        return e
-    except (AcademicEvalError, ValueError, TypeError, AttributeError, KeyError) as e:
-        return RecordParseError(f"invalid record: {e}".splitlines()[0], source=where, hint=f"byte {pos}")
+def _chunks(
+    f: BinaryIO, pos: int, lineno: int, fmt: str, where: str, size: int, tail: list[tuple[int, int, bytes]]
+) -> Iterator[tuple[str, str, list[tuple[int, int, bytes]]]]:
+    """Complete lines from `pos` in chunks of `size`; a last line without newline goes to `tail`."""
+    buf: list[tuple[int, int, bytes]] = []
+    for line in iter(f.readline, b""):
+        if not line.endswith(b"\n"):
+            tail.append((lineno + 1, pos, line))
+            break
+        lineno += 1
+        buf.append((lineno, pos, line))
+        pos += len(line)
+        if len(buf) >= size:
+            yield fmt, where, buf
+            buf = []
+    if buf:
+        yield fmt, where, buf
 
 
 def default_index_path(root: str | Path, directory: str | Path) -> Path:

@@ -38,6 +38,11 @@ class Plan:
     sql: str | None  # None: no SQL restriction (every row is a candidate)
     params: list[Any] = field(default_factory=list)
     exact: bool = True
+    cat: tuple[str, list[Any]] | None = None  # a `cat:` posting condition, kept apart so ORs of them merge
+
+
+def _cat_plan(cond: str, params: list[Any]) -> Plan:
+    return Plan(f"r.rid IN (SELECT c.rid FROM cat c WHERE {cond})", params, cat=(cond, params))
 
 
 def _window(node: DateRange) -> tuple[int, int]:
@@ -46,12 +51,15 @@ def _window(node: DateRange) -> tuple[int, int]:
     return lo, hi
 
 
-def _cat_cond(value: str) -> tuple[str, list[Any]]:
+def _cat_cond(value: str, window: Window) -> tuple[str, list[Any]]:
+    """A range of index `cat_q(cat, pub)`. Postings hold each category and its dotted prefixes ("astro-ph.GA"
+    is also posted as "astro-ph"), so `cat:astro-ph` (= astro-ph or astro-ph.*) is one equality, window included."""
     v = value.strip()
+    w, wp = (" AND c.pub BETWEEN ? AND ?", list(window)) if window else ("", [])
     if v.endswith("*"):
         p = v[:-1]
-        return "(c.cat >= ? AND c.cat < ?)", [p, p + "\U0010ffff"]
-    return "(c.cat = ? OR (c.cat > ? AND c.cat < ?))", [v, v + ".", v + "/"]  # "/" sorts right after "."
+        return f"(c.cat >= ? AND c.cat < ?{w})", [p, p + "\U0010ffff", *wp]
+    return f"(c.cat = ?{w})", [v, *wp]
 
 
 def _fts_query(value: str) -> str | None:
@@ -77,6 +85,8 @@ def plan(node: Node, window: Window = None) -> Plan:
             return Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
         if node.op == "OR":
             left, right = plan(node.left, window), plan(node.right, window)
+            if left.cat and right.cat:  # one posting scan for "cat:a OR cat:b OR ..." (each a range of cat_q)
+                return _cat_plan(f"{left.cat[0]} OR {right.cat[0]}", left.cat[1] + right.cat[1])
             if left.sql is None or right.sql is None:
                 return Plan(None, [], False)
             return Plan(f"({left.sql}) OR ({right.sql})", left.params + right.params, left.exact and right.exact)
@@ -95,10 +105,7 @@ def plan(node: Node, window: Window = None) -> Plan:
         except InvalidArxivIdError:
             return Plan("0")
     if f == "cat":
-        cond, params = _cat_cond(v)
-        if window:
-            cond, params = f"{cond} AND c.pub BETWEEN ? AND ?", [*params, *window]
-        return Plan(f"r.rid IN (SELECT c.rid FROM cat c WHERE {cond})", params)
+        return _cat_plan(*_cat_cond(v, window))
     if f == "au":
         q = key_tokens(v.replace("_", " ").rstrip("*"))
         if not q:
@@ -197,14 +204,10 @@ def run_query(
     order = f"{col} {'DESC' if desc else 'ASC'}, r.arxiv_id {'DESC' if desc else 'ASC'}"
     start = max(0, start)
     c = idx.conn()
-    if p.exact:
-        total = int(c.execute(f"SELECT COUNT(*) FROM rec r {where}", p.params).fetchone()[0])
-        if max_results is not None and (max_results <= 0 or start >= total):
-            return total, []
-        limit = -1 if max_results is None else max_results
-        sql = f"SELECT r.rid FROM rec r {where} ORDER BY {order} LIMIT ? OFFSET ?"
-        rids = [r[0] for r in c.execute(sql, [*p.params, limit, start])]
-        return total, idx.records_by_rid(rids)
+    if p.exact:  # one evaluation: every hit's rid in order (small ints), then decode only the page
+        rids = [r[0] for r in c.execute(f"SELECT r.rid FROM rec r {where} ORDER BY {order}", p.params)]
+        page = rids[start:] if max_results is None else rids[start : start + max(0, max_results)]
+        return len(rids), idx.records_by_rid(page)
     sql = f"SELECT r.rid, r.pub, r.usort, r.arxiv_id, r.cats, r.akeys, r.meta FROM rec r {where}"
     hits = [row for row in (_Row(*t) for t in c.execute(sql, p.params)) if matches(node, row)]
     key = (lambda h: (h.usort, h.arxiv_id)) if sort_by == "lastUpdatedDate" else (lambda h: (h.pub, h.arxiv_id))
