@@ -238,7 +238,7 @@ def main() -> int:
         q = statistics.quantiles(allq, n=20)
         print(
             f"mirror_scale: records {n}, index_s {built['seconds']:.1f}, "
-            f"records_per_s {n / built['seconds']:.0f}, peak_rss_mb {built['rss_mb']:.0f}, "
+            f"records_per_s {n / built['seconds']:.0f}, peak_rss_mb {built['rss_mb'] + built['worker_rss_mb']:.0f}, "
             f"query_p50_ms {statistics.median(allq) * 1000:.1f}, query_p95_ms {q[18] * 1000:.1f}"
         )
     finally:

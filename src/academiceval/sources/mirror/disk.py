@@ -260,6 +260,16 @@ class DiskIndex:
         rep.seconds = time.perf_counter() - t0
         return rep
 
+    def add(self, records: list[MirrorRecord], *, source: str = "") -> int:
+        """Store records from outside the mirror directory (an OAI-PMH harvest), merged like mirror records;
+        one transaction. Returns how many were stored."""
+        if not records:
+            return 0
+        with self._write_lock, self._tx():
+            self._store([prepare(r) for r in records], [], IndexUpdate(root=source or str(self.root)))
+        self._names = None
+        return len(records)
+
     class _Tx:
         def __init__(self, c: sqlite3.Connection) -> None:
             self.c = c
