@@ -220,7 +220,8 @@ def _run(
     # fork where the platform has it: workers start instantly with everything imported; they only parse and
     # never touch the parent's SQLite connection (all writes happen in the parent)
     method = "fork" if "fork" in get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(method)) as pool:
+    # never more processes than files: `-j 16` on 2 files forks 2
+    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context(method)) as pool:
         futures = [pool.submit(_parse_job, path, sha, max_pages) for path, sha in todo]
         for fut in as_completed(futures):
             yield fut.result()
