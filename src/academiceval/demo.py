@@ -236,7 +236,13 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
         src = open_source("arxiv")
     else:
         index_mirror = _need("academiceval.sources.mirror.workspace", "index_mirror", "mirror index")
-        rep = index_mirror(ws, corpus, progress=lambda name, n, total: say("index", n, total, name))
+        open_index = _need("academiceval.sources.mirror.disk", "open_index", "mirror index")
+        # the mirror is read once, into an on-disk index in the workspace (the next run only reads what changed);
+        # the workspace's tables and the query source are both filled from it
+        disk = open_index(
+            corpus, index_dir=ws.home / "mirror-index", progress=lambda name, n, total: say("index", n, total, name)
+        )
+        rep = index_mirror(ws, corpus, index=disk)
         # per format: files, records read, ... (the report's own row layout; shown as it comes)
         st.rows = [(f"{row[0]} (files, records, ...)", " / ".join(map(str, row[1:]))) for row in rep.rows()]
         st.rows += [
@@ -245,7 +251,7 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
             ("PDFs in the mirror", rep.pdfs_found),
         ]
         say("index", 1, 1, "opening the mirror as a query source")
-        src = open_source(str(corpus))
+        src = open_source(str(corpus), index=disk)
     st.seconds = time.perf_counter() - t0
     return src
 

@@ -183,3 +183,45 @@ def test_harvest_into_a_disk_index_serves_the_monthly_window(oai, mirror: Mirror
         harvest_into(idx, h, APRIL[0], None, "physics:astro-ph")
     assert len(idx) == n
     assert datetime(2018, 4, 1, tzinfo=UTC) <= idx.get(got[0]).published_at  # type: ignore[union-attr]
+
+
+def test_cli_harvest_updates_the_workspace_index(oai, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.sources.mirror.disk import open_index
+
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    (mirror / "k.jsonl").symlink_to(corpus / "metadata" / "kaggle_arxiv-metadata-oai-snapshot_first200.jsonl")
+    home = tmp_path / "h"
+    args = [
+        "mirror",
+        "harvest",
+        str(mirror),
+        "--from",
+        "2018-04-01",
+        "--until",
+        "2018-04-30",
+        "--set",
+        "physics:astro-ph",
+    ]
+    res = CliRunner().invoke(app, [*args, "--url", oai.base_url + "/oai2", "--min-interval", "0", "--home", str(home)])
+    assert res.exit_code == 0, res.output
+    idx = open_index(mirror, index_dir=home / "mirror-index")
+    assert len(idx) > 200 + 500 and "200 → " in res.output
+    bad = CliRunner().invoke(
+        app,
+        [
+            *args[:3],
+            "--from",
+            "2018-02-31",
+            "--url",
+            oai.base_url + "/oai2",
+            "--min-interval",
+            "0",
+            "--home",
+            str(home),
+        ],
+    )
+    assert bad.exit_code == 2 and "BadArgument" in bad.output
