@@ -168,3 +168,25 @@ def test_truncated_and_malformed_lines_are_located_counted_skipped(corpus: Path,
     snap.write_text("".join(body) + "".join(lines[50:]))
     rep = idx.update()
     assert rep.files_grown == 1 and rep.records_added == 150 and rep.errors == 0 and len(idx) == 197
+
+
+def test_open_source_uses_the_workspace_index_that_mirror_index_built(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.sources import open_source
+
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    (mirror / "k.jsonl").symlink_to(corpus / KAGGLE)
+    home = tmp_path / "home"
+    monkeypatch.setenv("ACADEMICEVAL_HOME", str(home))
+    monkeypatch.delenv("ACADEMICEVAL_MIRROR_INDEX_DIR", raising=False)
+    assert not isinstance(open_source(str(mirror)).index, DiskIndex)  # small, not indexed yet: in memory
+    res = CliRunner().invoke(app, ["mirror", "index", str(mirror), "--index-only"])
+    assert res.exit_code == 0, res.output
+    src = open_source(str(mirror))  # collect/update's path: now the workspace's disk index
+    assert isinstance(src.index, DiskIndex) and len(src.index) == 200
+    assert src.index.db_path.parent == home / "mirror-index"

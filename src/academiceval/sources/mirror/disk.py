@@ -662,16 +662,45 @@ def open_index(
     index_dir: str | Path | None = None,
     progress: Progress | None = None,
 ) -> Any:
-    """The index readers use (`MirrorSource`, `mirror serve`): a `DiskIndex` brought up to date when a place is
-    given (`index_path`, `index_dir`, or `ACADEMICEVAL_MIRROR_INDEX_DIR`), else the per-process in-memory index
-    (fine up to ~10⁵ records)."""
+    """The index readers use (`MirrorSource`, `mirror serve`, collect/update through `open_source`): a `DiskIndex`
+    brought up to date when a place is given (`index_path`, `index_dir`, `ACADEMICEVAL_MIRROR_INDEX_DIR`), when
+    the workspace (`ACADEMICEVAL_HOME` or ./academiceval-data) already holds one for this mirror (`mirror index`
+    made it), or when the mirror is too big for memory (over `IN_MEMORY_MAX_BYTES` of files); else the
+    per-process in-memory index (fine up to ~10⁵ records)."""
     from academiceval.sources.mirror.index import load_index
 
     if index_path is None:
         where = Path(index_dir) if index_dir is not None else env_index_dir()
+        if where is None:
+            from academiceval.store.workspace import resolve_home
+
+            ws_dir = resolve_home() / "mirror-index"
+            if default_index_path(root, ws_dir).exists() or _mirror_bytes(Path(root)) > IN_MEMORY_MAX_BYTES:
+                where = ws_dir
         if where is None:
             return load_index(root, progress)
         index_path = default_index_path(root, where)
     idx = DiskIndex(index_path, root)
     idx.update(progress=progress)
     return idx
+
+
+IN_MEMORY_MAX_BYTES = 256 << 20
+
+
+def _mirror_bytes(root: Path) -> int:
+    """Bytes of the mirror's data files (stops counting past the limit: a huge tree is not walked to the end)."""
+    if root.is_file():
+        return root.stat().st_size
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for fn in filenames:
+            if fn.endswith((".json", ".jsonl")):
+                try:
+                    total += (Path(dirpath) / fn).stat().st_size
+                except OSError:
+                    continue
+                if total > IN_MEMORY_MAX_BYTES:
+                    return total
+    return total
