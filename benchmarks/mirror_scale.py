@@ -161,6 +161,7 @@ def queries(mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_auth
     all_cats = sorted({c for s in pool["cats"] for c in s.split()})
     astro = [c for c in all_cats if c.startswith("astro-ph")]
     times: dict[str, list[float]] = {"window": [], "author": []}
+    cpu: dict[str, list[float]] = {"window": [], "author": []}
     hits: dict[str, int] = {"window": 0, "author": 0}
     for _ in range(n_window):  # one month (the monthly update's window) over a graph's categories
         y, m = rng.choice(months[len(months) // 2 :])
@@ -168,21 +169,23 @@ def queries(mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_auth
         until = (since + timedelta(days=32)).replace(day=1) - timedelta(days=1)
         cats = rng.sample(astro, rng.randint(1, len(astro))) + rng.sample(all_cats, rng.randint(0, 3))
         q = window_query(since, until, cats)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         page = src.search(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
         times["window"].append(time.perf_counter() - t0)
+        cpu["window"].append(time.process_time() - c0)
         hits["window"] += len(page.items)
     for _ in range(n_author):  # a candidate author's papers in the update window (update step 2)
         name = rng.choice(rng.choice(pool["authors"]))
         y, m = rng.choice(months[len(months) // 2 :])
         since = date(y, m, 1)
         q = author_query(name, since=since - timedelta(days=365), until=since)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         page = src.search(q, start=0, max_results=100, sort_by="submittedDate", sort_order="descending")
         times["author"].append(time.perf_counter() - t0)
+        cpu["author"].append(time.process_time() - c0)
         hits["author"] += len(page.items)
     for k, v in times.items():
-        print(f"  {k} queries: {len(v)}, mean hits {hits[k] / max(1, len(v)):.0f}, {_pct(v)}")
+        print(f"  {k} queries: {len(v)}, mean hits {hits[k] / max(1, len(v)):.0f}, wall {_pct(v)}; CPU {_pct(cpu[k])}")
     return times
 
 
