@@ -102,12 +102,14 @@ def _kaggle_lines(corpus: Path) -> list[str]:
     return (corpus / KAGGLE).read_text().splitlines(keepends=True)
 
 
-def test_grown_snapshot_reads_only_new_lines(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [0, 1])
+def test_grown_snapshot_reads_only_new_lines(corpus: Path, tmp_path: Path, workers: int) -> None:
     lines = _kaggle_lines(corpus)
     snap = tmp_path / "m" / "snapshot.json"
     snap.parent.mkdir()
     snap.write_text("".join(lines[:120]))
-    idx = DiskIndex.build(snap.parent, tmp_path / "i.sqlite", batch=25)
+    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent, workers=workers)  # 1: lines parsed in a worker process
+    idx.update(batch=25)
     assert len(idx) == 120
     with snap.open("a") as f:
         f.write("".join(lines[120:]))
@@ -122,7 +124,8 @@ def test_grown_snapshot_reads_only_new_lines(corpus: Path, tmp_path: Path) -> No
     assert rep.files_read == 1 and rep.records_merged == 200 and len(idx) == 200
 
 
-def test_killed_build_resumes_without_doing_work_twice(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [0, 1])
+def test_killed_build_resumes_without_doing_work_twice(corpus: Path, tmp_path: Path, workers: int) -> None:
     lines = _kaggle_lines(corpus)
     snap = tmp_path / "m" / "snapshot.json"
     snap.parent.mkdir()
@@ -135,7 +138,7 @@ def test_killed_build_resumes_without_doing_work_twice(corpus: Path, tmp_path: P
         if "line 60" in name:  # after the 3rd committed batch of 20
             raise Killed
 
-    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent)
+    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent, workers=workers)
     with pytest.raises(Killed):
         idx.update(progress=die, batch=20)
     assert len(idx) == 60 and not idx.complete
@@ -147,7 +150,8 @@ def test_killed_build_resumes_without_doing_work_twice(corpus: Path, tmp_path: P
     assert idx.search_page("cat:hep-ph", max_results=5)[0] == fresh.search_page("cat:hep-ph", max_results=5)[0] > 5
 
 
-def test_truncated_and_malformed_lines_are_located_counted_skipped(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [0, 1])
+def test_truncated_and_malformed_lines_are_located_counted_skipped(corpus: Path, tmp_path: Path, workers: int) -> None:
     lines = _kaggle_lines(corpus)
     snap = tmp_path / "m" / "snapshot.json"
     snap.parent.mkdir()
@@ -157,7 +161,8 @@ def test_truncated_and_malformed_lines_are_located_counted_skipped(corpus: Path,
     body = [*lines[:5], bad_json, lines[6], no_id, not_obj, *lines[9:50]]
     tail = lines[50][:100]  # a download in progress: last line without newline
     snap.write_text("".join(body) + tail)
-    idx = DiskIndex.build(snap.parent, tmp_path / "i.sqlite")
+    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent, workers=workers)
+    idx.update(batch=7)  # many small commits while the worker reads ahead
     where = {e.source: e for e in idx.errors}
     assert set(where) == {f"{snap}:6", f"{snap}:8", f"{snap}:9", f"{snap}:51"}
     assert "invalid JSON" in where[f"{snap}:6"].message and "byte" in (where[f"{snap}:6"].hint or "")

@@ -353,14 +353,23 @@ class DiskIndex:
             chunks = _chunks(f, start, lineno, found.fmt, where, min(batch, 1000), tail)
             workers = self.workers if self.workers is not None else (1 if st.st_size - start > 64 << 20 else 0)
             pool = None
+            stop = threading.Event()
             if workers > 0 and (os.cpu_count() or 1) > 1:
                 pool = multiprocessing.get_context("fork").Pool(workers)
             pos = start
             pending: list[Prepared] = []
             errors: list[SourceError] = []
             try:
-                results = pool.imap(parse_chunk, chunks, chunksize=1) if pool else map(parse_chunk, chunks)
+                # at most `ahead` chunks parsed but not yet written: memory stays bounded if the writer is slower
+                ahead = threading.Semaphore(2 * workers + 2)
+                results = (
+                    pool.imap(parse_chunk, _gated(chunks, ahead, stop), chunksize=1)
+                    if pool
+                    else map(parse_chunk, chunks)
+                )
                 for parsed in results:
+                    if pool:
+                        ahead.release()
                     for n, end, item in parsed:
                         lineno, pos = n, end
                         rep.lines_read += 1
@@ -372,12 +381,15 @@ class DiskIndex:
                             pending.append(item)
                             nrec += 1
                     if len(pending) >= batch:
-                        self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep, f)
+                        self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep)
                         pending, errors = [], []
                         if progress:
                             progress(f"{path.name} line {lineno:,}", pos, st.st_size)
             finally:
                 if pool is not None:
+                    stop.set()  # a feeder thread waiting at the gate must be let go, or terminate() waits forever
+                    for _ in range(4 * workers + 4):
+                        ahead.release()
                     pool.terminate()
             rep.bytes_read += pos - start
             for n, at, line in tail:  # cut mid-line (a download in progress)? then leave it for when it grows
@@ -396,13 +408,13 @@ class DiskIndex:
                     pending.append(item)
                     lineno, pos, nrec = n, at + len(line), nrec + 1
                     rep.lines_read += 1
-            self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep, f)
+            self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep)
 
-    def _commit_lines(self, found, head, pos, lineno, nrec, nerr, pending, errors, rep, f) -> None:  # type: ignore[no-untyped-def]
-        here = f.tell()
-        f.seek(max(0, pos - TAIL_BYTES))
-        tail = _sha(f.read(pos - max(0, pos - TAIL_BYTES)))
-        f.seek(here)
+    def _commit_lines(self, found, head, pos, lineno, nrec, nerr, pending, errors, rep) -> None:  # type: ignore[no-untyped-def]
+        # a handle of its own: the pool's feeder thread is reading lines from the other one right now
+        with found.path.open("rb") as g:
+            g.seek(max(0, pos - TAIL_BYTES))
+            tail = _sha(g.read(pos - max(0, pos - TAIL_BYTES)))
         st = found.path.stat()
         with self._tx() as c:
             self._store(pending, errors, rep)
@@ -620,6 +632,14 @@ class DiskIndex:
 
 def _authors_json(authors: Iterable[Author]) -> str:
     return json.dumps([a.model_dump() for a in authors], ensure_ascii=False)
+
+
+def _gated(items: Iterator[Any], gate: threading.Semaphore, stop: threading.Event) -> Iterator[Any]:
+    for item in items:
+        gate.acquire()
+        if stop.is_set():
+            return
+        yield item
 
 
 def _chunks(
