@@ -23,8 +23,8 @@ from pathlib import Path
 from rouge_score.rouge_scorer import RougeScorer
 
 from academiceval.scores import rouge as rouge_mod
-from academiceval.scores.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 from academiceval.scores.rouge import FastRouge, clear_stem_cache
+from academiceval.testing.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 
 CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
 

@@ -17,9 +17,9 @@ from rouge_score.tokenizers import DefaultTokenizer
 
 from academiceval.scores import porter
 from academiceval.scores import rouge as rouge_mod
-from academiceval.scores.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 from academiceval.scores.rouge import FastRouge, lcs_indices, lcs_length, rouge
 from academiceval.scores.rouge import tokenize as fast_tokenize
+from academiceval.testing.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 
 
 def _triple(s) -> tuple[float, float, float]:
