@@ -285,10 +285,14 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         what = f"{info.task}/{info.setting} ({config})" if info is not None else config
         st.rows.append((f"samples {what}", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     for key, reasons in sorted(manifest.skipped.items()):
-        if key == "papers":
-            continue  # metadata-only papers (most of a mirror): counted, not worth a line each
+        if key == "papers":  # metadata-only papers (most of a mirror) are counted, not worth a line each;
+            gate = sorted((r, n) for r, n in reasons.items() if r.startswith("quality:"))  # the quality gate's are
+            st.rows += [("excluded papers", f"{r.removeprefix('quality: ')} ×{n}") for r, n in gate]
+            continue
         top = sorted(reasons.items(), key=lambda kv: -kv[1])[:1]
         st.rows += [(f"not built {key}", f"{reason} ×{n}") for reason, n in top]
+    warnings = sorted((manifest.notes or {}).get("splits", {}))
+    st.rows += [("split warning", w.removeprefix("warning: ")) for w in warnings]
     if not any(c.get("test") for c in manifest.counts.values()):
         raise DemoError(
             f"round {round_name} has no test samples",

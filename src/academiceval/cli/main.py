@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
-from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import audit, build, collect, demo, ingest, mirror, report, run, score, stats, update
 
 app = typer.Typer(
     name="academiceval",
@@ -29,6 +29,7 @@ app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
 app.command("stats")(stats.stats)
+app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(report.report)

@@ -30,7 +30,7 @@ from academiceval.papers.errors import (
 from academiceval.papers.layout import extract_layout
 from academiceval.papers.models import Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
-from academiceval.papers.roles import role_of
+from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_abstract, find_headings, find_title, text_of
 
 PARSER_VERSION = "pymupdf-heuristic-1"
@@ -255,3 +255,4 @@ def _inherit_roles(sections: list[Section], ref_section: int) -> None:
         elif s.role is None and (in_appendix or (0 <= ref_section < i)):
             s.role = SectionRole.appendix
         stack.append(s)
+    inherit_roles(sections)  # a subsection's own heading does not override its parent's role (issue 16)
