@@ -16,6 +16,7 @@ import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -23,6 +24,7 @@ from academiceval.graph.crawl import collect
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
+from academiceval.rounds.cloze.build import build_cloze_round
 from academiceval.rounds.config import BuildConfig
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
@@ -35,8 +37,15 @@ from academiceval.store.artifacts import MANIFEST, load_round
 from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
+CLOZE_BASELINES = ("baseline/random-choice", "baseline/lexical-choice")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
+LADDER = ("32K", "64K")  # a small context ladder (rounds.ladder), so the report shows effective writing length
 ROUND_NAME = "demo"
+# a private round from one lab's own publication list (BibTeX + PDFs) in the corpus: co-author demos on real
+# full texts; built in its own workspace (`<home>/lab`) so its co-author graph is the lab's
+LAB_LIST = ("lab_publications", "comp-physics")
+LAB_SETTINGS = ("zero-shot", "random:1", "coauthor:1", "mixed:1+1")
+LAB_WINDOWS = (date(2024, 1, 1), date(2025, 1, 1))  # val from, test from (the list's dates are years)
 
 # (stage, done, total or None, detail) — called often; must be cheap.
 DemoProgress = Callable[[str, int, int | None, str], None]
@@ -66,6 +75,7 @@ class DemoSummary:
     index_html: Path | None = None
     leaderboard_md: Path | None = None
     results_json: Path | None = None
+    lab_index_html: Path | None = None  # the lab publication-list round's leaderboard
     stages: list[StageReport] = field(default_factory=list)
     wall_s: float = 0.0
 
@@ -123,6 +133,7 @@ def run_demo(
     round_name: str = ROUND_NAME,
     progress: DemoProgress | None = None,
     on_stage: Callable[[StageReport], None] | None = None,
+    lab: bool | None = None,
 ) -> DemoSummary:
     """Run the whole chain into workspace `home` and return where everything went.
 
@@ -130,7 +141,9 @@ def run_demo(
     (then `seed_authors` are required and PDFs are fetched on demand while building the round). `models` are
     run after the three baselines; `base_url` is passed to OpenAI-compatible ones. `metrics` default to ROUGE-L
     plus BERTScore with the packaged MiniLM when torch is installed. `on_stage` is called with each stage's
-    report as soon as the stage is finished (the CLI prints its table then).
+    report as soon as the stage is finished (the CLI prints its table then). `lab` (default: on, except with
+    `quick` or `--source arxiv`) also builds, runs, scores and reports a round from the lab publication list in the
+    corpus (`lab_publications/comp-physics`): zero-shot / random / co-author / mixed on real journal full texts.
     """
     t_start = time.perf_counter()
     say = progress or (lambda stage, done, total, detail="": None)
@@ -161,8 +174,15 @@ def run_demo(
         done(summary.stages[-1])
         _score(ws, summary, metrics, say)
         done(summary.stages[-1])
+        if not online:
+            _cloze(ws, [*CLOZE_BASELINES, *models], base_url, limits, summary, say)
+            done(summary.stages[-1])
         _report(ws, summary, say)
         done(summary.stages[-1])
+        lab_dir = corpus.joinpath(*LAB_LIST) if corpus is not None else None
+        if (lab if lab is not None else not (quick or online)) and lab_dir is not None and lab_dir.is_dir():
+            _lab_round(ws.home / "lab", lab_dir, [*BASELINES, *models], base_url, limits, metrics, summary, say)
+            done(summary.stages[-1])
     finally:
         summary.wall_s = time.perf_counter() - t_start
         ws.close()
@@ -262,7 +282,11 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         st.note = "reused the existing round (runs resume against the same manifest)"
     else:
         config = BuildConfig(
-            settings=list(SETTINGS), tasks=list(limits.tasks), fetch=online, max_fetch=20 if online else None
+            settings=list(SETTINGS),
+            tasks=list(limits.tasks),
+            fetch=online,
+            max_fetch=20 if online else None,
+            ladder=list(LADDER),
         )
         manifest = build_round(
             ws,
@@ -355,6 +379,50 @@ def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     st.seconds = time.perf_counter() - t0
 
 
+def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+    """Citation cloze (SCALAR presets) from the same store: build, run the choice baselines (and the user's
+    models), score accuracy; the runs join the report. Skipped, with a note, when the store yields no question."""
+    st = _timed(summary, "cloze")
+    t0 = time.perf_counter()
+    name = f"{summary.round_name}-cloze"
+    rdir = ws.rounds_dir / name
+    if (rdir / MANIFEST).is_file():
+        st.rows.append(("round", f"{name} (existing, reused)"))
+    else:
+        cap = 20 if limits.per_config else 100
+        rep = build_cloze_round(
+            ws, name, overrides={"max_questions": cap}, progress=lambda s, d, t: say("cloze", d, t, s)
+        )
+        st.rows.append(("round", f"{name}: " + ", ".join(f"{k} {len(v)}" for k, v in rep.items.items())))
+        if not any(rep.items.values()):
+            st.note = "no citation-cloze question could be built from this store"
+            st.seconds = time.perf_counter() - t0
+            return
+    runs = []
+    for spec in specs:
+        config = RunConfig(
+            model=spec,
+            splits=["test"],
+            limit=limits.per_config,
+            base_url=base_url if spec.startswith("openai/") else None,
+        )
+        res = run_round(ws, rdir, config, progress=lambda done, total, spec=spec: say("cloze", done, total, spec))
+        runs.append(Path(res.run_dir))
+    results = score_runs(
+        runs,
+        ScoreConfig(metrics=["accuracy"]),
+        home=ws.home,
+        progress=lambda desc, done, total: say("cloze", done, total, desc),
+    )
+    for res in results:
+        if res.summary is None:
+            continue
+        accs = [f"{m.setting} {m.values['accuracy'].mean:.2f}" for m in res.summary if m.metric == "accuracy"]
+        st.rows.append((res.model, "accuracy " + ", ".join(accs)))
+    summary.run_dirs.extend(runs)
+    st.seconds = time.perf_counter() - t0
+
+
 def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "report")
     t0 = time.perf_counter()
@@ -371,4 +439,64 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     if res:
         st.rows += [("problems", len(res.problems))]
     st.rows.append(("HTML", paths.index_html))
+    st.seconds = time.perf_counter() - t0
+
+
+def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) -> None:  # type: ignore[no-untyped-def]
+    """Import the lab list (PDFs checked against their entries, names merged on evidence, co-author graph), build
+    a round with co-author and mixed settings, run the baselines (and models), score and report it."""
+    from academiceval.graph.names import graph_from_list
+    from academiceval.sources.publist_import import import_publist
+
+    st = _timed(summary, "lab round")
+    t0 = time.perf_counter()
+    lws = Workspace(home)
+    try:
+        rep = import_publist(lws, lab_dir, progress=lambda stage, done, total: say("lab", done, total, stage))
+        g = graph_from_list(lws, list(lws.iter_meta("source='publist'")))
+        name = "lab"
+        round_dir = lws.layout.round_dir(name)
+        if (round_dir / MANIFEST).is_file():
+            manifest = load_round(round_dir, verify=True).manifest
+        else:
+            config = BuildConfig(
+                settings=list(LAB_SETTINGS),
+                tasks=list(limits.tasks),
+                val_from=LAB_WINDOWS[0],
+                test_from=LAB_WINDOWS[1],
+                fetch=False,
+            )
+            manifest = build_round(
+                lws, name, config, progress=lambda stage, done, total: say("lab", done, total, stage)
+            )
+        run_dirs = []
+        for spec in specs:
+            config = RunConfig(
+                model=spec,
+                splits=["test"],
+                limit=limits.per_config,
+                base_url=base_url if spec.startswith("openai/") else None,
+            )
+            run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
+        chosen = list(metrics) if metrics else default_metrics()
+        score_runs(run_dirs, ScoreConfig(metrics=chosen), home=lws.home)
+        paths = make_report(run_dirs, lws.reports_dir / name, rounds_dir=lws.rounds_dir)
+        summary.lab_index_html = paths.index_html
+        co = {c: n for c, n in manifest.counts.items() if "-G" in c or "-M" in c}
+        st.rows = [
+            (
+                "publication list",
+                f"{rep.entries} entries, {len(rep.attached)} PDFs attached, {len(rep.issues)} problems reported",
+            ),
+            (
+                "co-author graph",
+                f"{g.nodes} people ({sum(len(m.keys) - 1 for m in rep.merges)} name variants merged on evidence), "
+                f"{g.edges} pairs, {g.components} component(s)",
+            ),
+            ("round", f"{manifest.round} ({round_dir})"),
+            *[(f"samples {c}", ", ".join(f"{k} {v}" for k, v in sorted(n.items()))) for c, n in sorted(co.items())],
+            ("leaderboard", paths.index_html),
+        ]
+    finally:
+        lws.close()
     st.seconds = time.perf_counter() - t0

@@ -59,6 +59,13 @@ def build(
         int | None,
         typer.Option("--context-tokens", help="Also build a setting that adds demos until the input reaches N tokens."),
     ] = None,
+    ladder: Annotated[
+        str | None,
+        typer.Option(
+            "--ladder",
+            help="Context ladder: the same targets at each budget (tokens, e.g. 8K,16K,32K,64K), demos added up to it.",
+        ),
+    ] = None,
     distractors: Annotated[
         int, typer.Option("--distractors", help="Pad each Related-Work citation corpus with N uncited papers.")
     ] = 0,
@@ -137,6 +144,7 @@ def build(
             fractions=fr,
             settings=setting or ["zero-shot"],
             context_tokens=context_tokens,
+            ladder=ladder,
             distractors=distractors,
             min_citations=min_citations,
             **({"tasks": task} if task else {}),

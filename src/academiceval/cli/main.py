@@ -9,7 +9,22 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
-from academiceval.cli import audit, build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import (
+    audit,
+    build,
+    cloze,
+    collect,
+    compare,
+    demo,
+    ingest,
+    mirror,
+    publist,
+    report,
+    run,
+    score,
+    stats,
+    update,
+)
 
 app = typer.Typer(
     name="academiceval",
@@ -25,14 +40,17 @@ app = typer.Typer(
 
 app.command("ingest")(ingest.ingest)
 app.add_typer(mirror.app, name="mirror")
+app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
+app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
 app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(report.report)
+app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
 
 

@@ -14,8 +14,9 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
-from academiceval.report import plots
+from academiceval.report.cloze import is_choice, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -97,7 +98,7 @@ def examples(
             for run in rruns:
                 for rec in run.records.values():
                     same = rec.task == task and rec.setting == setting and (not split or rec.split == split)
-                    if same and in_window(rec.published, after):
+                    if same and in_window(rec.published, after, rec.date_precision):
                         have[rec.sample_id] += 1
             chosen = sorted(have, key=lambda s: (-have[s], s))[:per_task]
             exs = []
@@ -110,6 +111,8 @@ def examples(
                     if rec is None:
                         continue
                     text = f"[error] {rec.error}" if rec.error else _clip(rec.output)
+                    if ref is not None and is_choice(ref) and not rec.error:
+                        text = f"{pick_text(ref, rec.output)}\n\n{text}"
                     score = ""
                     if metric:
                         for (s2, m, _h), sr in run.scores.items():
@@ -117,7 +120,8 @@ def examples(
                                 key = "f" if "f" in sr.values else sorted(sr.values)[0]
                                 score = f"{m} {key} = {sr.values[key]:.3f}"
                     outs.append((run.label, text, score))
-                exs.append(Example(sid, first.arxiv_id, first.published, _clip(ref.label) if ref else None, outs))
+                shown = (question_text(ref) if is_choice(ref) else _clip(ref.label)) if ref else None
+                exs.append(Example(sid, first.arxiv_id, first.published, shown, outs))
             if exs:
                 out[(rnd, task, setting)] = exs
     return out
@@ -135,9 +139,14 @@ def render(
     """Write every report file for already computed `results` (and the runs they came from, for plots)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    results.paired = paired.adjacent_pairs(results, runs, prefer_metric)
+    results.contamination = contamination.contamination_gaps(results, runs, prefer_metric=prefer_metric)
+    results.ladders = ladder.ladders(results, runs, prefer_metric)
+    results.effective_length = ladder.effective_lengths(results.ladders)
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
-    md.write_text(lb.to_markdown(results, prefer_metric), encoding="utf-8")
+    extra = paired.markdown(results) + contamination.markdown(results) + ladder.markdown(results)
+    md.write_text(lb.to_markdown(results, prefer_metric) + extra, encoding="utf-8")
 
     metric = results.primary_metric(None, prefer_metric)
     figures: list[plots.Figure] = []
@@ -160,6 +169,7 @@ def render(
             ),
             plots.plot_settings(results, metric, out),
             plots.plot_fewshot(results, effects, metric, out),
+            ladder.plot(results, out),
         ):
             if fig is not None:
                 figures.append(fig)

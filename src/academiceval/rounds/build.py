@@ -18,7 +18,7 @@ from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.rounds import citations as cit
-from academiceval.rounds import quality
+from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
@@ -100,6 +100,7 @@ def build_round(
     specs: list[SettingSpec] = list(dict.fromkeys(parse_setting(s) for s in cfg.settings))
     if cfg.context_tokens:
         specs.append(parse_setting(f"ctx:{int(cfg.context_tokens)}"))
+    specs = list(dict.fromkeys([*specs, *ladder.rung_specs(cfg.ladder)]))  # context ladder rungs (rounds.ladder)
     if not specs:
         raise ConfigError("no settings given", hint="--setting zero-shot")
     tasks = tuple(t for t in TASKS if t in cfg.tasks)
@@ -129,6 +130,7 @@ def build_round(
     # ---- 1. catalogue -------------------------------------------------------------------------------
     ids = ws.meta_ids(since=since)
     entries: dict[str, Entry] = {}
+    names_by_key: dict[str, str] = {}  # author key -> display name (for the demos' shared_authors)
     own_tokens: dict[tuple[str, Task], tuple[int, int]] = {}
     fetched = 0
     token_cache = cit.WorkspaceTokenCache(ws)
@@ -181,7 +183,10 @@ def build_round(
             title_norm=cit.norm_title(meta.title),
             authors=tuple(a.key or a.name for a in meta.authors),
             cost=cost,
+            date_precision=meta.date_precision,
         )
+        for a in meta.authors:
+            names_by_key.setdefault(a.key or a.name, a.name)
     say("catalogue", len(ids), len(ids))
     orphans = ws.count_papers_without_meta()
     if orphans:
@@ -202,9 +207,13 @@ def build_round(
     for warning in validity["splits"]["warnings"]:  # type: ignore[index]
         note("splits", f"warning: {warning}")
     for aid in list(entries):
-        sp = assign(entries[aid].published, windows)
+        sp = assign(entries[aid].published, windows, entries[aid].date_precision)  # type: ignore[arg-type]
         if sp is None:
-            skip("papers", "after the test window")
+            imprecise = entries[aid].date_precision != "day" and assign(entries[aid].published, windows) is not None
+            skip(
+                "papers",
+                "date (known to the year/month) straddles a window start" if imprecise else "after the test window",
+            )
             del entries[aid]
         else:
             entries[aid].split = sp
@@ -251,7 +260,11 @@ def build_round(
                     key = f"{task}/{spec.spec}"
                     s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
                     rng = random.Random(s_seed)
-                    picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
+                    if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
+                        lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
+                        picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
+                    else:
+                        picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
                     if isinstance(picked, str):
                         skip(key, picked)
                         continue
@@ -265,6 +278,9 @@ def build_round(
                                 fields=dict(dinst.fields),
                                 label=dinst.label,
                                 origin=origin,
+                                paper_id=e.paper_id,
+                                date_precision=e.date_precision,
+                                shared_authors=_shared_authors(target, e, names_by_key),
                             )
                         )  # type: ignore[arg-type]
                     if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
@@ -286,6 +302,7 @@ def build_round(
                         arxiv_id=target.arxiv_id,
                         paper_id=target.paper_id,
                         published=target.published,
+                        date_precision=target.date_precision,
                         primary_category=target.category,
                         fields=dict(inst.fields),
                         citations=corpus,
@@ -383,3 +400,10 @@ def _citation_corpus(
         rng=rng,
     )
     return cit.build_corpus(metas, extra, rng)
+
+
+def _shared_authors(target: Entry, demo: Entry, names: dict[str, str]) -> list[str]:
+    """The author names linking a demo to its target: the authors they share (the co-author graph's evidence,
+    written down so anyone can check a co-author demo)."""
+    own = set(target.authors)
+    return [names.get(k, k) for k in demo.authors if k in own]

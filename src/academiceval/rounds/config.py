@@ -24,6 +24,7 @@ class BuildConfig(StrictConfig):
     test_until: date | None = None
     since: date | None = None  # only papers submitted on/after this date
     context_tokens: int | None = None  # also a ctx:N setting
+    ladder: list[int] = Field(default_factory=list)  # context ladder rungs in tokens (rounds.ladder), e.g. "8K,16K"
     distractors: int = Field(0, ge=0)
     min_citations: int = Field(1, ge=0)
     category_level: Literal["primary", "archive"] = "primary"
@@ -57,6 +58,13 @@ class BuildConfig(StrictConfig):
 
         DEFAULT_GATE.with_overrides(v)  # a ConfigError naming the bad setting
         return v
+
+    @field_validator("ladder", mode="before")
+    @classmethod
+    def _ladder(cls, v: object) -> object:
+        from academiceval.rounds.ladder import parse_ladder
+
+        return parse_ladder(v)  # type: ignore[arg-type]
 
     @field_validator("fractions")
     @classmethod

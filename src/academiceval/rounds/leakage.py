@@ -17,6 +17,7 @@ from rapidfuzz import fuzz
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.models import Sample, SplitWindows
 from academiceval.rounds.tasks import contains
+from academiceval.sources.dates import not_after
 from academiceval.sources.names import latex_to_unicode
 
 
@@ -71,8 +72,11 @@ def check_sample(
         pid, title, split = demo_info.get(d.arxiv_id, ("", "", "?"))
         if is_version(s.arxiv_id, s.paper_id, target_title, d.arxiv_id, pid, title):
             raise LeakageError(f"{where}: demo {d.arxiv_id} is the target itself or a version of it")
-        if d.published > s.published:
-            raise LeakageError(f"{where}: demo {d.arxiv_id} ({d.published}) is newer than the target ({s.published})")
+        if not not_after(d.published, d.date_precision, s.published, s.date_precision):
+            raise LeakageError(
+                f"{where}: demo {d.arxiv_id} ({d.published}, {d.date_precision}) is newer than the target, or not "
+                f"known to be older ({s.published}, {s.date_precision})"
+            )
         allowed = ("train", "val") if s.split == "test" else ("train",)
         if split not in allowed:
             raise LeakageError(f"{where}: demo {d.arxiv_id} comes from the {split} split (allowed: {allowed})")

@@ -13,6 +13,8 @@ from datetime import date
 
 from academiceval.errors import ConfigError
 from academiceval.rounds.models import Split, SplitWindows
+from academiceval.sources.dates import date_range
+from academiceval.sources.models import DatePrecision
 
 DEFAULT_FRACTIONS = (0.72, 0.19, 0.09)
 
@@ -121,10 +123,17 @@ def windows_from_dates(
     return w
 
 
-def assign(published: date, w: SplitWindows) -> Split | None:
-    """The split of a paper, or None when it lies after the test window."""
-    if w.test_from is not None and published >= w.test_from:
-        return "test" if w.test_until is None or published <= w.test_until else None
-    if w.val_from is not None and published >= w.val_from:
+def assign(published: date, w: SplitWindows, precision: DatePrecision = "day") -> Split | None:
+    """The split of a paper, or None when it lies after the test window or, for a date known only to the month or
+    year, when that month/year straddles a window start (a 2024 paper is neither surely before nor surely after
+    2024-06-01)."""
+    lo, hi = date_range(published, precision)
+    if w.test_from is not None and lo >= w.test_from:
+        return "test" if w.test_until is None or lo <= w.test_until else None
+    if w.test_from is not None and hi >= w.test_from:
+        return None
+    if w.val_from is not None and lo >= w.val_from:
         return "val"
+    if w.val_from is not None and hi >= w.val_from:
+        return None
     return "train"

@@ -34,7 +34,11 @@ from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
-PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin",)
+PLUGIN_MODULES: tuple[str, ...] = (
+    "academiceval.scores.builtin",
+    "academiceval.scores.citations",
+    "academiceval.scores.accuracy",
+)
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
@@ -103,6 +107,7 @@ class RunJob:
             setting=rec.setting,
             split=rec.split,
             published=rec.published,
+            date_precision=rec.date_precision,
             metric=metric,
             config_hash=chash,
             **kw,

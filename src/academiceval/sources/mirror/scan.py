@@ -2,8 +2,9 @@
 
 Formats: `abs` (one `.abs` record), `listing` (mailing listing: `.abs` records concatenated), `kaggle`
 (arxiv-metadata-oai-snapshot JSON lines, whatever the extension), `unarxive` (unarXive JSONL), `atom` (saved API
-response: raw XML, or a recorded JSON wrapper with a `body`), `scalar` (SCALAR metadata JSON), `pdf` (a PDF
-named by arXiv id). Anything else is skipped and counted.
+response: raw XML, or a recorded JSON wrapper with a `body`), `scalar` (SCALAR metadata JSON), `scalar_paper` (a
+SCALAR paper object with its cited papers' texts), `pdf` (a PDF named by arXiv id). Anything else is skipped and
+counted.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from academiceval.sources.mirror.records import (
     read_kaggle_lines,
     read_scalar,
 )
+from academiceval.sources.mirror.scalar_papers import is_scalar_paper_object, read_scalar_paper_object
 from academiceval.sources.mirror.unarxive import read_unarxive_lines
 
-FORMATS = ("abs", "listing", "kaggle", "unarxive", "atom", "scalar", "pdf")
+FORMATS = ("abs", "listing", "kaggle", "unarxive", "atom", "scalar", "scalar_paper", "pdf")
 Item = MirrorRecord | RecordParseError
 
 
@@ -83,6 +85,8 @@ def detect(path: Path) -> FoundFile:
                     return FoundFile(path, "atom")
                 if isinstance(data, list) and any(isinstance(x, dict) and "metadata" in x for x in data[:50]):
                     return FoundFile(path, "scalar")
+                if is_scalar_paper_object(data):
+                    return FoundFile(path, "scalar_paper")
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return FoundFile(path, "skipped")
     return FoundFile(path, "skipped")
@@ -126,5 +130,7 @@ def read_file(found: FoundFile) -> Iterator[Item]:
             yield from read_atom(raw, path=where)
         elif found.fmt == "scalar":
             yield from read_scalar(json.loads(path.read_bytes()), path=where)
+        elif found.fmt == "scalar_paper":
+            yield from read_scalar_paper_object(json.loads(path.read_bytes()), path=where)
     except (OSError, json.JSONDecodeError) as e:
         yield RecordParseError(f"cannot read file: {e}", source=where)
