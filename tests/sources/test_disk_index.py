@@ -195,3 +195,18 @@ def test_open_source_uses_the_workspace_index_that_mirror_index_built(
     src = open_source(str(mirror))  # collect/update's path: now the workspace's disk index
     assert isinstance(src.index, DiskIndex) and len(src.index) == 200
     assert src.index.db_path.parent == home / "mirror-index"
+
+
+def test_whole_corpus_same_records_and_papers(corpus: Path, tmp_path: Path) -> None:
+    """Every format of ../shared/corpus (SCALAR paper objects and unarXive both carry pre-parsed papers of some of
+    the same ids): the disk index keeps the merge winner's paper, as the in-memory index does."""
+    from academiceval.sources.mirror.index import MirrorIndex
+
+    root = corpus.resolve()
+    disk = DiskIndex.build(root, tmp_path / "corpus.sqlite")
+    mem = {r.meta.arxiv_id: r for r in MirrorIndex.build(root).iter_records()}
+    got = {r.meta.arxiv_id: r for r in disk.iter_records()}
+    assert got.keys() == mem.keys() and len(got) > 9000
+    assert [k for k in mem if got[k].meta != mem[k].meta] == []
+    assert [k for k in mem if got[k].paper != mem[k].paper] == []
+    assert sum(r.paper is not None for r in got.values()) > 500

@@ -462,13 +462,13 @@ class DiskIndex:
         for i in range(0, len(ids), 900):
             chunk = ids[i : i + 900]
             marks = ",".join("?" * len(chunk))
-            cols = "rid, arxiv_id, pub, upd, source, cats, akeys, meta, path, fmt"
-            for rid, aid, pub, upd, source, cats, akeys, blob, path, fmt in c.execute(
-                f"SELECT {cols} FROM rec WHERE arxiv_id IN ({marks})", chunk
+            # the stored pre-parsed paper comes along: a merge keeps the winner's paper, as the in-memory index does
+            cols = "r.rid, r.arxiv_id, r.pub, r.upd, r.source, r.cats, r.akeys, r.meta, r.path, r.fmt, p.json"
+            for rid, aid, pub, upd, source, cats, akeys, blob, path, fmt, paper in c.execute(
+                f"SELECT {cols} FROM rec r LEFT JOIN paper p ON p.rid = r.rid WHERE r.arxiv_id IN ({marks})", chunk
             ):
-                old = Prepared(
-                    aid, pub, upd, source, cats.split(), akeys.split(SEP) if akeys else [], blob, "", path, fmt
-                )
+                keys = akeys.split(SEP) if akeys else []
+                old = Prepared(aid, pub, upd, source, cats.split(), keys, blob, "", path, fmt, paper)
                 stored[aid] = (rid, old)
         state: dict[str, tuple[int | None, Prepared]] = {}
         evidence: list[tuple[str, str]] = []
@@ -500,6 +500,8 @@ class DiskIndex:
             fts_rows.append((rid, p.title))
             if p.paper is not None:
                 paper_rows.append((rid, p.paper))
+            elif rid in old_rids:
+                c.execute("DELETE FROM paper WHERE rid=?", (rid,))
         for i in range(0, len(old_rids), 900):
             chunk = old_rids[i : i + 900]
             marks = ",".join("?" * len(chunk))
