@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, at_least_one, console, fail, progress, summary_table
 
 
 def demo(
@@ -46,7 +46,7 @@ def demo(
         list[str] | None,
         typer.Option("--metric", help="Metrics to score (default: rouge-l, plus bertscore when torch is installed)."),
     ] = None,
-    workers: Annotated[int, typer.Option("--workers", help="Processes for PDF parsing.")] = 2,
+    workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
         bool,
         typer.Option(

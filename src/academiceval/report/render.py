@@ -7,6 +7,7 @@ and is HTML-escaped by jinja2's autoescaping; nothing from a record is ever mark
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,13 @@ def _env():
     )
     env.filters["est"] = lb.fmt
     return env
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Temp file, then rename: a report killed mid-write leaves the previous page whole, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _css() -> str:
@@ -146,7 +154,7 @@ def render(
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
     extra = paired.markdown(results) + contamination.markdown(results) + ladder.markdown(results)
-    md.write_text(lb.to_markdown(results, prefer_metric) + extra, encoding="utf-8")
+    _write_atomic(md, lb.to_markdown(results, prefer_metric) + extra)
 
     metric = results.primary_metric(None, prefer_metric)
     figures: list[plots.Figure] = []
@@ -182,7 +190,8 @@ def render(
         "rounds": sorted({(r.round, r.round_manifest_sha256) for r in results.rows}),
     }
     index = out / "index.html"
-    index.write_text(
+    _write_atomic(
+        index,
         env.get_template("index.html.j2").render(
             **common,
             tables=lb.tables(results, prefer_metric),
@@ -191,17 +200,16 @@ def render(
             overview=_overview(results, prefer_metric),
             empty_window=lb.empty_window_text(results),
         ),
-        encoding="utf-8",
     )
     ex = out / "examples.html"
-    ex.write_text(
+    _write_atomic(
+        ex,
         env.get_template("examples.html.j2").render(
             **common,
             metric=metric,
             groups=examples(results, runs, metric, per_task=examples_per_task, rounds_dir=rounds_dir),
             task_titles=lb.TASK_TITLES,
         ),
-        encoding="utf-8",
     )
     return ReportPaths(
         out_dir=out,

@@ -38,6 +38,7 @@ PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.builtin",
     "academiceval.scores.citations",
     "academiceval.scores.accuracy",
+    "academiceval.scores.leval_metrics",
 )
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)

@@ -20,6 +20,7 @@ from academiceval.sources.errors import RecordParseError
 from academiceval.sources.ids import id_from_filename
 from academiceval.sources.mirror.records import (
     MirrorRecord,
+    RecordWarning,
     decode_bytes,
     read_abs_text,
     read_atom,
@@ -93,15 +94,36 @@ def detect(path: Path) -> FoundFile:
 
 
 def find_files(root: Path) -> list[FoundFile]:
-    """Every file under root with its format, in a stable (sorted) order; hidden directories are skipped."""
+    """Every file under root with its format, in a stable (sorted) order; hidden directories are skipped.
+
+    Directory links are followed (a mirror is often assembled from links), but each real directory is entered
+    once and each real file read once: a link back to a parent, or links that form a loop, would otherwise make
+    the walk branch at every level and never end."""
     if root.is_file():  # a single file is a (small) mirror too: `--source listing.txt`
         return [detect(root)]
     out: list[FoundFile] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        st = os.stat(dirpath)
+        if (st.st_dev, st.st_ino) in seen_dirs:
+            dirnames[:] = []
+            continue
+        seen_dirs.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in sorted(filenames):
-            if not fn.startswith("."):
-                out.append(detect(Path(dirpath) / fn))
+            if fn.startswith("."):
+                continue
+            path = Path(dirpath) / fn
+            try:
+                fst = path.stat()
+            except OSError:  # a dangling link
+                out.append(FoundFile(path, "skipped"))
+                continue
+            if (fst.st_dev, fst.st_ino) in seen_files:
+                continue
+            seen_files.add((fst.st_dev, fst.st_ino))
+            out.append(detect(path))
     return out
 
 
@@ -111,12 +133,13 @@ def read_file(found: FoundFile) -> Iterator[Item]:
     try:
         if found.fmt in ("abs", "listing"):
             hint = id_from_filename(path.stem)
-            yield from read_abs_text(
-                decode_bytes(path.read_bytes()), path=where, fmt=found.fmt, version_hint=hint[1] if hint else None
-            )
+            repairs: list[RecordWarning] = []
+            text = decode_bytes(path.read_bytes(), path=where, warnings=repairs)
+            yield from repairs  # bad bytes and NULs are repaired and recorded with file and line, never silent
+            yield from read_abs_text(text, path=where, fmt=found.fmt, version_hint=hint[1] if hint else None)
         elif found.fmt in ("kaggle", "unarxive"):
             reader = read_kaggle_lines if found.fmt == "kaggle" else read_unarxive_lines
-            with path.open("r", encoding="utf-8", errors="replace") as f:
+            with path.open("rb") as f:  # bytes: each line is decoded (and repaired, with a warning) on its own
                 yield from reader(iter(f), path=where)
         elif found.fmt == "atom":
             raw = path.read_bytes()
