@@ -14,10 +14,10 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from academiceval.errors import ConfigError
-from academiceval.models.base import GenerationOptions
+from academiceval.models.base import Capabilities, GenerationOptions
+from academiceval.models.errors import ContextLengthError
 from academiceval.models.prepare import prepare_prompt
 from academiceval.models.tokenize import load_tokenizer
-from academiceval.runs.errors import ContextLengthError
 
 pytestmark = pytest.mark.ml
 
@@ -171,7 +171,11 @@ def test_registry_builds_the_backend(tiny):
     registry = pytest.importorskip("academiceval.models.registry")
     backend = registry.load_backend(f"hf/{tiny}")
     assert backend.name == "hf" and backend.context_length == CONTEXT
+    # what the runner reads (no attribute probing): the window, no model listing, answers keyed by prompt only
+    assert backend.capabilities == Capabilities(context_length=CONTEXT)
     assert registry.load_backend("baseline/lead").name == "baseline"
+    with pytest.raises(ConfigError, match="unknown option 'devcie'"):  # a misspelled option is not dropped
+        registry.load_backend(f"hf/{tiny}", devcie="cpu")
 
 
 def test_bad_paths(tmp_path):

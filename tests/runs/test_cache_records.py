@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from academiceval.models.base import Completion, GenerationOptions
-from academiceval.runs.cache import ResponseCache, cache_key, safe_child
+from academiceval.models.cache import ResponseCache, cache_key, safe_child
 from academiceval.runs.models import RunRecord
 from academiceval.runs.records import RecordWriter, iter_records, read_records, records_file, safe_name
 

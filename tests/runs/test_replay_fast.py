@@ -8,8 +8,8 @@ import json
 from datetime import date
 
 from academiceval.models.base import Completion, GenerationOptions
+from academiceval.models.cache import ResponseCache, cache_key
 from academiceval.rounds.models import Sample
-from academiceval.runs.cache import ResponseCache, cache_key
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.records import RecordWriter, iter_records, new_record, read_run, records_file

@@ -8,16 +8,17 @@ import random
 import pytest
 from tenacity import RetryCallState
 
-from academiceval.models.base import Completion, GenerationOptions
-from academiceval.runs.concurrency import AdaptiveLimiter
-from academiceval.runs.errors import ContextLengthError, RateLimitedError, ServerError
-from academiceval.runs.retry import RetryPolicy, RetryStats, generate_with_retry
+from academiceval.models.base import Capabilities, Completion, GenerationOptions
+from academiceval.models.concurrency import AdaptiveLimiter
+from academiceval.models.errors import ContextLengthError, RateLimitedError, ServerError
+from academiceval.models.retry import RetryPolicy, RetryStats, generate_with_retry
 
 
 class ScriptedBackend:
     """Raises the scripted errors in order, then answers; records the peak number of concurrent calls."""
 
     name, model = "scripted", "m"
+    capabilities = Capabilities()
 
     def __init__(self, script: list[Exception] | None = None, delay: float = 0.0) -> None:
         self.script, self.delay, self.calls, self.active, self.peak = list(script or []), delay, 0, 0, 0

@@ -11,11 +11,12 @@ import pytest
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
+from academiceval.models.errors import MissingAPIKeyError, UnknownModelError
 from academiceval.models.fake_server import _pick, _unit
 from academiceval.models.postprocess import postprocess
-from academiceval.runs.errors import MissingAPIKeyError, RoundIntegrityError, UnknownModelError
+from academiceval.models.retry import RetryPolicy
+from academiceval.rounds.io import RoundIntegrityError
 from academiceval.runs.records import iter_records, read_run, records_file
-from academiceval.runs.retry import RetryPolicy
 from academiceval.runs.runner import run_round
 from academiceval.runs.source import load_round_view
 

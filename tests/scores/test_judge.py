@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from academiceval.models.base import Completion, GenerationOptions
+from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.scores.judge import (
     ASPECTS,
     Judge,
@@ -80,6 +80,7 @@ class _ScriptedBackend:
 
     name = "fake"
     model = "always-a"
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self.prompts: list[str] = []

@@ -1,11 +1,14 @@
 """The interface between the runner and a model backend (OpenAI-compatible server, local HF model, baseline).
 
-The runner prepares the prompt (rendering, truncation, retrieval) and hands it to `Backend.generate`; the
-judge (scores) uses the same backends. Baselines receive the sample too, since they read its fields.
+The runner prepares the prompt (rendering, truncation, retrieval) and the judge (scores) writes its own; both hand
+it to `models.generate.Generator`, which does cache → retry → `Backend.generate`. Baselines receive the sample
+too, since they read its fields. What a backend supports beyond `generate` it declares in `capabilities`; callers
+read that object, never probe the backend's attributes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,11 +35,29 @@ class Completion(BaseModel):
     raw: dict[str, Any] = Field(default_factory=dict)  # backend-specific extras worth keeping (no secrets)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend supports beyond `generate` / `cache_identity` / `aclose`.
+
+    - `validate`: it has `async validate()`, which checks the model before any work (the OpenAI backend lists the
+      server's models); callers await it once before the first request.
+    - `context_length`: the model's window in tokens when the backend knows it (a local HF checkpoint's
+      `max_position_embeddings`); the runner truncates to it when no `--context-length` is given.
+    - `reads_sample`: its answer depends on the sample's fields, not only on the prompt (the baselines); its
+      answers are cached per sample and it is shown what retrieval kept under `--rag`.
+    """
+
+    validate: bool = False
+    context_length: int | None = None
+    reads_sample: bool = False
+
+
 class Backend(Protocol):
     """A model that turns a prompt into text. Implementations must be safe to call concurrently."""
 
     name: str  # "openai", "hf", "baseline"
     model: str  # model name within the backend
+    capabilities: Capabilities
 
     def cache_identity(self) -> dict[str, Any]:
         """What distinguishes this backend's answers in the response cache (model, base URL, revision...).

@@ -16,11 +16,11 @@ import re
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.models.base import Completion, GenerationOptions
+from academiceval.models.base import Capabilities, Completion, GenerationOptions
+from academiceval.models.errors import BackendError
 from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
 from academiceval.models.truncate import content_field
 from academiceval.rounds.models import Sample
-from academiceval.runs.errors import BackendError
 
 BASELINES = ("lead", "demo-copy", "extractive")
 BASELINE_VERSION = "1"
@@ -71,6 +71,7 @@ class BaselineBackend:
     """Backend protocol implementation for `baseline/<lead|demo-copy|extractive>`."""
 
     name = "baseline"
+    capabilities = Capabilities(reads_sample=True)  # answers come from the sample's fields, not the prompt
 
     def __init__(
         self,

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.models.base import Completion, GenerationOptions
+from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.embedded import force_offline
+from academiceval.models.errors import ContextLengthError
 from academiceval.models.tokenize import Tokenizer, chat_wrapper, from_hf
 from academiceval.rounds.models import Sample
-from academiceval.runs.errors import ContextLengthError
 
 DEFAULT_MAX_NEW_TOKENS = 256
 
@@ -95,6 +95,7 @@ class HFBackend:
         )
         config = self.hf_model.config
         self.context_length: int | None = context_length or getattr(config, "max_position_embeddings", None)
+        self.capabilities = Capabilities(context_length=self.context_length)
         self._lock = threading.Lock()
         if max_batch < 1:
             raise ConfigError(f"max_batch must be at least 1, not {max_batch}", source="hf backend")

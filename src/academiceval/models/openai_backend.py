@@ -3,8 +3,9 @@
 Why not the openai SDK: measured on this machine the SDK manages ~170 requests/s against a zero-latency local
 server, aiohttp ~1,500; a harness that runs thousands of long prompts against a fast vLLM server must not be
 the bottleneck, and the chat protocol we need is small. This module makes *one* attempt per call and turns
-every failure into a typed error (`runs.errors`); retries and concurrency live in `runs.retry` and
-`runs.concurrency`, so the judge can reuse the same policies.
+every failure into a typed error (`models.errors`); the response cache, retries and concurrency live in
+`models.generate` (with `models.cache`, `models.retry`, `models.concurrency`), the one call path the runner and the
+judge share.
 
 Secrets: the API key is held only in the request headers; it is never part of `cache_identity`, and any
 server message that echoes it is redacted before it becomes an error message.
@@ -22,9 +23,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from academiceval.models.base import Completion, GenerationOptions
-from academiceval.rounds.models import Sample
-from academiceval.runs.errors import (
+from academiceval.models.base import Capabilities, Completion, GenerationOptions
+from academiceval.models.errors import (
     BackendError,
     ConnectionFailedError,
     ContextLengthError,
@@ -38,6 +38,7 @@ from academiceval.runs.errors import (
     ServerError,
     UnknownModelError,
 )
+from academiceval.rounds.models import Sample
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens")
@@ -92,6 +93,7 @@ class OpenAIBackend:
     """Backend for `openai/<model>`: any server speaking the OpenAI chat-completions protocol."""
 
     name = "openai"
+    capabilities = Capabilities(validate=True)
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
 """The backend factory: a model spec (`openai/<model>`, `hf/<repo-or-path>`, `baseline/<name>`) → Backend.
 
-Everything that can be checked without sending work is checked here (spec syntax, API key presence), so a
-mistyped spec or a missing key fails before the first sample. Heavy backends are imported lazily so that
-`import academiceval.models.registry` stays cheap (no torch).
+Everything that can be checked without sending work is checked here (spec syntax, API key presence, option
+names), so a mistyped spec, a missing key or a misspelled option fails before the first sample. Heavy backends
+are imported lazily so that `import academiceval.models.registry` stays cheap (no torch).
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from typing import Any
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import Backend
-from academiceval.runs.errors import MissingAPIKeyError
+from academiceval.models.errors import MissingAPIKeyError
 
 PROVIDERS = ("openai", "hf", "baseline")
+# Options the runner passes to every backend; each backend takes those it uses and ignores the others.
+# Any other option must be a parameter of the backend's constructor, or `load_backend` raises.
+SHARED_OPTIONS = frozenset({"timeout", "templates_dir"})
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -47,7 +50,9 @@ def load_backend(
     api_key_env: str = "OPENAI_API_KEY",
     **kw: Any,
 ) -> Backend:
-    """Build the backend a spec names. `kw` passes through (timeout, system_prompt, device, ...).
+    """Build the backend a spec names. `kw` passes through (timeout, system_prompt, device, ...): an option the
+    backend's constructor does not take is a ConfigError (except the runner-wide `SHARED_OPTIONS`); a None value
+    means "the backend's default".
 
     For `openai/...` the key is read from the environment variable `api_key_env`; a missing key is a
     `MissingAPIKeyError` unless the base URL is on loopback (local vLLM/SGLang servers usually need none).
@@ -64,21 +69,30 @@ def load_backend(
                 f"no API key for {spec} at {url}: the environment variable {api_key_env} is not set",
                 hint=f"export {api_key_env}=... (or pass --api-key-env NAME); local servers on 127.0.0.1 need none",
             )
-        allowed = {"timeout", "system_prompt", "connection_limit"}
-        return OpenAIBackend(model, base_url=url, api_key=key, **{k: v for k, v in kw.items() if k in allowed})
+        # the URL and key are resolved above; the constructor's own base_url/api_key are not options here
+        opts = _accepted(OpenAIBackend, kw, spec, exclude={"base_url", "api_key"})
+        return OpenAIBackend(model, base_url=url, api_key=key, **opts)
     if provider == "hf":
         cls = _lazy("academiceval.models.hf_backend", "HFBackend", spec)
     else:
         cls = _lazy("academiceval.models.baselines", "BaselineBackend", spec)
-    return cls(model, **_accepted(cls, kw))
+    return cls(model, **_accepted(cls, kw, spec))
 
 
-def _accepted(cls: Any, kw: dict[str, Any]) -> dict[str, Any]:
-    """Only the keyword arguments the constructor takes (runner-wide options such as timeout are optional)."""
-    try:
-        params = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return kw
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return kw
-    return {k: v for k, v in kw.items() if k in params and v is not None}
+def backend_options(cls: Any, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The keyword options a backend class takes (its constructor's keyword parameters after the model)."""
+    params = inspect.signature(cls).parameters
+    return [name for name, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in exclude]
+
+
+def _accepted(cls: Any, kw: dict[str, Any], spec: str, *, exclude: frozenset[str] | set[str] = frozenset()) -> dict:
+    """The options `cls` takes; runner-wide options it does not take are left out; anything else is an error."""
+    takes = backend_options(cls, exclude=exclude)
+    unknown = sorted(k for k in kw if k not in takes and k not in SHARED_OPTIONS)
+    if unknown:
+        raise ConfigError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for backend {spec!r}",
+            source="models.registry.load_backend",
+            hint=f"{cls.__name__} takes {', '.join(takes) or 'no options'}; check the spelling",
+        )
+    return {k: v for k, v in kw.items() if k in takes and v is not None}

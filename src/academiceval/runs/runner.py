@@ -19,14 +19,14 @@ from typing import Any
 from academiceval import __version__
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.models.base import Backend, GenerationOptions
+from academiceval.models.cache import ResponseCache
+from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.registry import load_backend, parse_spec
+from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
-from academiceval.runs.cache import ResponseCache
-from academiceval.runs.concurrency import AdaptiveLimiter
 from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
 from academiceval.runs.records import RecordWriter, read_run, read_spec, safe_name, write_spec
-from academiceval.runs.retry import RetryPolicy
 from academiceval.runs.source import load_round_view, resolve_round_dir
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker
@@ -93,14 +93,6 @@ def _check_compatible(old: RunSpec, new: RunSpec, run_dir: Path) -> None:
             f"{run_dir} holds a run with different {', '.join(diff)}; its records cannot be mixed with this one",
             hint="pass --run-name to keep both, or delete the directory to start over",
         )
-
-
-async def _maybe_validate(backend: Backend) -> None:
-    validate = getattr(backend, "validate", None)
-    if validate is not None:
-        result = validate()
-        if asyncio.iscoroutine(result):
-            await result
 
 
 def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: GenerationOptions) -> list[dict]:
@@ -260,10 +252,12 @@ async def run_round_async(
             model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout, templates_dir=view.templates_dir
         )
     try:
-        await _maybe_validate(backend)
-        if context_length is None and getattr(backend, "context_length", None):
+        caps = backend.capabilities
+        if caps.validate:
+            await backend.validate()  # type: ignore[attr-defined]
+        if context_length is None and caps.context_length:
             # a local model knows its window (max_position_embeddings): truncate to it rather than overflow
-            context_length = int(backend.context_length)
+            context_length = int(caps.context_length)
             preparer = make_preparer(context_length)
             preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
             summary.prompt_preparation = preparer.name
@@ -288,7 +282,7 @@ async def run_round_async(
             round_manifest_sha256=view.manifest_sha256,
             model=model_spec,
             backend=provider,
-            base_url=getattr(backend, "base_url", None),
+            base_url=backend.cache_identity().get("base_url"),
             options=options.model_dump(),
             context_length=context_length,
             rag=rag,

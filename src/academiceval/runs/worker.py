@@ -1,15 +1,16 @@
-"""The per-sample pipeline of a run: prepare → cache → request (deduplicated, retried) → record.
+"""The per-sample pipeline of a run: prepare → `models.generate.Generator` (cache → shared in-flight call →
+retried request) → record.
 
 All methods run on the event-loop thread (records and cache are written from there, in order); only prompt
 preparation that tokenizes or retrieves goes to a worker thread so it overlaps with requests in flight.
 Two samples with the same rendered prompt and options (e.g. a random-demo sample that drew no demo and its
-zero-shot twin) cost one request: the second awaits the first's answer.
+zero-shot twin) cost one request: the second awaits the first's answer (the Generator shares it). What stays
+here is the run's own business: prompt memos and bulk replay of cached answers, records, progress, resume.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,19 +18,19 @@ from typing import Any
 
 from academiceval.errors import AcademicEvalError
 from academiceval.models.base import Backend, Completion, GenerationOptions
+from academiceval.models.cache import ResponseCache
+from academiceval.models.concurrency import AdaptiveLimiter
+from academiceval.models.errors import BackendError, EmptyAnswerError
+from academiceval.models.generate import Generator, Outcome
 from academiceval.models.postprocess import postprocess
+from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.models import Sample
-from academiceval.runs.cache import ResponseCache, key_from_prefix, key_prefix
-from academiceval.runs.concurrency import AdaptiveLimiter
-from academiceval.runs.errors import BackendError, EmptyAnswerError
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
 from academiceval.runs.records import RecordWriter, new_record
-from academiceval.runs.retry import RetryPolicy, RetryStats, generate_with_retry
 from academiceval.runs.summary import RunSummary, now_iso
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
-Outcome = Completion | BaseException
 PROGRESS_EVERY_S = 0.1  # progress callbacks are throttled to this interval (and always called at the end)
 REPLAY_BATCH = 1024  # records a cache replay writes with one write + flush per file
 
@@ -52,16 +53,15 @@ class SampleWorker:
         round_sha256: str | None = None,
     ) -> None:
         self.round_sha256 = round_sha256
+        self.generator = Generator(backend, cache=cache, limiter=limiter, policy=policy)
         # baselines read the sample's fields, not the prompt: two samples that render (or are truncated) to the
         # same prompt may still get different answers, so their answers are keyed by the sample too
-        self.reads_sample = bool(getattr(backend, "reads_sample", getattr(backend, "name", "") == "baseline"))
+        self.reads_sample = self.generator.capabilities.reads_sample
         self.backend, self.options, self.preparer, self.cache = backend, options, preparer, cache
         self.writer, self.limiter, self.policy, self.summary = writer, limiter, policy, summary
-        self.identity = backend.cache_identity()
+        self.identity = self.generator.identity
         self.progress, self.total, self.finished = progress, total, 0
         self._progress_at = 0.0
-        self.stats = RetryStats()
-        self._inflight: dict[str, asyncio.Future[Outcome]] = {}
         self._task_options: dict[str, tuple[GenerationOptions, bytes]] = {}
         self._fingerprint = preparer.fingerprint() if cache.enabled else b""
         self._memo_keys: dict[str, str] = {}
@@ -75,8 +75,13 @@ class SampleWorker:
             opts = self.options
             if opts.max_tokens is None:
                 opts = opts.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
-            got = self._task_options[task] = (opts, key_prefix(self.identity, opts))
+            got = self._task_options[task] = (opts, self.generator.prefix(opts))
         return got
+
+    @property
+    def stats(self) -> RetryStats:
+        """Attempts, retries, 429s, 5xx and timeouts of every request of this run."""
+        return self.generator.stats
 
     async def prepare(self, sample: Sample, max_tokens: int) -> Prepared:
         if self._pool is None:
@@ -159,34 +164,11 @@ class SampleWorker:
         )
 
     # ---- requests ---------------------------------------------------------------------------------
-    async def _request(self, key: str, prep: Prepared, opts: GenerationOptions, sample: Sample) -> tuple[Outcome, int]:
-        """The outcome (a completion or the final error) and the number of HTTP attempts it took."""
-        mine = RetryStats()
-        try:
-            out: Outcome = await generate_with_retry(
-                self.backend,
-                prep.prompt,
-                opts,
-                self._backend_view(sample, prep),
-                limiter=self.limiter,
-                policy=self.policy,
-                stats=mine,
-            )
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
-            out = e
-        finally:
-            self.stats.merge(mine)
-        if isinstance(out, Completion) and out.text and out.text.strip():
-            self.cache.put(key, self.identity, prep.prompt_sha256, out)
-        return out, mine.attempts
-
     def _backend_view(self, sample: Sample, prep: Prepared) -> Sample:
         """The sample as the backend should see it. A baseline reads the sample, not the prompt, so under --rag
         its available text must be what retrieval kept (in rank order) — otherwise a RAG baseline would silently
         score the same as the plain one and measure nothing about retrieval."""
-        if self.backend.name != "baseline" or not prep.retrieved_texts:
+        if not self.reads_sample or not prep.retrieved_texts:
             return sample
         kept = prep.retrieved_texts[: max(0, len(prep.retrieved_texts) - int(prep.extras.get("chunks_dropped", 0)))]
         fields = {**sample.fields, "body": "\n\n".join(kept)}
@@ -201,7 +183,7 @@ class SampleWorker:
         for r in records:
             if r.error or not r.output_raw or not r.prompt_sha256:
                 continue
-            key = key_from_prefix(self.options_for(r.task)[1], r.prompt_sha256)  # not for reads_sample (below)
+            key = self.generator.key(self.options_for(r.task)[1], r.prompt_sha256)  # not for reads_sample (above)
             completion = Completion(
                 text=r.output_raw,
                 input_tokens=r.input_tokens or None,
@@ -257,11 +239,7 @@ class SampleWorker:
         self._tick(len(records))
 
     def _response_key(self, sample: Sample, prompt_sha256: str) -> str:
-        prefix = self.options_for(sample.task)[1]
-        if self.reads_sample:
-            digest = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
-            return key_from_prefix(prefix, f"{prompt_sha256}|sample:{digest}")
-        return key_from_prefix(prefix, prompt_sha256)
+        return self.generator.key(self.options_for(sample.task)[1], prompt_sha256, sample)
 
     def _memo_key(self, sample: Sample) -> str:
         """Computed once per sample per run (replay computes it for every sample; `one` reuses it)."""
@@ -291,29 +269,19 @@ class SampleWorker:
         if prep.skipped:
             self._finish(self._skipped(sample, prep), urgent=False)
             return
-        key = self._response_key(sample, prep.prompt_sha256)
-        hit = self.cache.get(key)
-        if hit is not None:
-            # a committed row survives a kill, so its record may be flushed lazily; one this run wrote and has
-            # not committed yet (see ResponseCache) is flushed at once
-            rec = self._from_outcome(sample, prep, hit, cached=True, latency=0.0, attempts=0)
-            self._finish(rec, urgent=not self.cache.is_committed(key))
-            return
-        twin = self._inflight.get(key)
-        if twin is not None:  # the same request is already in flight for another sample
-            out = await asyncio.shield(twin)
-            self._finish(self._from_outcome(sample, prep, out, cached=True, latency=0.0, attempts=0))
-            return
-        fut: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = fut
-        t0 = time.perf_counter()
-        try:
-            out, attempts = await self._request(key, prep, opts, sample)
-        finally:
-            del self._inflight[key]
-        fut.set_result(out)
-        latency = time.perf_counter() - t0
-        self._finish(self._from_outcome(sample, prep, out, cached=False, latency=latency, attempts=attempts))
+        got = await self.generator.generate(
+            prep.prompt,
+            opts,
+            self._backend_view(sample, prep),
+            key=self._response_key(sample, prep.prompt_sha256),
+            prompt_sha256=prep.prompt_sha256,
+        )
+        rec = self._from_outcome(
+            sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts
+        )
+        # a committed cache row survives a kill, so its record may be flushed lazily; an answer this run wrote and
+        # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once
+        self._finish(rec, urgent=got.source != "cache" or not got.committed)
 
     async def run_all(self, samples: Sequence[Sample], workers: int) -> None:
         samples = self.replay_cached(samples)

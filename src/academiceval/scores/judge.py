@@ -2,8 +2,9 @@
 
 Why both orders: judges prefer a position (FastChat measured verdict flips on swap in ~13% of pairs), so every
 pair is judged with the candidate first and second; each order is one judgment, and the win rate is
-(wins + ½ ties) / judged over all judgments. The judge is any backend of the runner (`--judge SPEC`), its
-answers cached in the runner's response cache so a re-score never pays twice. Answers are parsed tolerantly
+(wins + ½ ties) / judged over all judgments. The judge is any backend of the runner (`--judge SPEC`), called
+through the runner's own path (`models.generate.Generator`: the response cache, so a re-score never pays twice,
+then retries with backoff / Retry-After under an adaptive concurrency limit). Answers are parsed tolerantly
 (code fences, prose around the object, single quotes, Python literals); an unreadable answer gets one repair
 request, and if that fails too the judgment is counted as failed, never guessed.
 """
@@ -20,6 +21,9 @@ from typing import Any, Literal
 
 from academiceval.errors import AcademicEvalError
 from academiceval.models.base import Backend, GenerationOptions
+from academiceval.models.cache import ResponseCache
+from academiceval.models.concurrency import AdaptiveLimiter
+from academiceval.models.generate import Generator
 
 CRITERIA = ("novelty", "feasibility", "consistency", "factuality", "academic_style")
 ASPECTS = (*CRITERIA, "overall")
@@ -236,14 +240,15 @@ def win_rate(pairs: list[dict[str, float]], aspect: str = "overall") -> tuple[fl
 class Judge:
     """Judges candidate vs other text for one paper, in both orders, through a Backend.
 
-    `cache`: a `runs.cache.ResponseCache` (or anything with get/put of the same shape); None = no caching.
+    `cache`: the workspace's `models.cache.ResponseCache` (the runner's); None = no caching. At most `concurrency`
+    requests are in flight (an `AdaptiveLimiter`: fewer after a 429, like the runner's).
     """
 
     def __init__(
         self,
         backend: Backend,
         *,
-        cache: Any = None,
+        cache: ResponseCache | None = None,
         options: GenerationOptions | None = None,
         concurrency: int = 8,
         max_chars: int = 12_000,
@@ -252,7 +257,8 @@ class Judge:
         self.cache = cache
         self.options = options or GenerationOptions(temperature=0.0, max_tokens=300)
         self.concurrency = concurrency
-        self._sems: dict[int, asyncio.Semaphore] = {}  # one per event loop (each asyncio.run has its own)
+        self.generator = Generator(backend, cache=cache, limiter=AdaptiveLimiter(concurrency))
+        self._prefix = self.generator.prefix(self.options)
         self.max_chars = max_chars  # per text shown to the judge (long sections are cut, marked as cut)
         self.calls = 0
         self.repairs = 0
@@ -283,27 +289,14 @@ class Judge:
         )
 
     async def _ask(self, prompt: str) -> str:
-        from academiceval.runs.cache import cache_key
-
+        """The judge's answer to one prompt: from the cache, or asked (with retries); raises the final error."""
         sha = hashlib.sha256(prompt.encode()).hexdigest()
-        key = cache_key(self.backend.cache_identity(), self.options, sha)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit.text
-        loop_id = id(asyncio.get_running_loop())
-        sem = self._sems.setdefault(loop_id, asyncio.Semaphore(self.concurrency))
-        async with sem:
+        got = await self.generator.generate(
+            prompt, self.options, key=self.generator.key(self._prefix, sha), prompt_sha256=sha
+        )
+        if got.source == "backend":
             self.calls += 1
-            try:  # the runner's retry policy (transient errors: backoff, Retry-After)
-                from academiceval.runs.retry import generate_with_retry
-            except ImportError:  # pragma: no cover
-                completion = await self.backend.generate(prompt, self.options)
-            else:
-                completion = await generate_with_retry(self.backend, prompt, self.options)
-        if self.cache is not None:
-            self.cache.put(key, self.backend.cache_identity(), sha, completion)
-        return completion.text
+        return got.unwrap().text
 
     async def judge_once(self, task: str, title: str, candidate: str, other: str, *, candidate_first: bool) -> Judgment:
         a, b = (candidate, other) if candidate_first else (other, candidate)

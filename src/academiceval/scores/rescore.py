@@ -303,7 +303,7 @@ def _make_judge(judge: Any, cache: Any, home: str | Path | None) -> Any:
         backend = load_backend(judge)
     if cache is None and home is not None:
         try:
-            from academiceval.runs.cache import ResponseCache
+            from academiceval.models.cache import ResponseCache
 
             cache = ResponseCache.in_workspace(Path(home))
         except ImportError:  # pragma: no cover - the runner's cache is part of the package

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from academiceval.models.base import Backend, Completion, GenerationOptions
+from academiceval.models.concurrency import AdaptiveLimiter
+from academiceval.models.errors import RateLimitedError, ServerError, TransientBackendError
 from academiceval.rounds.models import Sample
-from academiceval.runs.concurrency import AdaptiveLimiter
-from academiceval.runs.errors import RateLimitedError, ServerError, TransientBackendError
 
 
 @dataclass(frozen=True)

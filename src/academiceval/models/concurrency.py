@@ -3,7 +3,7 @@
 A 429 means the server (or the provider's quota) is saturated: halve the window, at most once per
 `cooldown_s` so a burst of 429s from the same saturated moment counts once. After `limit` successes in a row
 the window grows by one, back up to `max_limit`. Server errors (5xx) pause growth without shrinking — they say
-something is wrong, not that we are too fast. Kept apart from retries (`runs.retry`), like inspect_ai.
+something is wrong, not that we are too fast. Kept apart from retries (`models.retry`), like inspect_ai.
 
 The limiter lives on one event loop (no locks needed): a free slot is taken synchronously, otherwise the caller
 waits in FIFO order and a release hands its slot straight to the oldest waiter.

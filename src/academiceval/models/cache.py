@@ -1,5 +1,8 @@
 """The response cache: a model's answer to a rendered prompt, kept so a rerun never pays for it twice.
 
+Read and written by `models.generate.Generator` (the one call path of the runner and the judge); the runner also
+uses its bulk reads for replays and its `prompt_memo` side table (opaque JSON blobs keyed by the caller).
+
 Key = sha256 over the backend's `cache_identity()` (backend, model, base URL, revision; never secrets), the
 generation options and the rendered prompt's sha256 — the same inputs inspect_ai's cache uses. Only
 completions are cached; errors are not (a transient error must be retried, a permanent one is in the record).
@@ -14,11 +17,11 @@ import hashlib
 import json
 import sqlite3
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from academiceval.models.base import Completion, GenerationOptions
-from academiceval.runs.summary import now_iso
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS response (
@@ -33,10 +36,20 @@ CREATE TABLE IF NOT EXISTS response (
 -- keyed by the preparation fingerprint (options, templates and code digests) and the sample's digest
 CREATE TABLE IF NOT EXISTS prompt_memo (
     key TEXT PRIMARY KEY,
-    prepared TEXT NOT NULL          -- runs.prepare.Prepared without the prompt text, as JSON
+    prepared TEXT NOT NULL          -- the caller's JSON (the runner: runs.prepare.Prepared without the prompt)
 );
 """
 _CHUNK = 500  # keys per IN (...) query
+_last_second: tuple[int, str] = (-1, "")
+
+
+def _now_iso() -> str:
+    """UTC now to the second (the row's `created_at`; not part of any key), formatted once per second."""
+    global _last_second
+    t = int(time.time())
+    if t != _last_second[0]:
+        _last_second = (t, datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds"))
+    return _last_second[1]
 
 
 def key_prefix(identity: dict[str, Any], options: GenerationOptions | dict[str, Any]) -> bytes:
@@ -186,7 +199,7 @@ class ResponseCache:
                 str(identity.get("model", "")),
                 prompt_sha256,
                 completion.model_dump_json(),
-                now_iso(),
+                _now_iso(),
             ),
         )
         self.writes += 1

@@ -1,17 +1,15 @@
-"""Typed errors of model calls and runs.
+"""Typed errors of model calls, raised by the backends and read by every caller of `models.generate`.
 
-Two families matter to the runner: *transient* errors (429, 5xx, timeouts, a garbled body) are retried with
-backoff and, if they persist, recorded as retryable so the next run tries again; *permanent* ones (the prompt is
-too long for the server, an empty or refused answer) are recorded once and count as finished. Configuration
-errors (missing key, unknown model, a tampered round) stop the run before any request is sent.
+Two families matter to callers (the runner, the judge): *transient* errors (429, 5xx, timeouts, a garbled body)
+are retried with backoff and, if they persist, recorded as retryable so the next run tries again; *permanent* ones
+(the prompt is too long for the server, an empty or refused answer) are recorded once and count as finished.
+Configuration errors (missing key, unknown model or option) stop the run before any request is sent. (A tampered
+round is the artifacts layer's `RoundIntegrityError`.)
 """
 
 from __future__ import annotations
 
 from academiceval.errors import AcademicEvalError, ConfigError
-
-# The round format, and so its integrity check, belongs to `rounds`; re-exported for the runner's callers.
-from academiceval.rounds.io import RoundIntegrityError as RoundIntegrityError
 
 
 class BackendError(AcademicEvalError):
