@@ -1,6 +1,6 @@
 """BERTScore pairs/s with length batching vs unsorted batching, same pairs, same model, in one run.
 
-Pairs: `academiceval.scores.pairs.real_text_pairs` from ../shared/corpus (abstracts, paragraphs, L-Eval outputs,
+Pairs: `academiceval.testing.pairs.real_text_pairs` from ../shared/corpus (abstracts, paragraphs, L-Eval outputs,
 SCALAR sections: lengths from a few dozen to over 512 tokens). Each mode starts with an empty embedding cache.
 Also checks that both modes give the same scores (batching must not change results beyond float noise).
 
@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from academiceval.scores.bertscore import BertScorer
-from academiceval.scores.pairs import real_text_pairs
+from academiceval.testing.pairs import real_text_pairs
 
 CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
 

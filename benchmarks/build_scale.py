@@ -25,6 +25,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from academiceval.rounds.config import BuildConfig
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
 SETTINGS = ["zero-shot", "random:1", "coauthor:1"]
@@ -84,7 +86,9 @@ def _build(home: str, q: mp.Queue) -> None:
         stages.setdefault(key + ":start", time.perf_counter())
         stages[key + ":end"] = time.perf_counter()
 
-    m = build_round(ws, "bench", settings=SETTINGS, tasks=TASKS, category_level="archive", seed=1, progress=progress)
+    m = build_round(
+        ws, "bench", BuildConfig(settings=SETTINGS, tasks=TASKS, category_level="archive", seed=1), progress=progress
+    )
     wall = time.perf_counter() - start
     n = sum(sum(c.values()) for c in m.counts.values())
     q.put(
@@ -101,7 +105,7 @@ def _build(home: str, q: mp.Queue) -> None:
 
 
 def _hold(round_dir: str, q: mp.Queue) -> None:
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     rnd = load_round(round_dir, verify=False)
     held = [s for c in rnd.configs() for s in rnd.samples(c)]

@@ -84,7 +84,7 @@ def corpus_samples(n_demos: int, seed: int) -> list[Sample]:
 
 def round_samples(path: str, limit: int) -> list[Sample]:
     """Up to `limit` samples spread over the round's configs (test split first), so every task/setting shows."""
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     loaded = load_round(path)
     configs = loaded.configs()

@@ -26,8 +26,8 @@ from pathlib import Path
 from rouge_score.rouge_scorer import RougeScorer
 from rouge_score_rs.rouge_scorer import RougeScorer as EngineScorer
 
-from academiceval.scores.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 from academiceval.scores.rouge import FastRouge
+from academiceval.testing.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 
 CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
 

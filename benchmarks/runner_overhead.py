@@ -27,6 +27,8 @@ import urllib.request
 from datetime import date
 from pathlib import Path
 
+from academiceval.runs.config import RunConfig
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", REPO.parent / "shared" / "corpus"))
 MODEL = "fake-model"
@@ -35,7 +37,7 @@ MODEL = "fake-model"
 def build_round(out: Path, n: int, window_chars: int = 1400) -> Path:
     """Abstract-task samples whose body is a ~1.4 KB window of a real paper (prompts ~2 KB with the template)."""
     from academiceval.rounds.models import Sample
-    from academiceval.runs.sample_round import load_unarxive_papers, write_round
+    from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     papers = load_unarxive_papers(CORPUS, body_chars=400_000)
     rows: list[Sample] = []
@@ -101,9 +103,9 @@ class Server:
 
 def prompts_of(round_dir: Path, n: int) -> list[str]:
     from academiceval.rounds.prompts import render_prompt
-    from academiceval.runs.source import load_round_view
+    from academiceval.store.artifacts import load_round
 
-    return [render_prompt(s) for s in load_round_view(round_dir).distinct_samples[:n]]
+    return [render_prompt(s) for s in load_round(round_dir).distinct_samples()[:n]]
 
 
 async def raw_aiohttp(url: str, prompts: list[str], conc: int) -> tuple[float, float]:
@@ -147,7 +149,7 @@ async def openai_sdk(url: str, prompts: list[str], conc: int) -> tuple[float, fl
 def harness(round_dir: Path, home: Path, url: str, n: int, conc: int) -> tuple[float, float, int]:
     from academiceval.runs.runner import run_round
 
-    s = run_round(home, round_dir, f"openai/{MODEL}", base_url=url, max_connections=conc, limit=n)
+    s = run_round(home, round_dir, RunConfig(model=f"openai/{MODEL}", base_url=url, max_connections=conc, limit=n))
     return s.elapsed_s, s.cpu_s, s.total("cached")
 
 

@@ -3,8 +3,7 @@
 `academiceval demo` is the README's first command, so it must work offline on a local mirror directory
 (the repository's tests use `../shared/corpus`) and finish in minutes on a small machine. Every stage is the
 owning package's public API; this module only chooses small, sensible arguments, reports progress and
-summarizes each stage. When a stage's API is missing, the demo stops with a `DemoError` naming it rather than
-doing that stage's work itself.
+summarizes each stage.
 
 Re-running the demo into the same home resumes: the workspace is reused, an existing round is reused (a
 rebuilt round would have a new manifest hash, which the runner rightly refuses to mix with old records), runs
@@ -13,15 +12,26 @@ resume from their records and scores are appended by metric configuration.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.graph.crawl import collect
+from academiceval.papers.ingest import ingest_paths
+from academiceval.report.render import make_report
+from academiceval.rounds.build import build_round
+from academiceval.rounds.config import BuildConfig
+from academiceval.runs.config import RunConfig
+from academiceval.runs.runner import run_round
+from academiceval.scores.config import ScoreConfig
+from academiceval.scores.rescore import score_runs
+from academiceval.sources import open_source
+from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
+from academiceval.store.artifacts import MANIFEST, load_round
+from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
@@ -82,42 +92,6 @@ class _Limits:
         )
 
 
-def _need(module: str, attr: str, what: str) -> Any:
-    """The named stage API, or a DemoError that says which piece is missing."""
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as e:
-        raise DemoError(
-            f"the {what} stage is not available: {module}.{attr} cannot be imported ({e})",
-            hint="this part of academiceval is not built yet in this checkout",
-        ) from None
-
-
-STAGE_APIS = (
-    ("academiceval.sources", "open_source", "source"),
-    ("academiceval.sources.mirror.workspace", "index_mirror", "mirror index"),
-    ("academiceval.graph.crawl", "collect", "collect"),
-    ("academiceval.papers.ingest", "ingest_paths", "ingest"),
-    ("academiceval.rounds.build", "build_round", "round build"),
-    ("academiceval.rounds.io", "load_round", "round reader"),
-    ("academiceval.runs.runner", "run_round", "run"),
-    ("academiceval.scores.rescore", "score_runs", "score"),
-)
-
-
-def _check_stage_apis() -> None:
-    """Import every stage API before the workspace is opened: a missing piece is reported at once, and each
-    stage's tables (registered at import) are created when the workspace connects."""
-    missing = []
-    for module, attr, what in STAGE_APIS:
-        try:
-            _need(module, attr, what)
-        except DemoError as e:
-            missing.append(e.message)
-    if missing:
-        raise DemoError("; ".join(missing), hint="this part of academiceval is not built yet in this checkout")
-
-
 def default_corpus() -> Path | None:
     """`../shared/corpus` next to the checkout or the working directory, when it exists."""
     here = Path(__file__).resolve()
@@ -132,36 +106,6 @@ def _timed(summary: DemoSummary, name: str) -> StageReport:
     st = StageReport(name)
     summary.stages.append(st)
     return st
-
-
-def _seed_authors(ws: Any, n: int) -> list[str]:
-    """First authors of the papers a round can be built from: indexed papers that already have a parsed
-    text (pre-parsed mirror papers) or a PDF in the mirror, most recent first."""
-    rows = ws.db.execute(
-        """
-        SELECT a.name FROM authorship a JOIN paper_meta m ON m.arxiv_id = a.arxiv_id
-        WHERE a.position = 0 AND (a.arxiv_id IN (SELECT arxiv_id FROM parsed_paper)
-                                  OR a.arxiv_id IN (SELECT arxiv_id FROM mirror_pdf))
-        ORDER BY m.published DESC, m.arxiv_id
-        """
-    ).fetchall()
-    seen: dict[str, None] = {}
-    for r in rows:
-        seen.setdefault(r[0], None)
-    return list(seen)[:n]
-
-
-def _mirror_pdf_ids(ws: Any, limit: int | None) -> list[str]:
-    """arXiv ids with a PDF in the mirror; those with indexed metadata first (only they can become samples)."""
-    rows = ws.db.execute(
-        """
-        SELECT p.arxiv_id, (m.arxiv_id IS NOT NULL) AS has_meta FROM mirror_pdf p
-        LEFT JOIN paper_meta m ON m.arxiv_id = p.arxiv_id
-        ORDER BY has_meta DESC, p.arxiv_id
-        """
-    ).fetchall()
-    ids = [r[0] for r in rows]
-    return ids if limit is None else ids[:limit]
 
 
 def run_demo(
@@ -187,8 +131,6 @@ def run_demo(
     plus BERTScore with the packaged MiniLM when torch is installed. `on_stage` is called with each stage's
     report as soon as the stage is finished (the CLI prints its table then).
     """
-    from academiceval.store.workspace import Workspace
-
     t_start = time.perf_counter()
     say = progress or (lambda stage, done, total, detail="": None)
     limits = _Limits.for_mode(quick)
@@ -201,7 +143,6 @@ def run_demo(
         )
     if online and not seed_authors:
         raise ConfigError("--source arxiv needs at least one --seed-author", hint="e.g. --seed-author 'Jane Doe'")
-    _check_stage_apis()  # fail before any work if a stage is missing; also registers every stage's tables
     ws = Workspace(home)
     summary = DemoSummary(home=ws.home, round_name=round_name)
     done = on_stage or (lambda st: None)
@@ -230,12 +171,10 @@ def run_demo(
 def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untyped-def]
     st = _timed(summary, "index")
     t0 = time.perf_counter()
-    open_source = _need("academiceval.sources", "open_source", "source")
     if online:
         st.note = "live arXiv API (no local index)"
         src = open_source("arxiv")
     else:
-        index_mirror = _need("academiceval.sources.mirror.workspace", "index_mirror", "mirror index")
         rep = index_mirror(ws, corpus, progress=lambda name, n, total: say("index", n, total, name))
         # per format: files, records read, ... (the report's own row layout; shown as it comes)
         st.rows = [(f"{row[0]} (files, records, ...)", " / ".join(map(str, row[1:]))) for row in rep.rows()]
@@ -253,8 +192,7 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
 def _collect(ws, src, seed_authors, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "collect")
     t0 = time.perf_counter()
-    collect = _need("academiceval.graph.crawl", "collect", "collect")
-    seeds = list(seed_authors) or _seed_authors(ws, limits.seeds)
+    seeds = list(seed_authors) or first_authors_with_text(ws, limits.seeds)
     if not seeds:
         raise DemoError("no seed author found in the mirror's metadata", hint="pass --seed-author 'Jane Doe'")
     rep = collect(
@@ -282,8 +220,7 @@ def _collect(ws, src, seed_authors, limits, summary, say) -> None:  # type: igno
 def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "fetch + ingest")
     t0 = time.perf_counter()
-    ingest_paths = _need("academiceval.papers.ingest", "ingest_paths", "ingest")
-    ids = _mirror_pdf_ids(ws, limits.pdfs)
+    ids = mirror_pdf_ids(ws, limits.pdfs)
     paths, fetch_errors = [], 0
     for i, aid in enumerate(ids, 1):
         say("fetch", i, len(ids), aid)
@@ -313,21 +250,19 @@ def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:  # type: 
 def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "build")
     t0 = time.perf_counter()
-    build_round = _need("academiceval.rounds.build", "build_round", "round build")
-    load_round = _need("academiceval.rounds.io", "load_round", "round reader")
-    round_dir = ws.rounds_dir / round_name
-    if (round_dir / "manifest.json").is_file():
+    round_dir = ws.layout.round_dir(round_name)
+    if (round_dir / MANIFEST).is_file():
         manifest = load_round(round_dir, verify=True).manifest
         st.note = "reused the existing round (runs resume against the same manifest)"
     else:
+        config = BuildConfig(
+            settings=list(SETTINGS), tasks=list(limits.tasks), fetch=online, max_fetch=20 if online else None
+        )
         manifest = build_round(
             ws,
             round_name,
+            config,
             source=src,
-            settings=SETTINGS,
-            tasks=limits.tasks,
-            fetch=online,
-            max_fetch=20 if online else None,
             progress=lambda stage, done, total: say("build", done, total, stage),
         )
     summary.round_dir = round_dir
@@ -360,17 +295,16 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
 def _run_models(ws, specs, base_url, per_config, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "run")
     t0 = time.perf_counter()
-    run_round = _need("academiceval.runs.runner", "run_round", "run")
     for spec in specs:
         t1 = time.perf_counter()
-        res = run_round(
-            ws,
-            summary.round_dir,
-            spec,
-            splits=("test",),
+        config = RunConfig(
+            model=spec,
+            splits=["test"],
             limit=per_config,
             base_url=base_url if spec.startswith("openai/") else None,
-            progress=lambda done, total, spec=spec: say("run", done, total, spec),
+        )
+        res = run_round(
+            ws, summary.round_dir, config, progress=lambda done, total, spec=spec: say("run", done, total, spec)
         )
         summary.run_dirs.append(Path(res.run_dir))
         st.rows.append(
@@ -394,11 +328,10 @@ def default_metrics() -> list[str]:
 def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "score")
     t0 = time.perf_counter()
-    score_runs = _need("academiceval.scores.rescore", "score_runs", "score")
     chosen = list(metrics) if metrics else default_metrics()
     results = score_runs(
         summary.run_dirs,
-        metrics=chosen,
+        ScoreConfig(metrics=chosen),
         home=ws.home,
         progress=lambda desc, done, total: say("score", done, total, desc),
     )
@@ -413,12 +346,10 @@ def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
 
 
 def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
-    from academiceval.report.render import make_report
-
     st = _timed(summary, "report")
     t0 = time.perf_counter()
     say("report", 0, 1, "rendering")
-    out = ws.reports_dir / summary.round_name
+    out = ws.layout.report_dir(summary.round_name)
     paths = make_report(summary.run_dirs, out, rounds_dir=ws.rounds_dir)
     say("report", 1, 1, "done")
     summary.report_dir = paths.out_dir

@@ -136,7 +136,7 @@ def test_cli_report_with_window(saved_runs, tmp_path):
 def test_references_and_not_run_counts_come_from_the_round(saved_runs, corpus, tmp_path):
     import shutil
 
-    from academiceval.runs.sample_round import write_sample_round
+    from academiceval.testing.sample_round import write_sample_round
 
     from .conftest import ROUND
 

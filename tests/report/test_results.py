@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from academiceval.report.results import Results, build_results
-from academiceval.report.stats import bootstrap_mean, derive_seed
+from academiceval.scores.aggregate import bootstrap_mean, derive_seed
 
 CUT = date(2022, 12, 21)
 
@@ -66,7 +66,7 @@ def test_intervals_are_seeded_and_reproducible(saved_runs):
 
 
 def test_intervals_do_not_depend_on_record_order(saved_runs):
-    from academiceval.report.rundata import find_run_dirs, load_run
+    from academiceval.store.artifacts import find_run_dirs, load_run
 
     runs = [load_run(d) for d in find_run_dirs([saved_runs.runs_dir])]
     shuffled = []

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from academiceval.rounds.build import build_round
-from academiceval.rounds.io import RoundIntegrityError, load_round
-from academiceval.rounds.prompts import prompt_sha256
+from academiceval.rounds.config import BuildConfig
+from academiceval.rounds.prompts import prompt_sha256, render_prompt
 from academiceval.rounds.tokens import count
+from academiceval.store.artifacts import RoundIntegrityError, load_round
 
 SETTINGS = ["zero-shot", "random:1", "coauthor:1", "mixed:1+1"]
 
@@ -21,7 +22,9 @@ SETTINGS = ["zero-shot", "random:1", "coauthor:1", "mixed:1+1"]
 def built(mws):
     mp = pytest.MonkeyPatch()
     mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    m = build_round(mws, "2022-12", settings=SETTINGS, context_tokens=20_000, category_level="archive", seed=7)
+    m = build_round(
+        mws, "2022-12", BuildConfig(settings=SETTINGS, context_tokens=20_000, category_level="archive", seed=7)
+    )
     yield mws, m
     mp.undo()
 
@@ -32,6 +35,9 @@ def test_real_round_contents(built) -> None:
     w = m.windows
     assert w.val_until is not None and w.test_from is not None and w.val_until < w.test_from
     assert set(m.build_options["settings"]) == {*SETTINGS, "ctx:20000"}
+    # the BuildConfig is stored verbatim, in memory and in manifest.json
+    cfg = BuildConfig(settings=SETTINGS, context_tokens=20_000, category_level="archive", seed=7)
+    assert BuildConfig.model_validate(m.config) == cfg == BuildConfig.model_validate(rnd.manifest.config)
     # the sample has real sections: Title/Abstract/Introduction samples exist, the others are skipped with reasons
     tasks = {i.task for i in m.configs.values()}
     assert {"title", "abstract", "introduction"} <= tasks
@@ -53,10 +59,10 @@ def test_real_round_contents(built) -> None:
             for d in s.demos:
                 assert d.published <= s.published and d.arxiv_id != s.arxiv_id
                 assert ws.get_meta(d.arxiv_id).published <= s.published
-            assert s.prompt_sha256 == prompt_sha256(rnd.render(s))
+            assert s.prompt_sha256 == prompt_sha256(render_prompt(s, templates_dir=rnd.templates_dir))
             assert s.label_tokens == count(s.label)
             if n % 20 == 0:  # exact WordPiece count of the default prompt
-                assert s.input_tokens == count(rnd.render(s))
+                assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))
     assert n > 150
     rnd_cfg = next(c for c, i in m.configs.items() if i.setting == "random:1" and i.task == "title")
     assert all(len(s.demos) == 1 and s.demos[0].origin == "random" for s in rnd.samples(rnd_cfg))
@@ -71,10 +77,7 @@ def test_same_options_give_byte_identical_files(built, tmp_path, monkeypatch) ->
     again = build_round(
         ws,
         "2022-12",
-        settings=SETTINGS,
-        context_tokens=20_000,
-        category_level="archive",
-        seed=7,
+        BuildConfig(settings=SETTINGS, context_tokens=20_000, category_level="archive", seed=7),
         out_dir=tmp_path / "again",
     )
     assert again.files == m.files
@@ -84,11 +87,8 @@ def test_same_options_give_byte_identical_files(built, tmp_path, monkeypatch) ->
     other = build_round(
         ws,
         "2022-12",
-        settings=["random:1"],
-        category_level="archive",
-        seed=8,
+        BuildConfig(settings=["random:1"], category_level="archive", seed=8, tasks=("title",)),
         out_dir=tmp_path / "other",
-        tasks=("title",),
     )
     cfg = next(iter(other.configs))
     same_cfg = next(c for c, i in m.configs.items() if i.setting == "random:1" and i.task == "title")
@@ -132,11 +132,13 @@ def test_previous_round_lists_adds_and_retires(built, tmp_path) -> None:
     later = build_round(
         ws,
         "2022-12b",
-        settings=["zero-shot"],
-        tasks=("title",),
-        val_from=date(2022, 12, 12),
-        test_from=date(2022, 12, 21),
-        previous="2022-12",
+        BuildConfig(
+            settings=["zero-shot"],
+            tasks=("title",),
+            val_from=date(2022, 12, 12),
+            test_from=date(2022, 12, 21),
+            previous="2022-12",
+        ),
     )
     assert later.previous_round == "2022-12"
     old_test = {s.sample_id for s in load_round(ws.rounds_dir / "2022-12").samples(split="test")}
@@ -169,10 +171,9 @@ def test_stats_table(built, tmp_path) -> None:
     small = build_round(
         ws,
         "small",
-        settings=["zero-shot", "random:1"],
-        tasks=("title",),
-        category_level="archive",
-        since=date(2022, 12, 22),
+        BuildConfig(
+            settings=["zero-shot", "random:1"], tasks=("title",), category_level="archive", since=date(2022, 12, 22)
+        ),
         out_dir=tmp_path / "small",
     )
     stored = round_stats(tmp_path / "small")
@@ -218,10 +219,14 @@ def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None
     index_mirror(workspace, mirror)
     workspace.db.execute("DELETE FROM parsed_paper")
     assert workspace.get_meta("1111.2011") is not None and workspace.get_paper_by_arxiv("1111.2011") is None
-    offline = build_round(workspace, "nofetch", tasks=("title",), out_dir=tmp_path / "a")
+    offline = build_round(workspace, "nofetch", BuildConfig(tasks=("title",)), out_dir=tmp_path / "a")
     assert offline.skipped["papers"] == {"metadata without a parsed paper (no source to fetch from)": 1}
     m = build_round(
-        workspace, "fetch", source=MirrorSource(mirror), tasks=("title", "abstract"), out_dir=tmp_path / "b"
+        workspace,
+        "fetch",
+        BuildConfig(tasks=("title", "abstract")),
+        source=MirrorSource(mirror),
+        out_dir=tmp_path / "b",
     )
     paper = workspace.get_paper_by_arxiv("1111.2011")
     assert paper is not None and paper.source == "pdf"
@@ -251,7 +256,7 @@ def test_coauthor_demos_come_from_the_graph_when_there_is_one(uws, tmp_path) -> 
         )
     a, b = sorted(keys.values())
     uws.db.execute("INSERT INTO graph_edge VALUES (?,?,1)", (a, b))
-    m = build_round(uws, "g", settings=["coauthor:1"], tasks=("title",), out_dir=tmp_path / "g")
+    m = build_round(uws, "g", BuildConfig(settings=["coauthor:1"], tasks=("title",)), out_dir=tmp_path / "g")
     assert m.build_options["coauthor_source"] == "graph"
     rnd = load_round(tmp_path / "g")
     samples = list(rnd.samples())
@@ -260,15 +265,20 @@ def test_coauthor_demos_come_from_the_graph_when_there_is_one(uws, tmp_path) -> 
 
 
 def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:
-    from academiceval.rounds.prompts import render_prompt
 
     tdir = tmp_path / "tpl"
     tdir.mkdir()
     (tdir / "title_plain.j2").write_text("Name this paper in ten words.\n{{ body }}\nAbstract: {{ abstract }}")
-    build_round(uws, "t", tasks=("title",), since=date(2022, 12, 22), templates_dir=tdir, out_dir=tmp_path / "t")
+    build_round(
+        uws, "t", BuildConfig(tasks=("title",), since=date(2022, 12, 22), templates_dir=tdir), out_dir=tmp_path / "t"
+    )
     rnd = load_round(tmp_path / "t")
     assert (rnd.templates_dir / "title_plain.j2").read_text().startswith("Name this paper")
     s = next(rnd.samples())
-    assert rnd.render(s).startswith("Name this paper")
-    assert s.prompt_sha256 == prompt_sha256(rnd.render(s)) != prompt_sha256(render_prompt(s))
-    assert s.input_tokens == count(rnd.render(s))
+    assert render_prompt(s, templates_dir=rnd.templates_dir).startswith("Name this paper")
+    assert (
+        s.prompt_sha256
+        == prompt_sha256(render_prompt(s, templates_dir=rnd.templates_dir))
+        != prompt_sha256(render_prompt(s))
+    )
+    assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))

@@ -10,6 +10,8 @@ import pytest
 
 from academiceval.papers.models import Reference
 from academiceval.rounds.citations import CitationResolver, cited_in_related_work, title_similarity
+from academiceval.rounds.config import BuildConfig
+from academiceval.rounds.prompts import render_prompt
 from academiceval.sources.models import PaperMeta
 
 
@@ -46,7 +48,7 @@ def test_related_work_samples_with_shuffled_corpus_and_distractors(uws, tmp_path
     """Real unarXive papers whose related-work sections cite arXiv papers; the cited papers' records are made
     from the paper's own bib entries (the offline corpus has no metadata for them)."""
     from academiceval.rounds.build import build_round
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     cited_ids: set[str] = set()
     targets = []
@@ -71,7 +73,10 @@ def test_related_work_samples_with_shuffled_corpus_and_distractors(uws, tmp_path
                 )
     assert len(targets) >= 3
     m = build_round(
-        uws, "rw", settings=["zero-shot"], tasks=("related_work",), distractors=3, seed=5, out_dir=tmp_path / "rw"
+        uws,
+        "rw",
+        BuildConfig(settings=["zero-shot"], tasks=("related_work",), distractors=3, seed=5),
+        out_dir=tmp_path / "rw",
     )
     rnd = load_round(tmp_path / "rw")
     samples = [s for c in rnd.configs() for s in rnd.samples(c)]
@@ -86,11 +91,14 @@ def test_related_work_samples_with_shuffled_corpus_and_distractors(uws, tmp_path
         flags = [c.distractor for c in s.citations]
         if flags != sorted(flags):
             cited_first_everywhere = False
-        prompt = rnd.render(s)
+        prompt = render_prompt(s, templates_dir=rnd.templates_dir)
         assert all(c.title in prompt for c in s.citations) and "distractor" not in prompt.lower()
     assert not cited_first_everywhere  # position does not reveal the cited papers
     again = build_round(
-        uws, "rw", settings=["zero-shot"], tasks=("related_work",), distractors=3, seed=5, out_dir=tmp_path / "rw2"
+        uws,
+        "rw",
+        BuildConfig(settings=["zero-shot"], tasks=("related_work",), distractors=3, seed=5),
+        out_dir=tmp_path / "rw2",
     )
     assert again.files == m.files
     man = json.loads((tmp_path / "rw" / "manifest.json").read_text())

@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.leakage import LeakageError, check_sample, check_windows
 from academiceval.rounds.models import Demo, Sample, SplitWindows
 
@@ -118,7 +119,7 @@ def test_build_aborts_when_selection_leaks(uws, monkeypatch) -> None:
 
     monkeypatch.setattr(rs.DemoSelector, "eligible", lambda self, target, cand: self.task in cand.cost)
     with pytest.raises(LeakageError):
-        build_round(uws, "leaky", settings=["random:1"], category_level="archive", tasks=("title",))
+        build_round(uws, "leaky", BuildConfig(settings=["random:1"], category_level="archive", tasks=("title",)))
     assert not (uws.rounds_dir / "leaky").exists()
     assert not any(p.name.startswith(".leaky") for p in uws.rounds_dir.iterdir())
 
@@ -128,4 +129,6 @@ def test_build_aborts_on_overlapping_dates(uws) -> None:
     from academiceval.rounds.build import build_round
 
     with pytest.raises(ConfigError):
-        build_round(uws, "bad", val_from=date(2022, 12, 22), test_from=date(2022, 12, 21), tasks=("title",))
+        build_round(
+            uws, "bad", BuildConfig(val_from=date(2022, 12, 22), test_from=date(2022, 12, 21), tasks=("title",))
+        )

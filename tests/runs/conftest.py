@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from academiceval.models.fake_server import FakeServerConfig, ServerHandle, start_in_thread
-from academiceval.runs.sample_round import write_sample_round
+from academiceval.testing.sample_round import write_sample_round
 
 
 @pytest.fixture(scope="session")

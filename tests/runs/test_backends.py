@@ -6,9 +6,9 @@ import pytest
 
 from academiceval.errors import ConfigError
 from academiceval.models.registry import load_backend
-from academiceval.runs.records import read_run
+from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
-from academiceval.runs.source import load_round_view
+from academiceval.store.artifacts import load_round, read_run_records
 
 
 def test_factory_builds_each_provider(tmp_path):
@@ -23,15 +23,15 @@ def test_factory_builds_each_provider(tmp_path):
 @pytest.mark.parametrize("name", ["lead", "demo-copy", "extractive"])
 def test_baselines_run_through_the_runner(sample_round, tmp_path, name):
     ws = tmp_path / "ws"
-    s = run_round(ws, sample_round, f"baseline/{name}", limit=4)
-    recs = read_run(s.run_dir)
+    s = run_round(ws, sample_round, RunConfig(model=f"baseline/{name}", limit=4))
+    recs = read_run_records(s.run_dir)
     assert len(recs) == 16 and s.total("errors") == 0
-    samples = {x.sample_id: x for x in load_round_view(sample_round).distinct_samples}
+    samples = {x.sample_id: x for x in load_round(sample_round).distinct_samples()}
     for r in recs.values():
         assert r.output_raw.strip() and r.output
         if name == "lead" and r.task == "abstract":  # the opening of the body, never the label
             assert r.output_raw.split()[:5] == samples[r.sample_id].fields["body"].split()[:5]
-    again = run_round(ws, sample_round, f"baseline/{name}", limit=4)
+    again = run_round(ws, sample_round, RunConfig(model=f"baseline/{name}", limit=4))
     assert again.total("already_done") == 16 and again.finished_now == 0
 
 
@@ -42,15 +42,12 @@ def test_rag_runs_record_what_was_retrieved(sample_round, fake_server, tmp_path,
     s = run_round(
         tmp_path / "ws",
         sample_round,
-        "openai/fake-model",
-        base_url=srv.url,
-        rag=rag,
-        tasks=["abstract"],
-        settings=["zero-shot"],
-        limit=3,
+        RunConfig(
+            model="openai/fake-model", base_url=srv.url, rag=rag, tasks=["abstract"], settings=["zero-shot"], limit=3
+        ),
     )
     assert s.run_dir.name == f"openai__fake-model+rag-{retriever}-k3"
-    recs = read_run(s.run_dir)
+    recs = read_run_records(s.run_dir)
     assert len(recs) == 3 and s.total("errors") == 0
     for r in recs.values():
         got = r.prompt_info["retrieved"]
@@ -60,14 +57,10 @@ def test_rag_runs_record_what_was_retrieved(sample_round, fake_server, tmp_path,
     plain = run_round(
         tmp_path / "ws",
         sample_round,
-        "openai/fake-model",
-        base_url=srv.url,
-        tasks=["abstract"],
-        settings=["zero-shot"],
-        limit=3,
+        RunConfig(model="openai/fake-model", base_url=srv.url, tasks=["abstract"], settings=["zero-shot"], limit=3),
     )
     assert {r.prompt_sha256 for r in recs.values()}.isdisjoint(
-        r.prompt_sha256 for r in read_run(plain.run_dir).values()
+        r.prompt_sha256 for r in read_run_records(plain.run_dir).values()
     )
 
 
@@ -76,8 +69,8 @@ def test_baseline_answers_are_keyed_by_sample_not_only_prompt(sample_round, tmp_
     (it reads the sample's demos): the cache must not hand one's answer to the other."""
     ws = tmp_path / "ws"
     kw = dict(context_length=700, tokenizer="bert-base-uncased", tasks=["abstract"], limit=4)
-    s = run_round(ws, sample_round, "baseline/demo-copy", **kw)
-    recs = read_run(s.run_dir)
+    s = run_round(ws, sample_round, RunConfig(model="baseline/demo-copy", **kw))
+    recs = read_run_records(s.run_dir)
     same_prompt: dict[str, list] = {}
     for r in recs.values():
         same_prompt.setdefault(r.prompt_sha256, []).append(r)
@@ -93,10 +86,10 @@ def test_rag_baseline_reads_the_retrieved_chunks_not_the_whole_paper(sample_roun
     ws = tmp_path / "ws"
     kw = dict(tasks=["abstract"], settings=["zero-shot"], limit=3)
     rag = {"retriever": "bm25", "top_k": 3, "chunk_size": 96, "chunk_overlap": 0}
-    with_rag = read_run(run_round(ws, sample_round, "baseline/lead", rag=rag, **kw).run_dir)
-    plain = read_run(run_round(ws, sample_round, "baseline/lead", **kw).run_dir)
+    with_rag = read_run_records(run_round(ws, sample_round, RunConfig(model="baseline/lead", rag=rag, **kw)).run_dir)
+    plain = read_run_records(run_round(ws, sample_round, RunConfig(model="baseline/lead", **kw)).run_dir)
     assert len(with_rag) == len(plain) == 3
-    samples = {x.sample_id: x for x in load_round_view(sample_round).distinct_samples}
+    samples = {x.sample_id: x for x in load_round(sample_round).distinct_samples()}
     for sid, rec in with_rag.items():
         assert rec.error is None and rec.prompt_info["retrieved"]
         assert rec.output_raw != plain[sid].output_raw
@@ -119,9 +112,11 @@ def test_a_sample_whose_prompt_cannot_be_prepared_is_recorded_and_the_run_goes_o
 
     monkeypatch.setattr(worker.SampleWorker, "prepare", flaky)
     s = run_round(
-        tmp_path / "ws", sample_round, "baseline/lead", tasks=["abstract", "title"], settings=["zero-shot"], limit=2
+        tmp_path / "ws",
+        sample_round,
+        RunConfig(model="baseline/lead", tasks=["abstract", "title"], settings=["zero-shot"], limit=2),
     )
-    recs = read_run(s.run_dir)  # the failed records are readable (they carry an empty prompt hash)
+    recs = read_run_records(s.run_dir)  # the failed records are readable (they carry an empty prompt hash)
     failed = [r for r in recs.values() if r.task == "abstract"]
     ok = [r for r in recs.values() if r.task == "title"]
     assert failed and all(r.error_code == "prepare_failed" and r.retryable and r.prompt_sha256 == "" for r in failed)

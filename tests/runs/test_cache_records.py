@@ -7,10 +7,11 @@ from datetime import date
 
 import pytest
 
+from academiceval.errors import ConfigError
 from academiceval.models.base import Completion, GenerationOptions
-from academiceval.models.cache import ResponseCache, cache_key, safe_child
+from academiceval.models.cache import ResponseCache, cache_key
 from academiceval.runs.models import RunRecord
-from academiceval.runs.records import RecordWriter, iter_records, read_records, records_file, safe_name
+from academiceval.store.artifacts import Layout, RecordWriter, iter_jsonl, records_file, safe_name
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
 SHA = "a" * 64
@@ -53,10 +54,11 @@ def test_restore_inserts_only_missing_rows(tmp_path):
 
 
 def test_path_guard(tmp_path):
-    assert safe_child(tmp_path, "cache", "x.sqlite") == (tmp_path / "cache" / "x.sqlite").resolve()
+    c = ResponseCache.in_workspace(tmp_path)
+    assert c.path == (tmp_path / "cache" / "responses.sqlite").resolve()  # through the workspace layout
     for bad in (("..", "x"), ("/etc", "passwd"), ("a", "..", "..", "b")):
-        with pytest.raises(ValueError, match="escapes"):
-            safe_child(tmp_path, *bad)
+        with pytest.raises(ConfigError, match="not a safe"):
+            Layout(tmp_path.resolve()).run_dir(*bad[:2])
 
 
 def rec(i: int, **kw) -> RunRecord:
@@ -83,10 +85,10 @@ def test_records_last_wins_and_torn_tail_is_cut(tmp_path):
     w.close()
     path = records_file(tmp_path, "title", "random:2")
     assert path.name == "title-random_2.jsonl"
-    got = read_records(path)
+    got = {r.sample_id: r for r in iter_jsonl(path, RunRecord)}
     assert got["title/random:2/2212.00001"].output == "Late title" and len(got) == 2
     path.write_bytes(path.read_bytes() + b'{"sample_id": "title/random:2/2212.0000')  # kill -9 mid-write
-    assert len(list(iter_records(path))) == 3
+    assert len(list(iter_jsonl(path, RunRecord))) == 3
     w = RecordWriter(tmp_path)
     w.append(rec(3, output_raw="x", output="x"))
     w.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from academiceval.models.base import Capabilities, Completion
 from academiceval.models.generate import Generator
+from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
 
 
@@ -43,7 +44,9 @@ def test_runner_uses_capabilities_and_the_generator(sample_round, tmp_path, monk
 
     monkeypatch.setattr(Generator, "generate", spy)
     backend = DeclaringBackend()
-    s = run_round(tmp_path / "ws", sample_round, "baseline/lead", backend=backend, limit=2, tasks=["title"])
+    s = run_round(
+        tmp_path / "ws", sample_round, RunConfig(model="baseline/lead", limit=2, tasks=["title"]), backend=backend
+    )
     assert backend.validated == 1  # Capabilities.validate: awaited once before any request
     assert s.run_dir.name.endswith("ctx4096")  # Capabilities.context_length became the run's window
     assert s.total("done") == 4 and s.total("errors") == 0
@@ -52,7 +55,9 @@ def test_runner_uses_capabilities_and_the_generator(sample_round, tmp_path, monk
     # a rerun with the records deleted is answered by the same path's cache (bulk replay), sending nothing
     for f in s.run_dir.rglob("*.jsonl"):
         f.unlink()
-    again = run_round(tmp_path / "ws", sample_round, "baseline/lead", backend=backend, limit=2, tasks=["title"])
+    again = run_round(
+        tmp_path / "ws", sample_round, RunConfig(model="baseline/lead", limit=2, tasks=["title"]), backend=backend
+    )
     assert backend.calls == sources.count("backend") and again.total("cached") == 4
 
 

@@ -10,10 +10,11 @@ from datetime import date
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.models.cache import ResponseCache, cache_key
 from academiceval.rounds.models import Sample
+from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
-from academiceval.runs.records import RecordWriter, iter_records, new_record, read_run, records_file
 from academiceval.runs.runner import run_round
+from academiceval.store.artifacts import RecordWriter, iter_jsonl, new_record, read_run_records, records_file
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
 
@@ -102,8 +103,8 @@ def test_append_many_writes_whole_lines_per_file(tmp_path):
     w.append_many(batch)
     w.append_many([])
     # flushed already (no close): a kill now loses nothing of the batch
-    got = {r.sample_id: r for r in iter_records(path)} | {
-        r.sample_id: r for r in iter_records(records_file(tmp_path, "title", "random:1"))
+    got = {r.sample_id: r for r in iter_jsonl(path, RunRecord)} | {
+        r.sample_id: r for r in iter_jsonl(records_file(tmp_path, "title", "random:1"), RunRecord)
     }
     assert got == {r.sample_id: r for r in batch}
     assert path.read_bytes().count(b"\n") == 6 and path.read_bytes().endswith(b"}\n")
@@ -113,7 +114,7 @@ def test_append_many_writes_whole_lines_per_file(tmp_path):
 def test_replay_is_batched_throttled_and_identical(sample_round, fake_server, tmp_path):
     srv = fake_server()
     ws = tmp_path / "ws"
-    first = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["abstract"])
+    first = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url, tasks=["abstract"]))
     n = first.finished_now
     files = sorted(first.run_dir.glob("*.jsonl"))
     before = {p.name: [json.loads(line) for line in p.read_text().splitlines()] for p in files}
@@ -125,7 +126,7 @@ def test_replay_is_batched_throttled_and_identical(sample_round, fake_server, tm
         calls.append((done, total))
 
     kw = dict(base_url=srv.url, tasks=["abstract"])
-    replay = run_round(ws, sample_round, "openai/fake-model", progress=on_progress, **kw)
+    replay = run_round(ws, sample_round, RunConfig(model="openai/fake-model", **kw), progress=on_progress)
     assert replay.total("cached") == n and replay.requests == 0
     assert calls[-1] == (n, n) and len(calls) < n  # throttled, and the bar still ends full
     drop = ("finished_at", "latency_s", "cached", "attempts")  # what a replay legitimately changes
@@ -137,7 +138,7 @@ def test_replay_is_batched_throttled_and_identical(sample_round, fake_server, tm
         after = [json.loads(line) for line in p.read_text().splitlines()]
         assert same(after) == same(before[p.name]) and len(after) == len(before[p.name])
         assert list(after[0]) == list(before[p.name][0])  # same fields, same order
-    assert all(r.cached for r in read_run(first.run_dir).values())
+    assert all(r.cached for r in read_run_records(first.run_dir).values())
 
 
 def test_only_committed_answers_count_as_safe(tmp_path):

@@ -6,9 +6,10 @@ import pytest
 from typer.testing import CliRunner
 
 from academiceval.cli.main import app
-from academiceval.cli.run import parse_generation_options, parse_rag
+from academiceval.cli.run import parse_generation_options
 from academiceval.errors import ConfigError
-from academiceval.runs.records import read_run
+from academiceval.runs.config import RunConfig
+from academiceval.store.artifacts import read_run_records
 
 runner = CliRunner()
 
@@ -40,7 +41,7 @@ def test_run_then_resume_prints_summary(sample_round, fake_server, tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert "title" in res.output and "abstract" not in res.output and "resumed" in res.output
-    recs = read_run(tmp_path / "ws" / "runs" / "2022-12-sample" / "openai__fake-model")
+    recs = read_run_records(tmp_path / "ws" / "runs" / "2022-12-sample" / "openai__fake-model")
     assert len(recs) == 10 and {r.task for r in recs.values()} == {"title"}
     sent = srv.stats.total
     # a round *name* resolves inside the workspace
@@ -130,6 +131,13 @@ def test_option_parsers():
     }
     with pytest.raises(ConfigError):
         parse_generation_options(["=3"])
+
+    def parse_rag(spec, top_k, chunk_size, chunk_overlap):  # --rag and its options, through RunConfig's one parser
+        if spec is None:
+            return RunConfig(model="baseline/lead").rag_settings()
+        rag = {"retriever": spec, "top_k": top_k, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
+        return RunConfig(model="baseline/lead", rag=rag).rag_settings()
+
     assert parse_rag("dense:/models/contriever", 12, 512, 64) == {
         "retriever": "dense",
         "top_k": 12,
@@ -141,3 +149,5 @@ def test_option_parsers():
     for bad in (("bm25:x", 12, 512, 64), ("bm25", 0, 512, 64), ("tfidf", 12, 512, 512)):
         with pytest.raises(ConfigError):
             parse_rag(*bad)
+    with pytest.raises(ConfigError, match="prob"):  # a misspelled option is an error, never dropped
+        RunConfig(model="baseline/lead", prob="title-only")

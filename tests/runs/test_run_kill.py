@@ -14,8 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from academiceval.runs.records import iter_records, read_run
+from academiceval.runs.config import RunConfig
+from academiceval.runs.models import RunRecord
 from academiceval.runs.runner import run_round
+from academiceval.store.artifacts import iter_jsonl, read_run_records
 
 MAX_CONN = 4
 KILLS = 2
@@ -48,7 +50,7 @@ def env() -> dict[str, str]:
 
 def comparable(run_dir: Path) -> dict[str, tuple]:
     fields = ("prompt_sha256", "output_raw", "output", "error_code", "input_tokens", "output_tokens", "published")
-    return {k: tuple(getattr(r, f) for f in fields) for k, r in read_run(run_dir).items()}
+    return {k: tuple(getattr(r, f) for f in fields) for k, r in read_run_records(run_dir).items()}
 
 
 def test_kill_and_resume_loses_only_in_flight(sample_round, fake_server, tmp_path):
@@ -74,7 +76,7 @@ def test_kill_and_resume_loses_only_in_flight(sample_round, fake_server, tmp_pat
         assert proc.returncode in (0, -signal.SIGKILL), proc.stderr.read().decode()[-2000:] if proc.stderr else ""
     assert kills >= 1
     run_dir = home / "runs" / "2022-12-sample" / "openai__fake-model"
-    done_before = len(read_run(run_dir))
+    done_before = len(read_run_records(run_dir))
     assert 0 < done_before < n_samples
     final = subprocess.run(cli(sample_round, home, srv.url), env=env(), capture_output=True, text=True, timeout=120)
     assert final.returncode == 0, final.stderr[-2000:]
@@ -82,7 +84,7 @@ def test_kill_and_resume_loses_only_in_flight(sample_round, fake_server, tmp_pat
 
     # each sample's prompt was requested once, plus at most MAX_CONN in flight per kill
     counts = srv.stats.by_prompt
-    recs = read_run(run_dir)
+    recs = read_run_records(run_dir)
     assert len(recs) == n_samples and all(r.error is None for r in recs.values())
     assert all(counts[r.prompt_sha256] >= 1 for r in recs.values())
     extra = sum(c - 1 for c in counts.values())
@@ -92,11 +94,11 @@ def test_kill_and_resume_loses_only_in_flight(sample_round, fake_server, tmp_pat
     )
     assert extra <= kills * MAX_CONN, (extra, kills)
     # no sample was recorded twice: finished work is never redone
-    lines = [r.sample_id for p in run_dir.glob("*.jsonl") for r in iter_records(p)]
+    lines = [r.sample_id for p in run_dir.glob("*.jsonl") for r in iter_jsonl(p, RunRecord)]
     assert len(lines) == len(set(lines)) == n_samples
 
     # the same records as an uninterrupted run (same code in-process, fresh server and workspace)
     srv2 = fake_server(latency_s=0.0)
-    clean = run_round(tmp_path / "ws2", sample_round, "openai/fake-model", base_url=srv2.url)
+    clean = run_round(tmp_path / "ws2", sample_round, RunConfig(model="openai/fake-model", base_url=srv2.url))
     assert srv2.stats.total == len(srv2.stats.by_prompt) == len(counts)
     assert comparable(run_dir) == comparable(clean.run_dir)

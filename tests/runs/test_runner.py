@@ -15,17 +15,17 @@ from academiceval.models.errors import MissingAPIKeyError, UnknownModelError
 from academiceval.models.fake_server import _pick, _unit
 from academiceval.models.postprocess import postprocess
 from academiceval.models.retry import RetryPolicy
-from academiceval.rounds.io import RoundIntegrityError
-from academiceval.runs.records import iter_records, read_run, records_file
+from academiceval.runs.config import RunConfig
+from academiceval.runs.models import RunRecord
 from academiceval.runs.runner import run_round
-from academiceval.runs.source import load_round_view
+from academiceval.store.artifacts import RoundIntegrityError, iter_jsonl, load_round, read_run_records, records_file
 
 FAST = RetryPolicy(max_attempts=4, initial_s=0.01, max_backoff_s=0.05)
 N_SAMPLES = 48  # 12 papers x (title, abstract) x (zero-shot, random:1)
 
 
 def records(run_dir: Path):
-    return read_run(run_dir)
+    return read_run_records(run_dir)
 
 
 def comparable(recs):
@@ -35,12 +35,14 @@ def comparable(recs):
 
 def test_clean_run_writes_records_and_spec(sample_round, fake_server, tmp_path):
     srv = fake_server(latency_s=0.002)
-    s = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url, max_connections=8)
+    s = run_round(
+        tmp_path / "ws", sample_round, RunConfig(model="openai/fake-model", base_url=srv.url, max_connections=8)
+    )
     assert s.total("selected") == N_SAMPLES and s.total("done") == N_SAMPLES and s.total("errors") == 0
     recs = records(s.run_dir)
     assert len(recs) == N_SAMPLES
-    view = load_round_view(sample_round)
-    by_id = {x.sample_id: x for x in view.distinct_samples}
+    view = load_round(sample_round)
+    by_id = {x.sample_id: x for x in view.distinct_samples()}
     for r in recs.values():
         sample = by_id[r.sample_id]
         assert r.published == sample.published and r.arxiv_id == sample.arxiv_id
@@ -72,11 +74,8 @@ def test_faults_are_retried_or_recorded(sample_round, fake_server, tmp_path):
     s = run_round(
         tmp_path / "ws",
         sample_round,
-        "openai/fake-model",
-        base_url=srv.url,
+        RunConfig(model="openai/fake-model", base_url=srv.url, max_connections=8, timeout=0.4),
         retry_policy=FAST,
-        max_connections=8,
-        timeout=0.4,
     )
     recs = records(s.run_dir)
     assert len(recs) == N_SAMPLES
@@ -102,31 +101,37 @@ def test_faults_are_retried_or_recorded(sample_round, fake_server, tmp_path):
 def test_resume_sends_nothing_and_cache_replays(sample_round, fake_server, tmp_path):
     srv = fake_server()
     ws = tmp_path / "ws"
-    first = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    first = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     sent = srv.stats.total
     assert sent == len(srv.stats.by_prompt)  # no prompt twice
-    again = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    again = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     assert srv.stats.total == sent and again.total("already_done") == N_SAMPLES and again.finished_now == 0
     before = comparable(records(first.run_dir))
     # records gone, cache kept: every answer is replayed from the cache, no request
     for p in first.run_dir.glob("*.jsonl"):
         p.unlink()
-    replay = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    replay = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     assert srv.stats.total == sent and replay.total("cached") == N_SAMPLES
     after = records(first.run_dir)
     assert comparable(after) == before and all(r.cached for r in after.values())
     # a different generation option is a different cache key (and needs its own run directory)
     with pytest.raises(ConfigError, match="different options"):
-        run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, options=GenerationOptions(temperature=1))
+        run_round(
+            ws,
+            sample_round,
+            RunConfig(model="openai/fake-model", base_url=srv.url, options=GenerationOptions(temperature=1)),
+        )
     run_round(
         ws,
         sample_round,
-        "openai/fake-model",
-        base_url=srv.url,
-        options=GenerationOptions(temperature=1),
-        run_name="t1",
-        tasks=["title"],
-        settings=["zero-shot"],
+        RunConfig(
+            model="openai/fake-model",
+            base_url=srv.url,
+            options=GenerationOptions(temperature=1),
+            run_name="t1",
+            tasks=["title"],
+            settings=["zero-shot"],
+        ),
     )
     assert srv.stats.total == sent + 12
 
@@ -135,10 +140,10 @@ def test_retryable_errors_are_requested_again_next_run(sample_round, fake_server
     srv = fake_server(transient={"500": 0.3}, transient_attempts=3)
     ws = tmp_path / "ws"
     one = RetryPolicy(max_attempts=2, initial_s=0.001, max_backoff_s=0.002)
-    s1 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, retry_policy=one)
+    s1 = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url), retry_policy=one)
     failed = {k for k, r in records(s1.run_dir).items() if r.retryable}
     assert failed and s1.error_codes["server_error"] == len(failed)
-    s2 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, retry_policy=one)
+    s2 = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url), retry_policy=one)
     assert s2.total("already_done") == N_SAMPLES - len(failed)
     assert s2.total("done") == len(failed) and not any(r.error for r in records(s1.run_dir).values())
 
@@ -146,15 +151,23 @@ def test_retryable_errors_are_requested_again_next_run(sample_round, fake_server
 def test_torn_last_line_is_tolerated(sample_round, fake_server, tmp_path):
     srv = fake_server()
     ws = tmp_path / "ws"
-    s = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"])
+    s = run_round(
+        ws,
+        sample_round,
+        RunConfig(model="openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"]),
+    )
     path = records_file(s.run_dir, "title", "zero-shot")
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a kill -9 mid-write
-    assert len(list(iter_records(path))) == 11
+    assert len(list(iter_jsonl(path, RunRecord))) == 11
     sent = srv.stats.total
-    s2 = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"])
+    s2 = run_round(
+        ws,
+        sample_round,
+        RunConfig(model="openai/fake-model", base_url=srv.url, tasks=["title"], settings=["zero-shot"]),
+    )
     assert s2.total("done") == 1 and s2.total("cached") == 1 and srv.stats.total == sent  # from the cache
-    assert len(list(iter_records(path))) == 12 and path.read_bytes().endswith(b"\n")
+    assert len(list(iter_jsonl(path, RunRecord))) == 12 and path.read_bytes().endswith(b"\n")
 
 
 def test_tampered_round_is_refused_naming_the_file(sample_round, fake_server, tmp_path):
@@ -163,7 +176,7 @@ def test_tampered_round_is_refused_naming_the_file(sample_round, fake_server, tm
     victim.write_bytes(victim.read_bytes().replace(b"the", b"teh", 1))
     rel = victim.relative_to(sample_round).as_posix()
     with pytest.raises(RoundIntegrityError, match=rel):
-        run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+        run_round(tmp_path / "ws", sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     assert srv.stats.total == 0 and not (tmp_path / "ws" / "runs").exists()
 
 
@@ -174,18 +187,16 @@ def test_missing_key_and_unknown_model_fail_before_work(sample_round, fake_serve
         run_round(
             tmp_path / "ws",
             sample_round,
-            "openai/gpt-x",
-            base_url="https://api.example.com/v1",
-            api_key_env="NO_SUCH_KEY",
+            RunConfig(model="openai/gpt-x", base_url="https://api.example.com/v1", api_key_env="NO_SUCH_KEY"),
         )
     with pytest.raises(UnknownModelError, match="served"):
-        run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+        run_round(tmp_path / "ws", sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     assert srv.stats.total == 0 and not list((tmp_path / "ws").rglob("*.jsonl"))
 
 
 def test_context_length_errors_from_server_are_recorded(sample_round, fake_server, tmp_path):
     srv = fake_server(context_window=700)
-    s = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+    s = run_round(tmp_path / "ws", sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     recs = records(s.run_dir)
     too_long = [r for r in recs.values() if r.error_code == "context_length"]
     twins = sum(r.cached for r in too_long)  # same prompt as another sample: answered by that one request
@@ -194,7 +205,7 @@ def test_context_length_errors_from_server_are_recorded(sample_round, fake_serve
     assert all(r.attempts == 1 for r in too_long if not r.cached)  # not retried
     assert all(0 < r.input_tokens <= 700 for r in recs.values() if r.error is None)  # server-reported
     assert all(r.output for r in recs.values() if r.error is None)
-    again = run_round(tmp_path / "ws", sample_round, "openai/fake-model", base_url=srv.url)
+    again = run_round(tmp_path / "ws", sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     assert again.finished_now == 0  # a permanent error is a finished sample
 
 
@@ -205,13 +216,20 @@ def test_api_key_never_leaks(sample_round, fake_server, tmp_path, monkeypatch, c
     caplog.set_level(logging.DEBUG)
     ws = tmp_path / "ws"
     s = run_round(
-        ws, sample_round, "openai/fake-model", base_url=srv.url, api_key_env="ACADEMICEVAL_TEST_KEY", retry_policy=FAST
+        ws,
+        sample_round,
+        RunConfig(model="openai/fake-model", base_url=srv.url, api_key_env="ACADEMICEVAL_TEST_KEY"),
+        retry_policy=FAST,
     )
     assert s.total("done") == N_SAMPLES and srv.stats.auth_headers == [f"Bearer {secret}"]  # it was sent...
     # ...and a wrong key gets a 401 whose body echoes the key: the error must not
     srv2 = fake_server(api_key="sk-other-other-other-other-other")
     with pytest.raises(MissingAPIKeyError) as ei:
-        run_round(ws, sample_round, "openai/fake-model", base_url=srv2.url, api_key_env="ACADEMICEVAL_TEST_KEY")
+        run_round(
+            ws,
+            sample_round,
+            RunConfig(model="openai/fake-model", base_url=srv2.url, api_key_env="ACADEMICEVAL_TEST_KEY"),
+        )
     out = capsys.readouterr()
     texts = [str(ei.value), caplog.text, out.out, out.err]
     for p in ws.rglob("*"):
@@ -229,7 +247,7 @@ def test_replay_skips_rendering_and_tokenizing(sample_round, fake_server, tmp_pa
     srv = fake_server()
     ws = tmp_path / "ws"
     kw = dict(base_url=srv.url, context_length=900, tokenizer="bert-base-uncased", tasks=["abstract"], limit=4)
-    first = run_round(ws, sample_round, "openai/fake-model", **kw)
+    first = run_round(ws, sample_round, RunConfig(model="openai/fake-model", **kw))
     before = comparable(records(first.run_dir))
     recs = records(first.run_dir)
     assert all(r.tokens_cut > 0 and r.truncation != "none" for r in recs.values())
@@ -240,7 +258,7 @@ def test_replay_skips_rendering_and_tokenizing(sample_round, fake_server, tmp_pa
     monkeypatch.setattr(prep_mod.PromptPreparer, "__call__", lambda self, *a: calls.append(a) or real_call(self, *a))
     for p in first.run_dir.glob("*.jsonl"):
         p.unlink()
-    replay = run_round(ws, sample_round, "openai/fake-model", **kw)
+    replay = run_round(ws, sample_round, RunConfig(model="openai/fake-model", **kw))
     assert replay.total("cached") == 8 and srv.stats.total == sent
     assert len(calls) == 1  # only the up-front check of the options
     after = records(first.run_dir)
@@ -249,7 +267,7 @@ def test_replay_skips_rendering_and_tokenizing(sample_round, fake_server, tmp_pa
         k: (r.tokens_cut, r.truncation) for k, r in recs.items()
     }
     # a different budget is a different memo and prompt: prepared and requested again (its own run directory)
-    run_round(ws, sample_round, "openai/fake-model", **{**kw, "context_length": 1000})
+    run_round(ws, sample_round, RunConfig(model="openai/fake-model", **{**kw, "context_length": 1000}))
     assert srv.stats.total > sent and len(calls) > 1
 
 
@@ -260,7 +278,7 @@ def test_lost_cache_rows_are_restored_from_records(sample_round, fake_server, tm
 
     srv = fake_server()
     ws = tmp_path / "ws"
-    first = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    first = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     recs = records(first.run_dir)
     by_prompt: dict[str, list[str]] = {}
     for r in recs.values():
@@ -273,7 +291,7 @@ def test_lost_cache_rows_are_restored_from_records(sample_round, fake_server, tm
         kept = [line for line in p.read_text().splitlines(keepends=True) if json.loads(line)["sample_id"] not in drop]
         p.write_text("".join(kept))
     sent = srv.stats.total
-    again = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url)
+    again = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url))
     assert srv.stats.total == sent and again.total("cached") == len(drop)
     assert comparable(records(first.run_dir)) == comparable(recs)
 
@@ -284,12 +302,14 @@ def test_overflow_skip_and_probes_are_recorded_not_sent(sample_round, fake_serve
     s = run_round(
         ws,
         sample_round,
-        "openai/fake-model",
-        base_url=srv.url,
-        context_length=1200,
-        tokenizer="bert-base-uncased",
-        on_overflow="skip",
-        tasks=["title"],
+        RunConfig(
+            model="openai/fake-model",
+            base_url=srv.url,
+            context_length=1200,
+            tokenizer="bert-base-uncased",
+            on_overflow="skip",
+            tasks=["title"],
+        ),
     )
     recs = records(s.run_dir)
     skipped = [r for r in recs.values() if r.skipped]
@@ -300,17 +320,19 @@ def test_overflow_skip_and_probes_are_recorded_not_sent(sample_round, fake_serve
     again = run_round(
         ws,
         sample_round,
-        "openai/fake-model",
-        base_url=srv.url,
-        context_length=1200,
-        tokenizer="bert-base-uncased",
-        on_overflow="skip",
-        tasks=["title"],
+        RunConfig(
+            model="openai/fake-model",
+            base_url=srv.url,
+            context_length=1200,
+            tokenizer="bert-base-uncased",
+            on_overflow="skip",
+            tasks=["title"],
+        ),
     )
     assert again.finished_now == 0  # a skip is final
     # the title-only probe does not apply to the title task (its label is the title): recorded as skipped
     before = srv.stats.total
-    p = run_round(ws, sample_round, "openai/fake-model", base_url=srv.url, probe="title-only", limit=2)
+    p = run_round(ws, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url, probe="title-only", limit=2))
     precs = records(p.run_dir)
     assert p.run_dir.name == "openai__fake-model+probe-title-only" and len(precs) == 8
     assert all(r.skipped for r in precs.values() if r.task == "title")

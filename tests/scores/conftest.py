@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds.export import file_sha256, manifest_json, write_config
 from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows
+from academiceval.rounds.tasks import TASK_FIELDS
 from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.runs.records import records_file, write_spec
+from academiceval.store.artifacts import MANIFEST, records_file, write_manifest, write_round_config, write_run_spec
 
 ROUND = "2022-12"
 N_PAPERS = 12
@@ -37,7 +37,7 @@ def _papers(corpus: Path) -> list[dict]:
 def build_round_and_run(corpus: Path, home: Path, model: str = "baseline__lead", *, lead_paragraph: int = 0) -> Path:
     papers = _papers(corpus)
     round_dir = home / "rounds" / ROUND
-    if not (round_dir / "manifest.json").exists():
+    if not (round_dir / MANIFEST).exists():
         samples = [
             Sample(
                 sample_id=f"abstract/zero-shot/{d['paper_id']}",
@@ -55,19 +55,18 @@ def build_round_and_run(corpus: Path, home: Path, model: str = "baseline__lead",
         ]
         info = ConfigInfo(task="abstract", setting="zero-shot", setting_name="abs-zero")
         round_dir.mkdir(parents=True)
-        write_config(round_dir, info, iter(samples))
+        write_round_config(round_dir, info, iter(samples), TASK_FIELDS[info.task])
         manifest = RoundManifest(
             round=ROUND,
             created_at="2026-01-01T00:00:00Z",
             package_version="test",
             seed=0,
             windows=SplitWindows(test_from=date(2022, 12, 1)),
-            files={rel: file_sha256(round_dir / rel) for rel in info.files},
             configs={"abs-zero": info},
         )
-        (round_dir / "manifest.json").write_text(manifest_json(manifest))
+        write_manifest(round_dir, manifest)
     run_dir = home / "runs" / ROUND / model
-    write_spec(
+    write_run_spec(
         run_dir,
         RunSpec(
             round=ROUND,

@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.judge import (
     ASPECTS,
     Judge,
@@ -198,7 +199,9 @@ def test_judge_end_to_end_against_reference(run_home, judge_server):
 
     home, run_dir = run_home
     url = f"http://127.0.0.1:{judge_server.port}/v1"
-    res = score_runs([run_dir], metrics=["judge"], home=home, judge=load_backend("openai/judge-1", base_url=url))[0]
+    res = score_runs(
+        [run_dir], ScoreConfig(metrics=["judge"]), home=home, judge=load_backend("openai/judge-1", base_url=url)
+    )[0]
     recs = [r for r in read_scores(run_dir) if r.metric == "judge-judge-1-vs-reference"]
     assert len(recs) == 12 and res.written == {"judge-judge-1-vs-reference": 12}
     gen_error = [r for r in recs if r.error and "no output" in r.error]
@@ -208,7 +211,7 @@ def test_judge_end_to_end_against_reference(run_home, judge_server):
     repaired = [o for r in recs for o in r.details.get("orders", []) if o["repaired"]]
     assert repaired, "some answers needed the repair request"
     # expected win rate from the judge's rule (longer text wins), in both orders
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     labels = {s.sample_id: s.label for s in load_round(home / "rounds" / "2022-12").samples()}
     judged = [r for r in recs if r.values.get("judged")]
@@ -219,17 +222,19 @@ def test_judge_end_to_end_against_reference(run_home, judge_server):
             if json.loads(line)["sample_id"] == r.sample_id
         )
         assert r.values["overall"] == (1.0 if len(out) > len(labels[r.sample_id]) else 0.0)
-    g = res.summary["groups"][0]
-    assert g["judge_failures"] == 2
+    g = res.summary[0]
+    assert g.failures == 2
     rate, n = win_rate([r.values for r in recs])
-    assert g["win_rate"]["overall"]["rate"] == pytest.approx(rate) and g["win_rate"]["overall"]["judged"] == n == 20
+    assert g.values["win_rate"].mean == pytest.approx(rate) and g.values["win_rate"].n == n == 20
 
     # resumable: nothing new; cached: after deleting the scores, no new request reaches the server
-    again = score_runs([run_dir], metrics=["judge"], home=home, judge=load_backend("openai/judge-1", base_url=url))[0]
+    again = score_runs(
+        [run_dir], ScoreConfig(metrics=["judge"]), home=home, judge=load_backend("openai/judge-1", base_url=url)
+    )[0]
     assert again.written == {"judge-judge-1-vs-reference": 0}
     before = judge_server.requests
     (run_dir / "scores.jsonl").unlink()
-    score_runs([run_dir], metrics=["judge"], home=home, judge=load_backend("openai/judge-1", base_url=url))
+    score_runs([run_dir], ScoreConfig(metrics=["judge"]), home=home, judge=load_backend("openai/judge-1", base_url=url))
     assert judge_server.requests == before
     assert len(read_scores(run_dir)) == 12
 
@@ -244,7 +249,10 @@ def test_judge_pairwise_against_another_run(run_home, judge_server, corpus):
     other = build_round_and_run(corpus, home, model="baseline__second", lead_paragraph=1)
     url = f"http://127.0.0.1:{judge_server.port}/v1"
     score_runs(
-        [run_dir], metrics=["judge"], home=home, judge=load_backend("openai/judge-1", base_url=url), against=other
+        [run_dir],
+        ScoreConfig(metrics=["judge"], against=other),
+        home=home,
+        judge=load_backend("openai/judge-1", base_url=url),
     )
     recs = [r for r in read_scores(run_dir) if r.metric == "judge-judge-1-vs-baseline__second"]
     assert len(recs) == 12

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from academiceval.cli.main import app
 from academiceval.errors import ConfigError
-from academiceval.scores.aggregate import aggregate, bootstrap_ci
+from academiceval.scores.aggregate import aggregate, bootstrap_mean
+from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.rescore import read_scores, score_runs
 from academiceval.scores.windows import find_model, load_model_info, resolve_window
@@ -21,9 +22,9 @@ runner = CliRunner()
 
 def test_rouge_scores_equal_rouge_score_and_resume(run_home):
     home, run_dir = run_home
-    res = score_runs([run_dir], metrics=["rouge-l", "rouge-2"])[0]
+    res = score_runs([run_dir], ScoreConfig(metrics=["rouge-l", "rouge-2"]))[0]
     assert res.written == {"rouge-l": 12, "rouge-2": 12} and res.errors == {"rouge-l": 1, "rouge-2": 1}
-    from academiceval.rounds.io import load_round
+    from academiceval.store.artifacts import load_round
 
     labels = {s.sample_id: s.label for s in load_round(home / "rounds" / "2022-12").samples()}
     outputs = {
@@ -35,14 +36,14 @@ def test_rouge_scores_equal_rouge_score_and_resume(run_home):
         if r.metric == "rouge-l" and r.error is None:
             e = ref.score(labels[r.sample_id], outputs[r.sample_id])["rougeL"]
             assert r.values == {"p": e.precision, "r": e.recall, "f": e.fmeasure}
-    again = score_runs([run_dir], metrics=["rouge-l"])[0]
+    again = score_runs([run_dir], ScoreConfig(metrics=["rouge-l"]))[0]
     assert again.written == {"rouge-l": 0} and again.skipped == {"rouge-l": 12}
     # a re-generated output is re-scored (append-only: the newest line wins)
     lines = (run_dir / "abstract-zero-shot.jsonl").read_text().splitlines()
     changed = json.loads(lines[0]) | {"output": "A different answer about random polynomials."}
     with (run_dir / "abstract-zero-shot.jsonl").open("a") as fh:
         fh.write(json.dumps(changed) + "\n")
-    third = score_runs([run_dir], metrics=["rouge-l"])[0]
+    third = score_runs([run_dir], ScoreConfig(metrics=["rouge-l"]))[0]
     assert third.written == {"rouge-l": 1}
 
 
@@ -61,11 +62,9 @@ def test_score_cli_with_bertscore_and_window(run_home):
     assert all(0 < r.values["f"] < 1 and "cand_tokens_cut" in r.details for r in ok)
     # the window keeps only papers after 2022-12-21: 9 of the 11 scored outputs
     summary = aggregate(recs, after=date(2022, 12, 21))
-    g = next(g for g in summary["groups"] if g["metric"] == "rouge-l")
-    assert g["n"] == sum(
-        1 for r in recs if r.metric == "rouge-l" and r.error is None and r.published > date(2022, 12, 21)
-    )
-    assert g["n"] < 11
+    g = next(g for g in summary if g.metric == "rouge-l")
+    assert g.n == sum(1 for r in recs if r.metric == "rouge-l" and r.error is None and r.published > date(2022, 12, 21))
+    assert g.n < 11
     # --after-cutoff with a user model-info file
     info = home / "models.yaml"
     info.write_text("models:\n  my-model:\n    release: 2023-01-05\n    knowledge_cutoff: 2022-12-21\n")
@@ -127,18 +126,19 @@ def test_aggregate_means_cis_window_and_dedup():
     recs = [_rec(f"s{i}", date(2024, 1, 1 + i), i / 10) for i in range(10)]
     recs.append(_rec("s0", date(2024, 1, 1), 0.9))  # a later line for s0 replaces the first
     out = aggregate(recs)
-    v = out["groups"][0]["values"]["f"]
-    assert out["groups"][0]["n"] == 10 and v["mean"] == pytest.approx((0.9 + sum(i / 10 for i in range(1, 10))) / 10)
-    assert v["ci_low"] < v["mean"] < v["ci_high"]
+    v = out[0].values["f"]
+    assert out[0].n == 10 and v.mean == pytest.approx((0.9 + sum(i / 10 for i in range(1, 10))) / 10)
+    assert v.ci_low < v.mean < v.ci_high
     assert aggregate(recs) == out  # seeded
     windowed = aggregate(recs, after=date(2024, 1, 5))
-    assert windowed["groups"][0]["n"] == 5 and windowed["after"] == "2024-01-05"
-    assert bootstrap_ci([0.5], seed=1) == (0.5, 0.5)
+    assert windowed[0].n == 5 and windowed[0].values["f"].mean == pytest.approx(sum(i / 10 for i in range(5, 10)) / 5)
+    one = bootstrap_mean([0.5], seed=1)
+    assert (one.ci_low, one.ci_high) == (0.5, 0.5)
     judge = [
         _rec("a", date(2024, 1, 1), 0, "judge-x", overall=1.0, overall_n=2, overall_wins=2, overall_ties=0, judged=2),
         _rec("b", date(2024, 1, 2), 0, "judge-x", overall=0.25, overall_n=2, overall_wins=0, overall_ties=1, judged=2),
         _rec("c", date(2024, 1, 3), 0, "judge-x", overall=0.0, overall_n=1, overall_wins=0, overall_ties=0, failed=1),
     ]
-    g = aggregate(judge)["groups"][0]
-    assert g["win_rate"]["overall"]["rate"] == pytest.approx(2.5 / 5) and g["win_rate"]["overall"]["judged"] == 5
-    assert g["judge_failures"] == 1
+    g = aggregate(judge)[0]
+    assert g.values["win_rate"].mean == pytest.approx(2.5 / 5) and g.values["win_rate"].n == 5
+    assert g.failures == 1 and g.primary == "win_rate"

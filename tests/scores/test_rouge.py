@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from academiceval.scores.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 from academiceval.scores.rouge import FastRouge, rouge
+from academiceval.testing.pairs import one_sentence_per_line, real_section_pairs, real_text_pairs
 
 
 def _triple(s) -> tuple[float, float, float]:

@@ -97,12 +97,34 @@ def build(
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.build import build_round
+    from academiceval.rounds.config import BuildConfig
     from academiceval.store import Workspace
 
     try:
         fr = [float(x) for x in fractions.split(",")]
     except ValueError:
         raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
+    try:
+        config = BuildConfig(
+            val_from=_day(val_from, "--val-from"),
+            test_from=_day(test_from, "--test-from"),
+            test_until=_day(test_until, "--test-until"),
+            fractions=fr,
+            settings=setting or ["zero-shot"],
+            context_tokens=context_tokens,
+            distractors=distractors,
+            min_citations=min_citations,
+            **({"tasks": task} if task else {}),
+            category_level=category_level,
+            seed=seed,
+            templates_dir=templates,
+            since=_day(since, "--since"),
+            fetch=fetch,
+            max_fetch=max_fetch,
+            previous=previous,
+        )
+    except AcademicEvalError as exc:
+        raise fail(str(exc)) from None
     ws = Workspace(home)
     src = None
     if source or api_url:
@@ -121,29 +143,7 @@ def build(
             bar.update(tasks_ids[stage], completed=done, total=total)
 
         try:
-            m = build_round(
-                ws,
-                round_name,
-                source=src,
-                val_from=_day(val_from, "--val-from"),
-                test_from=_day(test_from, "--test-from"),
-                test_until=_day(test_until, "--test-until"),
-                fractions=fr,
-                settings=setting or ["zero-shot"],
-                context_tokens=context_tokens,
-                distractors=distractors,
-                min_citations=min_citations,
-                tasks=tuple(task) if task else ("title", "abstract", "introduction", "related_work"),  # type: ignore[arg-type]
-                category_level=category_level,
-                seed=seed,
-                templates_dir=templates,
-                since=_day(since, "--since"),
-                fetch=fetch,
-                max_fetch=max_fetch,
-                previous=previous,
-                force=force,
-                progress=report,
-            )
+            m = build_round(ws, round_name, config, source=src, force=force, progress=report)
         except AcademicEvalError as exc:
             raise fail(str(exc)) from None
     w = m.windows
@@ -172,4 +172,4 @@ def build(
     )
     if m.previous_round:
         console.print(f"vs {m.previous_round}: {len(m.adds)} test samples added, {len(m.retires)} retired")
-    console.print(f"written to {(Path(ws.rounds_dir) / m.round)}")
+    console.print(f"written to {ws.layout.round_dir(m.round)}")

@@ -52,23 +52,31 @@ def report(
     """Build the leaderboard from saved run and score records (no model is called, nothing is re-scored)."""
     from academiceval.errors import AcademicEvalError
     from academiceval.report.render import make_report
-    from academiceval.report.window import resolve_window
+    from academiceval.scores.windows import resolve_window
+    from academiceval.store.artifacts import Layout, check_name, find_run_dirs, read_run_spec
     from academiceval.store.workspace import resolve_home
 
-    h = resolve_home(home)
+    layout = Layout.of(resolve_home(home))
     try:
-        after_date, reason = resolve_window(after, after_cutoff, model_info=model_info)
-        sources = runs or [h / "runs"]
-        out_dir = out or h / "reports" / (round_name or "all")
+        report_name = check_name(round_name, "--round") if round_name else "all"
+        window = resolve_window(after, after_cutoff, model_info=model_info)
+        sources = runs or [layout.runs_dir]
+        if round_name:
+            found = {spec.round for d in find_run_dirs(sources) if (spec := read_run_spec(d)) is not None}
+            if round_name not in found:
+                raise fail(
+                    f"no saved runs of round {round_name!r} under {', '.join(map(str, sources))}"
+                    f" (runs found for: {', '.join(sorted(found)) or 'no round'})"
+                )
         paths = make_report(
             sources,
-            out_dir,
+            out or layout.report_dir(report_name),
             round_name=round_name,
-            after=after_date,
-            after_reason=reason,
+            after=window.after,
+            after_reason=window.reason,
             split=split,
             prefer_metric=metric,
-            rounds_dir=rounds_dir or (h / "rounds" if (h / "rounds").is_dir() else None),
+            rounds_dir=rounds_dir or (layout.rounds_dir if layout.rounds_dir.is_dir() else None),
             examples_per_task=examples,
         )
     except AcademicEvalError as e:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -24,23 +22,6 @@ def parse_generation_options(items: list[str]) -> dict[str, Any]:
             out[key.strip()] = json.loads(value)
         except ValueError:
             out[key.strip()] = value
-    return out
-
-
-def parse_rag(rag: str | None, top_k: int, chunk_size: int, chunk_overlap: int) -> dict[str, Any] | None:
-    """`bm25` | `tfidf` | `dense` | `dense:MODEL` → the run's retrieval settings (recorded in run.json)."""
-    if not rag:
-        return None
-    kind, _, model = rag.partition(":")
-    if kind not in ("bm25", "tfidf", "dense"):
-        raise ConfigError(f"--rag {rag!r}: unknown retriever", hint="bm25, tfidf, dense or dense:MODEL_PATH")
-    if model and kind != "dense":
-        raise ConfigError(f"--rag {rag!r}: only the dense retriever takes a model")
-    if top_k < 1 or chunk_size < 1 or not 0 <= chunk_overlap < chunk_size:
-        raise ConfigError("--top-k and --chunk-size must be positive and --chunk-overlap below --chunk-size")
-    out: dict[str, Any] = {"retriever": kind, "top_k": top_k, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
-    if model:
-        out["model"] = model
     return out
 
 
@@ -108,18 +89,39 @@ def run(
     home: HomeOption = None,
 ) -> None:
     """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/."""
-    from academiceval.models.base import GenerationOptions
+    from academiceval.models.rag import RagConfig
+    from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
     from academiceval.runs.summary import RunSummary
+    from academiceval.store.workspace import resolve_home
 
     try:
-        options = GenerationOptions(**parse_generation_options(gen or []))
-        rag_opts = parse_rag(rag, top_k, chunk_size, chunk_overlap)
+        config = RunConfig(
+            model=model,
+            tasks=task or None,
+            settings=setting or None,
+            splits=split or ["test"],
+            options=parse_generation_options(gen or []),
+            base_url=base_url,
+            api_key_env=api_key_env,
+            max_connections=max_connections,
+            timeout=timeout,
+            context_length=context_length,
+            tokenizer=tokenizer,
+            on_overflow=on_overflow,
+            rag=RagConfig.from_spec(rag, top_k=top_k, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+            if rag
+            else None,
+            probe=probe,
+            length_instruction=length_instruction,
+            count_tokens_only=count_tokens,
+            run_name=run_name,
+            use_cache=not no_cache,
+            limit=limit,
+        )
     except (AcademicEvalError, ValueError) as e:
         raise fail(str(e)) from None
-    # the workspace home (option > $ACADEMICEVAL_HOME > ./academiceval-data, as store.workspace.resolve_home);
-    # not imported from the store to keep the PDF stack out of a model run's start-up
-    ws = Path(home or os.environ.get("ACADEMICEVAL_HOME") or "academiceval-data")
+    ws = resolve_home(home)
     bar = progress()
     task_id = None
 
@@ -131,30 +133,7 @@ def run(
         bar.update(task_id, completed=done, total=total)
 
     try:
-        summary: RunSummary = run_round(
-            ws,
-            round_ref,
-            model,
-            tasks=task or None,
-            settings=setting or None,
-            splits=split or ("test",),
-            options=options,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            max_connections=max_connections,
-            timeout=timeout,
-            context_length=context_length,
-            tokenizer=tokenizer,
-            on_overflow=on_overflow,
-            rag=rag_opts,
-            probe=probe,
-            length_instruction=length_instruction,
-            count_tokens_only=count_tokens,
-            progress=None if count_tokens else on_progress,
-            run_name=run_name,
-            use_cache=not no_cache,
-            limit=limit,
-        )
+        summary: RunSummary = run_round(ws, round_ref, config, progress=None if count_tokens else on_progress)
     except AcademicEvalError as e:
         raise fail(str(e)) from None
     finally:

@@ -55,20 +55,25 @@ def score(
 ) -> None:
     """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
     from academiceval.errors import AcademicEvalError
+    from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
 
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)
-        backend = None
-        if "judge" in names and judge:
-            from academiceval.models.registry import load_backend
-
-            backend = load_backend(judge, base_url=judge_base_url)
-        bopts: dict[str, object] = {"idf": idf, "long_inputs": long_inputs}
-        if baseline is not None:
-            bopts["baseline"] = baseline
+        config = ScoreConfig(
+            metrics=names,
+            judge=judge if "judge" in names else None,
+            judge_base_url=judge_base_url,
+            against=against,
+            bertscore_model=bertscore_model,
+            layer=layer,
+            idf=idf,
+            baseline=baseline,
+            long_inputs=long_inputs,
+            after=window.after,
+        )
         with progress() as bar:
             tasks: dict[str, int] = {}
 
@@ -77,36 +82,23 @@ def score(
                     tasks[desc] = bar.add_task(desc, total=total)
                 bar.update(tasks[desc], completed=done, total=total)
 
-            results = score_runs(
-                run_dirs,
-                metrics=names,
-                round_dir=round_dir,
-                home=home,
-                judge=backend,
-                against=against,
-                bertscore_model=bertscore_model,
-                layer=layer,
-                bertscore_options=bopts,
-                after=window.after,
-                progress=report,
-            )
+            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report)
     except AcademicEvalError as e:
         raise fail(str(e)) from None
     rows = []
     for res in results:
-        for g in res.summary["groups"]:
-            if g.get("win_rate"):
-                w = g["win_rate"].get("overall")
-                shown = (
-                    f"win {w['rate']:.3f} [{w['ci_low']:.3f}, {w['ci_high']:.3f}] ({w['judged']} judged)" if w else "-"
-                )
+        for m in res.summary:
+            v = m.main
+            if v.mean is None:
+                shown = "-"
+            elif m.primary == "win_rate":
+                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged)"
             else:
-                v = g["values"].get("f") or next(iter(g["values"].values()), None)
-                shown = f"{v['mean']:.4f} [{v['ci_low']:.4f}, {v['ci_high']:.4f}]" if v else "-"
-            rows.append((res.model, g["metric"], g["task"], g["setting"], g["n"], g["errors"], shown))
+                shown = f"{v.mean:.4f} [{v.ci_low:.4f}, {v.ci_high:.4f}]"
+            rows.append((res.model, m.metric, m.task, m.setting, m.n, m.errors, shown))
     console.print(
         summary_table(
-            f"Scores ({window.reason}; mean F or win rate, 95% bootstrap CI)",
+            f"Scores ({window.describe()}; mean F or win rate, 95% bootstrap CI)",
             ["run", "metric", "task", "setting", "n", "errors", "score"],
             rows,
         )

@@ -32,14 +32,11 @@ def stats(
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds import stats as rs
-    from academiceval.rounds.io import load_round
-    from academiceval.store import Workspace
+    from academiceval.store.artifacts import Layout, load_round
+    from academiceval.store.workspace import resolve_home
 
-    p = Path(round_ref)
-    if not (p / "manifest.json").is_file():
-        p = Workspace(home).rounds_dir / round_ref
     try:
-        rnd = load_round(p, verify=not no_verify)
+        rnd = load_round(Layout.of(resolve_home(home)).find_round(round_ref), verify=not no_verify)
         table = rs.round_stats(rnd, recount=recount)
     except AcademicEvalError as exc:
         raise fail(str(exc)) from None

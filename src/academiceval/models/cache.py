@@ -6,8 +6,8 @@ uses its bulk reads for replays and its `prompt_memo` side table (opaque JSON bl
 Key = sha256 over the backend's `cache_identity()` (backend, model, base URL, revision; never secrets), the
 generation options and the rendered prompt's sha256 — the same inputs inspect_ai's cache uses. Only
 completions are cached; errors are not (a transient error must be retried, a permanent one is in the record).
-Storage is one SQLite file in the workspace (`cache/responses.sqlite`, WAL), separate from the main database so
-a fast run's writes do not contend with other stages. Kill -9 safe: a row is committed or absent.
+Storage is one SQLite file in the workspace (`store.artifacts.Layout.response_cache`, WAL), separate from the
+main database so a fast run's writes do not contend with other stages. Kill -9 safe: a row is committed or absent.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.models.base import Completion, GenerationOptions
+from academiceval.store.artifacts import Layout
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS response (
@@ -74,15 +75,6 @@ def _prefix_hasher(prefix: bytes) -> Any:
     return hashlib.sha256(prefix + b"|")
 
 
-def safe_child(root: Path, *parts: str) -> Path:
-    """`root/parts...`, refusing anything that would land outside `root` (../, absolute parts, symlinks)."""
-    root = root.resolve()
-    path = root.joinpath(*parts).resolve()
-    if path != root and root not in path.parents:
-        raise ValueError(f"path {'/'.join(parts)!r} escapes {root}")
-    return path
-
-
 class ResponseCache:
     """Thread-confined (one connection); the runner uses it from its event-loop thread only.
 
@@ -106,7 +98,7 @@ class ResponseCache:
 
     @classmethod
     def in_workspace(cls, home: Path, *, enabled: bool = True, batch: int = 1) -> ResponseCache:
-        return cls(safe_child(home, "cache", "responses.sqlite"), enabled=enabled, batch=batch)
+        return cls(Layout.of(home).response_cache, enabled=enabled, batch=batch)
 
     @property
     def conn(self) -> sqlite3.Connection:

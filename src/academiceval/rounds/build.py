@@ -11,34 +11,27 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import re
 import shutil
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
-from datetime import date
+from collections.abc import Callable
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.rounds import citations as cit
+from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows
 from academiceval.rounds.models import TASKS, Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
-from academiceval.rounds.publish import publish
+from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
-from academiceval.rounds.split import (
-    DEFAULT_FRACTIONS,
-    assign,
-    check_fractions,
-    windows_from_dates,
-    windows_from_fractions,
-)
+from academiceval.rounds.split import assign, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import TaskViews, contains, task_views
 from academiceval.rounds.tokens import count_tokens
+from academiceval.store.artifacts import check_name
 from academiceval.store.workspace import Workspace
 
 Progress = Callable[[str, int, int | None], None]
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def derive_seed(round_seed: int, *parts: str) -> int:
@@ -69,10 +62,8 @@ class _Views:
 
 
 def _fetch_and_ingest(ws: Workspace, source: object, arxiv_id: str):  # -> Paper | str
-    try:
-        from academiceval.papers.ingest import ingest_file
-    except ImportError:
-        return "ingestion unavailable (papers.ingest missing)"
+    from academiceval.papers.ingest import ingest_file  # PyMuPDF: imported only when a PDF is fetched
+
     try:
         path = source.fetch_pdf(arxiv_id, ws.pdf_dir)  # type: ignore[attr-defined]
     except AcademicEvalError as exc:
@@ -90,48 +81,32 @@ def _fetch_and_ingest(ws: Workspace, source: object, arxiv_id: str):  # -> Paper
 def build_round(
     ws: Workspace,
     name: str,
+    config: BuildConfig | None = None,
     *,
     source: object | None = None,
-    val_from: date | None = None,
-    test_from: date | None = None,
-    test_until: date | None = None,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    settings: Sequence[str] = ("zero-shot",),
-    context_tokens: int | None = None,
-    distractors: int = 0,
-    seed: int = 0,
-    templates_dir: str | Path | None = None,
-    tasks: Sequence[Task] = TASKS,
-    min_citations: int = 1,
-    category_level: str = "primary",
-    since: date | None = None,
-    fetch: bool = True,
-    max_fetch: int | None = None,
-    previous: str | Path | None = None,
     out_dir: str | Path | None = None,
     force: bool = False,
     progress: Progress | None = None,
 ) -> RoundManifest:
-    """Build round `name` from the workspace and export it to `ws.rounds_dir/name` (or `out_dir`)."""
-    if not _NAME.match(name):
-        raise ConfigError(f"round name {name!r} is not a safe directory name", hint="letters, digits, '.', '_', '-'")
-    check_fractions(fractions)
-    if category_level not in ("primary", "archive"):
-        raise ConfigError(f"--category-level must be primary or archive, not {category_level!r}")
-    bad = [t for t in tasks if t not in TASKS]
-    if bad:
-        raise ConfigError(f"unknown task(s) {bad}", hint=f"tasks: {', '.join(TASKS)}")
-    specs: list[SettingSpec] = list(dict.fromkeys(parse_setting(s) for s in settings))
-    if context_tokens:
-        specs.append(parse_setting(f"ctx:{int(context_tokens)}"))
+    """Build round `name` from the workspace as `config` says and export it to `rounds/NAME` (or `out_dir`).
+
+    `source` (optional) fetches missing PDFs and citation metadata; `config` is stored verbatim in the manifest."""
+    cfg = config or BuildConfig()
+    check_name(name, "round name")
+    final = Path(out_dir) if out_dir else ws.layout.round_dir(name)
+    specs: list[SettingSpec] = list(dict.fromkeys(parse_setting(s) for s in cfg.settings))
+    if cfg.context_tokens:
+        specs.append(parse_setting(f"ctx:{int(cfg.context_tokens)}"))
     if not specs:
         raise ConfigError("no settings given", hint="--setting zero-shot")
-    tasks = tuple(t for t in TASKS if t in tasks)
-    final = Path(out_dir) if out_dir else ws.rounds_dir / name
+    tasks = tuple(t for t in TASKS if t in cfg.tasks)
     if final.exists() and not force:
         raise ConfigError(f"round directory {final} already exists", hint="choose another name or pass --force")
+    templates_dir = cfg.templates_dir
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise ConfigError(f"templates directory {templates_dir} does not exist")
+    val_from, test_from, test_until, since = cfg.val_from, cfg.test_from, cfg.test_until, cfg.since
+    distractors, min_citations, seed = cfg.distractors, cfg.min_citations, cfg.seed
     say = progress or (lambda stage, done, total: None)
     ws.ensure_schema(cit.CACHE_SCHEMA)
 
@@ -145,14 +120,7 @@ def build_round(
         notes.setdefault(key, Counter())[reason] += 1
 
     # ---- 1. catalogue -------------------------------------------------------------------------------
-    where, params = ("published >= ?", (since.isoformat(),)) if since else ("", ())
-    ids = [
-        r[0]
-        for r in ws.db.execute(
-            "SELECT arxiv_id FROM paper_meta" + (f" WHERE {where}" if where else "") + " ORDER BY published, arxiv_id",
-            params,
-        )
-    ]
+    ids = ws.meta_ids(since=since)
     entries: dict[str, Entry] = {}
     own_tokens: dict[tuple[str, Task], tuple[int, int]] = {}
     fetched = 0
@@ -164,10 +132,10 @@ def build_round(
         if meta is None:
             continue
         if paper is None:
-            if source is None or not fetch:
+            if source is None or not cfg.fetch:
                 skip("papers", "metadata without a parsed paper (no source to fetch from)")
                 continue
-            if max_fetch is not None and fetched >= max_fetch:
+            if cfg.max_fetch is not None and fetched >= cfg.max_fetch:
                 skip("papers", "metadata without a parsed paper (--max-fetch reached)")
                 continue
             fetched += 1
@@ -198,10 +166,7 @@ def build_round(
             cost=cost,
         )
     say("catalogue", len(ids), len(ids))
-    orphans = ws.db.execute(
-        "SELECT COUNT(DISTINCT COALESCE(arxiv_id, paper_id)) FROM parsed_paper "
-        "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
-    ).fetchone()[0]
+    orphans = ws.count_papers_without_meta()
     if orphans:
         skipped.setdefault("papers", Counter())["parsed paper without metadata (no v1 date)"] += int(orphans)
 
@@ -212,7 +177,7 @@ def build_round(
     else:
         if test_until is not None:
             dates = [d for d in dates if d <= test_until]
-        windows = windows_from_fractions(dates, fractions)
+        windows = windows_from_fractions(dates, cfg.fractions)
     check_windows(windows)
     for aid in list(entries):
         sp = assign(entries[aid].published, windows)
@@ -230,7 +195,7 @@ def build_round(
     staging = StagingWriter(tmp / ".staging")
     views = _Views(ws, tasks)
     resolver = cit.CitationResolver(ws, source)
-    selectors = {t: DemoSelector(ws, t, entries, category_level=category_level) for t in tasks}  # type: ignore[arg-type]
+    selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
     skel_cache: dict[tuple[str, int, int], int] = {}
     token_sums: dict[tuple[Task, str], list[int]] = {}
     split_counts: dict[tuple[Task, str], Counter[str]] = {}
@@ -314,40 +279,22 @@ def build_round(
         staging.close()
 
         # ---- 4. export --------------------------------------------------------------------------------
+        staged = Staged(tmp, staging, specs, tasks, windows, token_sums, split_counts, skipped, notes)
+        observed = {
+            "settings": [s.spec for s in specs],
+            "tasks": list(tasks),
+            "coauthor_source": selectors[tasks[0]].coauthor_source if tasks else None,
+            "source": type(source).__name__ if source is not None else None,
+            "citations": dict(sorted(cite_stats.items())),
+            "papers_catalogued": len(entries),
+        }
         manifest = publish(
-            tmp,
-            final,
-            name,
-            staging,
-            specs,
-            tasks,
-            token_sums,
-            split_counts,
-            windows,
-            seed,
-            templates_dir,
-            skipped,
-            notes,
-            previous,
             ws,
-            options={
-                "settings": [s.spec for s in specs],
-                "tasks": list(tasks),
-                "fractions": list(fractions),
-                "val_from": val_from,
-                "test_from": test_from,
-                "test_until": test_until,
-                "distractors": distractors,
-                "min_citations": min_citations,
-                "category_level": category_level,
-                "since": since,
-                "context_tokens": context_tokens,
-                "templates_dir": str(templates_dir) if templates_dir else None,
-                "coauthor_source": selectors[tasks[0]].coauthor_source if tasks else None,
-                "source": type(source).__name__ if source is not None else None,
-                "citations": dict(sorted(cite_stats.items())),
-                "papers_catalogued": len(entries),
-            },
+            name,
+            final,
+            staged,
+            cfg,
+            observed=observed,
             say=say,
         )
     except BaseException:

@@ -7,47 +7,68 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from academiceval import __version__
-from academiceval.rounds.export import StagingWriter, dataset_card, file_sha256, manifest_json, write_config
+from academiceval.rounds.config import BuildConfig
+from academiceval.rounds.export import StagingWriter, dataset_card
 from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows, Task
 from academiceval.rounds.prompts import template_files
 from academiceval.rounds.settings import SettingSpec, setting_names
+from academiceval.rounds.tasks import TASK_FIELDS
+from academiceval.store.artifacts import (
+    DATASET_CARD,
+    TEMPLATES,
+    LoadedRound,
+    load_round,
+    write_manifest,
+    write_round_config,
+)
 from academiceval.store.workspace import Workspace
 
 
+@dataclass
+class Staged:
+    """What the sample stage of a build leaves for publishing: staged samples per task-setting in `tmp`, their
+    token sums and split counts, the windows, and the skip/note counters."""
+
+    tmp: Path
+    staging: StagingWriter
+    specs: Sequence[SettingSpec]
+    tasks: Sequence[Task]
+    windows: SplitWindows
+    token_sums: dict[tuple[Task, str], list[int]] = field(default_factory=dict)
+    split_counts: dict[tuple[Task, str], Counter[str]] = field(default_factory=dict)
+    skipped: dict[str, Counter[str]] = field(default_factory=dict)
+    notes: dict[str, Counter[str]] = field(default_factory=dict)
+
+
 def publish(
-    tmp: Path,
-    final: Path,
-    name: str,
-    staging: StagingWriter,
-    specs: Sequence[SettingSpec],
-    tasks: Sequence[Task],
-    token_sums: dict[tuple[Task, str], list[int]],
-    split_counts: dict[tuple[Task, str], Counter[str]],
-    windows: SplitWindows,
-    seed: int,
-    templates_dir: str | Path | None,
-    skipped: dict[str, Counter[str]],
-    notes: dict[str, Counter[str]],
-    previous: str | Path | None,
     ws: Workspace,
+    name: str,
+    final: Path,
+    staged: Staged,
+    config: BuildConfig,
     *,
-    options: dict[str, object],
+    observed: dict[str, object],
     say: Callable[[str, int, int | None], None],
 ) -> RoundManifest:
-    """Write the staged samples of `tmp` as the round `final` (atomic rename) and return its manifest."""
+    """Write the staged samples as the round `final` (atomic rename) and return its manifest, which keeps
+    `config` verbatim and what the build `observed` (co-author source, citation resolution, ...)."""
+    tmp, staging, specs, tasks = staged.tmp, staged.staging, staged.specs, staged.tasks
+    token_sums, split_counts = staged.token_sums, staged.split_counts
     manifest = RoundManifest(
         round=name,
         created_at=_created_at(),
         package_version=__version__,
-        seed=seed,
-        windows=windows,
-        build_options={k: (v.isoformat() if isinstance(v, date) else v) for k, v in options.items()},
-        skipped={k: dict(sorted(v.items())) for k, v in sorted(skipped.items())},
-        notes={k: dict(sorted(v.items())) for k, v in sorted(notes.items())},
+        seed=config.seed,
+        windows=staged.windows,
+        build_options=dict(observed),
+        skipped={k: dict(sorted(v.items())) for k, v in sorted(staged.skipped.items())},
+        notes={k: dict(sorted(v.items())) for k, v in sorted(staged.notes.items())},
+        config=config.stored(),
     )
     for task in tasks:
         measured = [
@@ -75,23 +96,20 @@ def publish(
                     yield s
 
             say(f"export {cfg}", 0, 1)
-            write_config(tmp, info, tap(samples))
+            write_round_config(tmp, info, tap(samples), TASK_FIELDS[task])
             say(f"export {cfg}", 1, 1)
             info.mean_label_tokens = round(sum(labels) / len(labels), 1) if labels else 0.0
             manifest.configs[cfg] = info
             manifest.counts[cfg] = dict(info.counts)
     shutil.rmtree(tmp / ".staging", ignore_errors=True)
-    tdir = tmp / "templates"
+    tdir = tmp / TEMPLATES
     tdir.mkdir(parents=True, exist_ok=True)
-    for tname, path in template_files(templates_dir).items():
+    for tname, path in template_files(config.templates_dir).items():
         shutil.copyfile(path, tdir / tname)
-    if previous is not None:
-        _diff_previous(manifest, tmp, previous, ws)
-    (tmp / "README.md").write_text(dataset_card(manifest), encoding="utf-8")
-    for p in sorted(tmp.rglob("*")):
-        if p.is_file():
-            manifest.files[p.relative_to(tmp).as_posix()] = file_sha256(p)
-    (tmp / "manifest.json").write_text(manifest_json(manifest), encoding="utf-8")
+    if config.previous is not None:
+        _diff_previous(manifest, tmp, config.previous, ws)
+    (tmp / DATASET_CARD).write_text(dataset_card(manifest), encoding="utf-8")
+    write_manifest(tmp, manifest)
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
@@ -104,13 +122,9 @@ def _created_at() -> str:
     return when.isoformat(timespec="seconds")
 
 
-def _diff_previous(manifest: RoundManifest, tmp: Path, previous: str | Path, ws: Workspace) -> None:
+def _diff_previous(manifest: RoundManifest, tmp: Path, previous: str, ws: Workspace) -> None:
     """LiveBench-style release notes on the test split: which test samples are new, which were retired."""
-    from academiceval.rounds.io import LoadedRound, load_round
-
-    p = Path(previous)
-    prev_dir = p if p.is_dir() else ws.rounds_dir / str(previous)
-    old = load_round(prev_dir, verify=True)
+    old = load_round(ws.layout.find_round(previous), verify=True)
     new = LoadedRound(tmp, manifest, "")
     old_ids = {s.sample_id for s in old.samples(split="test")}
     new_ids = {s.sample_id for s in new.samples(split="test")}

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import random
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
 from academiceval.errors import ConfigError
+from academiceval.graph.queries import coauthor_papers, coauthor_papers_by_authorship, has_graph
+from academiceval.rounds.leakage import is_version
 from academiceval.rounds.models import Split, Task
 from academiceval.rounds.tasks import SHORT_NAMES
 from academiceval.store.workspace import Workspace
@@ -134,7 +135,7 @@ class DemoSelector:
         self.task = task
         self.entries = entries
         self.category_level = category_level
-        self.graph_used = _graph_nonempty(ws)
+        self.graph_used = has_graph(ws)
         self._by_cat: dict[str | None, list[Entry]] = {}
         self._co_memo: tuple[str, list[Entry]] = ("", [])
         for e in sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id)):
@@ -145,8 +146,6 @@ class DemoSelector:
         return archive(c) if self.category_level == "archive" else c
 
     def eligible(self, target: Entry, cand: Entry) -> bool:
-        from academiceval.rounds.leakage import is_version
-
         if self.task not in cand.cost or cand.published > target.published:
             return False
         if cand.split != "train" and not (target.split == "test" and cand.split == "val"):
@@ -168,39 +167,11 @@ class DemoSelector:
         return out
 
     def _graph_candidates(self, target: Entry) -> list[str]:
-        from academiceval.graph.queries import coauthor_papers
-
-        return [str(getattr(x, "arxiv_id", x)) for x in coauthor_papers(self.ws, target.arxiv_id, 500)]
+        return coauthor_papers(self.ws, target.arxiv_id, 500)
 
     def _authorship_candidates(self, target: Entry) -> list[str]:
-        """Without a crawled graph: co-authors from the workspace's authorship table (1 hop), ranked like the
-        graph query — the target's own authors first, then by number of shared papers, newest first."""
-        db = self.ws.db
-        own = list(target.authors)
-        if not own:
-            return []
-        marks = ",".join("?" * len(own))
-        weight: dict[str, int] = {a: 10**9 for a in own}
-        for key, n in db.execute(
-            f"""SELECT b.author_key, COUNT(*) FROM authorship a JOIN authorship b ON a.arxiv_id=b.arxiv_id
-                WHERE a.author_key IN ({marks}) AND b.author_key NOT IN ({marks}) GROUP BY b.author_key""",
-            (*own, *own),
-        ):
-            weight[key] = int(n)
-        keys = list(weight)
-        scored: list[tuple[int, str, str]] = []
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            m = ",".join("?" * len(chunk))
-            for aid, key, pub in db.execute(
-                f"""SELECT a.arxiv_id, a.author_key, p.published FROM authorship a JOIN paper_meta p
-                    ON p.arxiv_id=a.arxiv_id WHERE a.position=0 AND a.author_key IN ({m})""",
-                chunk,
-            ):
-                if aid != target.arxiv_id:
-                    scored.append((-weight[key], _neg(pub), aid))
-        scored.sort()
-        return list(dict.fromkeys(aid for _, _, aid in scored))
+        """Without a crawled graph: co-authors from the workspace's authorship (1 hop), ranked like the graph."""
+        return coauthor_papers_by_authorship(self.ws, target.authors, exclude=target.arxiv_id)
 
     def select(
         self, spec: SettingSpec, target: Entry, rng: random.Random, budget: int = 0
@@ -243,18 +214,3 @@ class DemoSelector:
     @property
     def coauthor_source(self) -> str:
         return "graph" if self.graph_used else "workspace authorship"
-
-
-def _neg(iso: str) -> int:
-    return -date.fromisoformat(iso).toordinal()
-
-
-def _graph_nonempty(ws: Workspace) -> bool:
-    try:
-        from academiceval.graph.store import GRAPH_SCHEMA
-
-        ws.ensure_schema(GRAPH_SCHEMA)  # idempotent; the connection may predate the graph module's import
-        row = ws.db.execute("SELECT COUNT(*) FROM graph_author WHERE in_graph=1").fetchone()
-    except (ImportError, sqlite3.OperationalError):
-        return False
-    return bool(row and row[0])

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from academiceval.rounds.io import LoadedRound, load_round
+from academiceval.rounds.prompts import render_prompt
+from academiceval.store.artifacts import LoadedRound, load_round
 
 
 @dataclass
@@ -49,7 +50,7 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
                 t_from = s.published if t_from is None else min(t_from, s.published)
                 t_until = s.published if t_until is None else max(t_until, s.published)
             if recount or s.input_tokens is None or s.label_tokens is None:
-                batch.append((rnd.render(s), s.label))
+                batch.append((render_prompt(s, templates_dir=rnd.templates_dir), s.label))
                 if len(batch) >= 16:
                     a, b = _count_pairs(batch)
                     inp, outp = inp + a, outp + b

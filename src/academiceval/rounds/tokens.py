@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from tokenizers import Tokenizer
 
-from academiceval.models.embedded import bert_tokenizer_json
+from academiceval.store.packaged import bert_tokenizer_json
 
 
 @functools.cache

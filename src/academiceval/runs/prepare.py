@@ -1,19 +1,17 @@
-"""Turning a sample into the prompt actually sent: a thin adapter over the models area's `prepare_prompt`.
+"""Turning a sample into the prompt actually sent, with the run's options bound once.
 
 `academiceval.models.prepare.prepare_prompt` owns rendering, truncation with the model's tokenizer and
-retrieval. When it is not installed the runner falls back to `rounds.prompts.render_prompt` (no truncation,
-recorded as such in `run.json`), so a run never silently pretends to have truncated.
+retrieval; a run without budget, retrieval, probe, length instruction or explicit tokenizer renders the round's
+templates directly with `rounds.prompts.render_prompt` (the same text, without counting tokens the server
+counts anyway). Which one ran is recorded in `run.json` (`prompt_preparation`).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import importlib.util
-import inspect
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +19,10 @@ from typing import Any
 from pydantic_core import from_json
 
 from academiceval import __version__
-from academiceval.errors import ConfigError
+from academiceval.models.prepare import PreparedPrompt, prepare_prompt
+from academiceval.models.rag import RagConfig
 from academiceval.rounds.models import Sample
+from academiceval.rounds.prompts import render_prompt
 
 # the original AcademicEval reserves these many output tokens per task (title, abstract, intro, related work)
 DEFAULT_MAX_TOKENS: dict[str, int] = {"title": 32, "abstract": 512, "introduction": 1536, "related_work": 1024}
@@ -97,63 +97,53 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _attr(obj: Any, *names: str, default: Any = None) -> Any:
-    for n in names:
-        if isinstance(obj, dict) and n in obj:
-            return obj[n]
-        if hasattr(obj, n):
-            return getattr(obj, n)
-    return default
-
-
 class PromptPreparer:
     """Binds the run-wide preparation options once; `__call__(sample, max_tokens)` → Prepared."""
 
-    def __init__(self, *, force_fitting: bool = False, **options: Any) -> None:
-        # context_length=None is meaningful (no limit known); other None values mean "not asked for"
-        self.options = {k: v for k, v in options.items() if v is not None or k == "context_length"}
+    def __init__(
+        self,
+        *,
+        context_length: int | None = None,
+        tokenizer: str | None = None,
+        on_overflow: str = "truncate",
+        rag: RagConfig | dict[str, Any] | str | None = None,
+        probe: str | None = None,
+        length_instruction: bool = False,
+        model: str | None = None,
+        templates_dir: str | Path | None = None,
+        force_fitting: bool = False,
+    ) -> None:
+        self.rag = RagConfig.coerce(rag)
+        self.context_length, self.tokenizer, self.on_overflow = context_length, tokenizer, on_overflow
+        self.probe, self.length_instruction, self.model = probe, length_instruction, model
+        self.templates_dir = templates_dir
         self.force_fitting = force_fitting  # --count-tokens: always count, even without a budget
-        self._fn, self.name = self._resolve(self.needs_fitting)
-        self._params = self._accepted_params(self._fn)
-        self._base_kwargs: dict[str, Any] | None = None
-        self._takes_max_tokens = True
+        # what decides the prompt besides the sample (the prompt memo's fingerprint); None means "not asked for"
+        given = {
+            "context_length": context_length,
+            "tokenizer": tokenizer,
+            "on_overflow": on_overflow,
+            "rag": self.rag.model_dump(exclude_none=True) if self.rag else None,
+            "probe": probe,
+            "length_instruction": length_instruction or None,
+            "model": model,
+        }
+        self.options = {k: v for k, v in given.items() if v is not None or k == "context_length"}
+        self.name = "models.prepare.prepare_prompt" if self.needs_fitting else "rounds.prompts.render_prompt"
 
     @property
     def needs_fitting(self) -> bool:
         """Only budgets, retrieval, probes, a length instruction or an explicit tokenizer need `prepare_prompt`;
         otherwise the plain rendering is the same text, and counting tokens locally would only cost CPU (the
         server reports the real count)."""
-        o = self.options
         return self.force_fitting or any(
-            o.get(k) for k in ("context_length", "rag", "probe", "length_instruction", "tokenizer")
+            (self.context_length, self.rag, self.probe, self.length_instruction, self.tokenizer)
         )
-
-    @staticmethod
-    def _resolve(fitting: bool) -> tuple[Callable[..., Any], str]:
-        """Budgets, retrieval and probes go through `models.prepare`; otherwise the round's templates render the
-        prompt directly (the same text, without counting tokens the server will count anyway)."""
-        if fitting:
-            from academiceval.models.prepare import prepare_prompt
-
-            return prepare_prompt, "models.prepare.prepare_prompt"
-        from academiceval.rounds.prompts import render_prompt
-
-        return render_prompt, "rounds.prompts.render_prompt"
-
-    @staticmethod
-    def _accepted_params(fn: Callable[..., Any]) -> set[str] | None:
-        try:
-            params = inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            return None
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            return None
-        return set(params)
 
     def fingerprint(self) -> bytes:
         """What, besides the sample and the output length, decides the prepared prompt: renderer, options,
         template files and the pipeline's source code. Used to key the prompt memo."""
-        templates = self.options.get("templates_dir")
+        templates = self.templates_dir
         if templates is None:
             spec = importlib.util.find_spec("academiceval.rounds.prompts")
             templates = Path(spec.origin).parent / "templates" if spec and spec.origin else None
@@ -161,7 +151,7 @@ class PromptPreparer:
         code = [f for m in _PIPELINE for f in _module_files(m)]
         doc = {
             "renderer": self.name,
-            "options": {k: v for k, v in self.options.items() if k != "templates_dir"},
+            "options": self.options,
             "templates": _digest_files([f for f in tpl_files if f.is_file()]),
             "code": _digest_files(code),
             "version": __version__,
@@ -179,67 +169,50 @@ class PromptPreparer:
         h.update(f"|{ident}|{max_tokens}".encode())
         return h.hexdigest()
 
-    def _kwargs(self, max_tokens: int) -> dict[str, Any]:
-        base = self._base_kwargs
-        if base is None:
-            base = self._base_kwargs = self._check_kwargs()
-        if self._takes_max_tokens:
-            return {**base, "max_output_tokens": max_tokens}
-        return base
-
-    def _check_kwargs(self) -> dict[str, Any]:
-        """The options the renderer accepts (computed once); an option it cannot honour is a ConfigError."""
-        self._takes_max_tokens = self._params is None or "max_output_tokens" in self._params
-        if self._params is None:
-            return dict(self.options)
-        unknown = {
-            k for k, v in self.options.items() if k not in self._params and v not in (False, None, "", "truncate")
-        }
-        unknown -= {"model", "templates_dir"}
-        if unknown:
-            raise ConfigError(
-                f"{self.name} does not support {', '.join(sorted(unknown))}",
-                hint="these options need academiceval.models.prepare (truncation, retrieval, probes)",
-            )
-        return {k: v for k, v in self.options.items() if k in self._params}
-
     def __call__(self, sample: Sample, max_tokens: int) -> Prepared:
-        out = self._fn(sample, **self._kwargs(max_tokens))
-        if isinstance(out, str):
-            return Prepared(prompt=out, prompt_sha256=sha256_text(out))
-        prompt = _attr(out, "prompt", "text")
-        if not isinstance(prompt, str):
-            prompt = "" if prompt is None else str(prompt)
-        skipped = bool(_attr(out, "skipped", "skip", default=False))
+        if not self.needs_fitting:
+            prompt = render_prompt(sample, templates_dir=self.templates_dir)
+            return Prepared(prompt=prompt, prompt_sha256=sha256_text(prompt))
+        out = prepare_prompt(
+            sample,
+            tokenizer=self.tokenizer,
+            context_length=self.context_length,
+            max_output_tokens=max_tokens,
+            templates_dir=self.templates_dir,
+            rag=self.rag,
+            probe=self.probe,
+            length_instruction=self.length_instruction,
+            on_overflow=self.on_overflow,  # type: ignore[arg-type]
+            model=self.model,
+        )
         return Prepared(
-            prompt=prompt,
-            prompt_sha256=_attr(out, "prompt_sha256", default=None) or sha256_text(prompt),
-            input_tokens=int(_attr(out, "input_tokens", "tokens", default=0) or 0),
-            tokens_cut=int(_attr(out, "tokens_cut", default=0) or 0),
-            truncation=str(_attr(out, "truncation", "policy", default="none") or "none"),
-            skipped=skipped,
-            reason=_attr(out, "reason", "skip_reason", default=None),
+            prompt=out.prompt,
+            prompt_sha256=out.prompt_sha256 or sha256_text(out.prompt),
+            input_tokens=out.input_tokens,
+            tokens_cut=out.tokens_cut,
+            truncation=out.policy or "none",
+            skipped=out.skipped,
+            reason=out.reason,
             extras=_extras(out),
-            retrieved_texts=list(_attr(out, "retrieved_texts", default=None) or []),
+            retrieved_texts=list(out.retrieved_texts),
         )
 
 
 _EXTRA_KEYS = ("full_tokens", "demos_dropped", "citations_dropped", "chunks_dropped", "variant", "length_words")
 
 
-def _extras(out: Any) -> dict[str, Any]:
+def _extras(out: PreparedPrompt) -> dict[str, Any]:
     """What the record should say about how the prompt was made (beyond tokens and policy)."""
     extras: dict[str, Any] = {}
     for k in _EXTRA_KEYS:
-        v = _attr(out, k, default=None)
+        v = getattr(out, k)
         if v not in (None, 0, ""):
             extras[k] = v
-    tok = _attr(out, "tokenizer", default=None)
-    if isinstance(tok, dict) and tok.get("name"):
+    tok = out.tokenizer
+    if tok.get("name"):
         extras["tokenizer"] = tok.get("name")
         if tok.get("fallback_reason"):
             extras["tokenizer_fallback"] = True
-    retrieved = _attr(out, "retrieved", default=None)
-    if retrieved:
-        extras["retrieved"] = retrieved
+    if out.retrieved:
+        extras["retrieved"] = out.retrieved
     return extras

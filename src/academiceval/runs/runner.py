@@ -10,7 +10,6 @@ the requests in flight.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,51 +23,38 @@ from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.registry import load_backend, parse_spec
 from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
+from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
-from academiceval.runs.records import RecordWriter, read_run, read_spec, safe_name, write_spec
-from academiceval.runs.source import load_round_view, resolve_round_dir
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker
-
-PROBES = ("title-only", "no-context")
-
-
-def _locations(ws_or_runs_dir: Any) -> tuple[Path, Path, Path]:
-    """(runs_dir, rounds_dir, cache_path) for a Workspace, a workspace home, or a `.../runs` directory.
-
-    Duck-typed on `home` so this module does not import the store (and, through it, the PDF stack)."""
-    if isinstance(ws_or_runs_dir, str | os.PathLike):
-        p = Path(ws_or_runs_dir).resolve()
-        if p.name == "runs":
-            p = p.parent
-    else:
-        p = Path(ws_or_runs_dir.home).resolve()
-    return p / "runs", p / "rounds", p / "cache" / "responses.sqlite"
+from academiceval.store.artifacts import (
+    Layout,
+    RecordWriter,
+    load_round,
+    read_run_records,
+    read_run_spec,
+    safe_name,
+    write_run_spec,
+)
 
 
-def run_dir_name(
-    model_spec: str,
-    *,
-    probe: str | None,
-    rag: dict[str, Any] | None,
-    length_instruction: bool,
-    context_length: int | None,
-) -> str:
+def run_dir_name(config: RunConfig, context_length: int | None) -> str:
     """Variants that change the inputs get their own directory, so records of different variants never mix.
     A local checkpoint is named by its folder (`hf/<name>`), not its whole path; run.json keeps the path and a
     different checkpoint with the same folder name is refused there."""
+    model_spec = config.model
     provider, _, model = model_spec.partition("/")
     if provider == "hf" and (model.startswith(("/", "~", ".")) or Path(model).expanduser().is_dir()):
         model_spec = f"hf/{Path(model).expanduser().name}"
     parts = [safe_name(model_spec)]
     if context_length:
         parts.append(f"ctx{context_length}")
-    if rag:
-        parts.append(f"rag-{rag.get('retriever', 'x')}-k{rag.get('top_k', '')}")
-    if probe:
-        parts.append(f"probe-{probe}")
-    if length_instruction:
+    if config.rag:
+        parts.append(f"rag-{config.rag.retriever}-k{config.rag.top_k}")
+    if config.probe:
+        parts.append(f"probe-{config.probe}")
+    if config.length_instruction:
         parts.append("lie")
     return safe_name("+".join(parts))
 
@@ -120,13 +106,8 @@ def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: 
     return rows
 
 
-def _select(
-    samples: list[Sample],
-    tasks: Sequence[str] | None,
-    settings: Sequence[str] | None,
-    splits: Sequence[str] | None,
-    limit: int | None,
-) -> list[Sample]:
+def _select(samples: list[Sample], config: RunConfig) -> list[Sample]:
+    tasks, settings, splits = config.tasks, config.settings, config.splits
     out = [
         s
         for s in samples
@@ -134,12 +115,12 @@ def _select(
         and (not settings or s.setting in settings)
         and (not splits or s.split in splits)
     ]
-    if limit is not None:
+    if config.limit is not None:
         by: dict[tuple[str, str], int] = {}
         kept = []
         for s in out:
             k = (s.task, s.setting)
-            if by.get(k, 0) < limit:
+            if by.get(k, 0) < config.limit:
                 by[k] = by.get(k, 0) + 1
                 kept.append(s)
         out = kept
@@ -148,100 +129,65 @@ def _select(
 
 def run_round(
     ws_or_runs_dir: Any,
-    round_dir: str | Path,
-    model_spec: str,
+    round_ref: str | Path,
+    config: RunConfig,
     *,
-    tasks: Sequence[str] | None = None,
-    settings: Sequence[str] | None = None,
-    splits: Sequence[str] | None = ("test",),
-    options: GenerationOptions | None = None,
-    base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
-    max_connections: int = 16,
-    timeout: float = 600.0,
-    context_length: int | None = None,
-    tokenizer: str | None = None,
-    on_overflow: str = "truncate",
-    rag: dict[str, Any] | None = None,
-    probe: str | None = None,
-    length_instruction: bool = False,
-    count_tokens_only: bool = False,
     progress: ProgressFn | None = None,
-    run_name: str | None = None,
-    use_cache: bool = True,
     retry_policy: RetryPolicy | None = None,
-    limit: int | None = None,
     backend: Backend | None = None,
 ) -> RunSummary:
-    """Run `model_spec` on a round; see the module docstring. Raises ConfigError before any request when the
-    spec, key, model name, round integrity or options are wrong; per-sample failures are recorded instead."""
-    return asyncio.run(run_round_async(**{k: v for k, v in locals().items()}))
+    """Run `config.model` on a round (a name in the workspace or a round directory); see the module docstring.
+    Raises ConfigError before any request when the spec, key, model name, round integrity or options are wrong;
+    per-sample failures are recorded instead. A `backend` passed in belongs to the caller, who closes it."""
+    return asyncio.run(
+        run_round_async(
+            ws_or_runs_dir, round_ref, config, progress=progress, retry_policy=retry_policy, backend=backend
+        )
+    )
 
 
 async def run_round_async(
     ws_or_runs_dir: Any,
-    round_dir: str | Path,
-    model_spec: str,
+    round_ref: str | Path,
+    config: RunConfig,
     *,
-    tasks=None,
-    settings=None,
-    splits=("test",),
-    options=None,
-    base_url=None,
-    api_key_env="OPENAI_API_KEY",
-    max_connections=16,
-    timeout=600.0,
-    context_length=None,
-    tokenizer=None,
-    on_overflow="truncate",
-    rag=None,
-    probe=None,
-    length_instruction=False,
-    count_tokens_only=False,
-    progress=None,
-    run_name=None,
-    use_cache=True,
-    retry_policy=None,
-    limit=None,
-    backend=None,
+    progress: ProgressFn | None = None,
+    retry_policy: RetryPolicy | None = None,
+    backend: Backend | None = None,
 ) -> RunSummary:
     """The same as `run_round`, for callers already inside an event loop."""
-    options = options or GenerationOptions()
+    model_spec, options, context_length = config.model, config.options, config.context_length
     provider, _ = parse_spec(model_spec)
-    if on_overflow not in ("truncate", "skip"):
-        raise ConfigError(f"--on-overflow must be truncate or skip, not {on_overflow!r}")
-    if probe is not None and probe not in PROBES:
-        raise ConfigError(f"unknown probe {probe!r}", hint=f"one of {', '.join(PROBES)}")
-    if max_connections < 1:
-        raise ConfigError("--max-connections must be at least 1")
-    runs_dir, rounds_dir, cache_path = _locations(ws_or_runs_dir)
-    view = load_round_view(resolve_round_dir(round_dir, rounds_dir))
-    samples = _select(view.distinct_samples, tasks, settings, splits, limit)
+    layout = Layout.of(ws_or_runs_dir)
+    view = load_round(layout.find_round(round_ref))
+    distinct = view.distinct_samples()
+    samples = _select(distinct, config)
     if not samples:
-        have = sorted({(s.task, s.setting, s.split) for s in view.distinct_samples})
+        have = sorted({(s.task, s.setting, s.split) for s in distinct})
         raise ConfigError(
-            f"no samples in round {view.name} match tasks={tasks} settings={settings} splits={splits}",
+            f"no samples in round {view.name} match tasks={config.tasks} settings={config.settings} "
+            f"splits={config.splits}",
             hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
         )
 
     def make_preparer(ctx: int | None, *, count: bool = False) -> PromptPreparer:
         return PromptPreparer(
             context_length=ctx,
-            tokenizer=tokenizer,
-            on_overflow=on_overflow,
-            rag=rag,
-            probe=probe,
-            length_instruction=length_instruction or None,
-            model=model_spec if ctx or tokenizer or count else None,
+            tokenizer=config.tokenizer,
+            on_overflow=config.on_overflow,
+            rag=config.rag,
+            probe=config.probe,
+            length_instruction=config.length_instruction,
+            model=model_spec if ctx or config.tokenizer or count else None,
             templates_dir=view.templates_dir,
             force_fitting=count,
         )
 
-    preparer = make_preparer(context_length, count=count_tokens_only)
+    preparer = make_preparer(context_length, count=config.count_tokens_only)
     first = samples[0]
     preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))  # bad options fail here, early
     summary = RunSummary(run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name)
-    if count_tokens_only:
+    if config.count_tokens_only:
         summary.count_tokens_only = True
         summary.token_report = _token_report(preparer, samples, options)
         return summary
@@ -249,7 +195,11 @@ async def run_round_async(
     owned = backend is None  # a backend passed in belongs to the caller, who closes it
     if backend is None:
         backend = load_backend(
-            model_spec, base_url=base_url, api_key_env=api_key_env, timeout=timeout, templates_dir=view.templates_dir
+            model_spec,
+            base_url=config.base_url,
+            api_key_env=config.api_key_env,
+            timeout=config.timeout,
+            templates_dir=view.templates_dir,
         )
     try:
         caps = backend.capabilities
@@ -261,21 +211,7 @@ async def run_round_async(
             preparer = make_preparer(context_length)
             preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
             summary.prompt_preparation = preparer.name
-        run_dir = (
-            runs_dir
-            / safe_name(view.name)
-            / (
-                safe_name(run_name)
-                if run_name
-                else run_dir_name(
-                    model_spec,
-                    probe=probe,
-                    rag=rag,
-                    length_instruction=length_instruction,
-                    context_length=context_length,
-                )
-            )
-        )
+        run_dir = layout.run_dir(view.name, config.run_name or run_dir_name(config, context_length))
         summary.run_dir = run_dir
         spec = RunSpec(
             round=view.name,
@@ -285,31 +221,32 @@ async def run_round_async(
             base_url=backend.cache_identity().get("base_url"),
             options=options.model_dump(),
             context_length=context_length,
-            rag=rag,
-            probe=probe,
-            length_instruction=length_instruction,
+            rag=config.rag_settings(),
+            probe=config.probe,
+            length_instruction=config.length_instruction,
             package_version=__version__,
             created_at=now_iso(),
-            on_overflow=on_overflow,
-            tokenizer=tokenizer,
+            on_overflow=config.on_overflow,
+            tokenizer=config.tokenizer,
             prompt_preparation=preparer.name,
-            max_connections=max_connections,
-            timeout_s=timeout,
+            max_connections=config.max_connections,
+            timeout_s=config.timeout,
             task_max_tokens={
                 t: DEFAULT_MAX_TOKENS[t]
                 for t in sorted({s.task for s in samples})
                 if options.max_tokens is None and t in DEFAULT_MAX_TOKENS
             },
             updated_at=now_iso(),
+            config=config.stored(),
         )
-        old = read_spec(run_dir)
+        old = read_run_spec(run_dir)
         if old is not None:
             _check_compatible(old, spec, run_dir)
             spec.created_at = old.created_at
             spec.task_max_tokens = {**old.task_max_tokens, **spec.task_max_tokens}
-        write_spec(run_dir, spec)
+        write_run_spec(run_dir, spec)
 
-        existing = read_run(run_dir)
+        existing = read_run_records(run_dir)
         todo: list[Sample] = []
         for s in samples:
             summary.config(s.task, s.setting).selected += 1
@@ -318,9 +255,9 @@ async def run_round_async(
                 summary.config(s.task, s.setting).already_done += 1
             else:
                 todo.append(s)
-        cache = ResponseCache(cache_path, enabled=use_cache, batch=64)
+        cache = ResponseCache(layout.response_cache, enabled=config.use_cache, batch=64)
         writer = RecordWriter(run_dir)
-        limiter = AdaptiveLimiter(max_connections)
+        limiter = AdaptiveLimiter(config.max_connections)
         run = SampleWorker(
             backend,
             options,
@@ -341,7 +278,7 @@ async def run_round_async(
                 progress(0, len(todo))
             if todo and (old is None or old.base_url == spec.base_url):  # answers of this same server only
                 run.restore_cache(existing.values())
-            await run.run_all(todo, max_connections)
+            await run.run_all(todo, config.max_connections)
         finally:
             writer.close()
             cache.close()

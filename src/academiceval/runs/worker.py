@@ -27,8 +27,8 @@ from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.models import Sample
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
-from academiceval.runs.records import RecordWriter, new_record
 from academiceval.runs.summary import RunSummary, now_iso
+from academiceval.store.artifacts import RecordWriter, new_record
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 PROGRESS_EVERY_S = 0.1  # progress callbacks are throttled to this interval (and always called at the end)

@@ -1,26 +1,55 @@
-"""Per-sample scores — the boundary model between `scores` and `report`."""
+"""The boundary models between `scores` and everything after it (CLI tables, report, results.json).
+
+`ScoreRecord` is one metric on one sample (a line of `scores.jsonl`). `MetricSummary` is one metric over a
+group of samples (a run × task × setting), with an `Estimate` (mean and bootstrap interval) per value; it is
+what `scores.aggregate.aggregate` returns, what `academiceval score` prints and what the report stores in
+`results.json`. Nothing downstream reads a summary as a dict.
+
+`ScoreRecord` is defined in `academiceval.store.models` (the artifacts layer reads and writes it); this module
+is the scores stage's name for it.
+"""
 
 from __future__ import annotations
 
-from datetime import date
-
 from pydantic import BaseModel, Field
 
+from academiceval.store.models import ScoreRecord
 
-class ScoreRecord(BaseModel):
-    """One metric on one sample, appended to `<run dir>/scores.jsonl`.
+__all__ = ["Estimate", "MetricSummary", "ScoreRecord"]
 
-    `metric` names carry their configuration (e.g. "bertscore-all-MiniLM-L6-v2-L6"), and `config_hash`
-    identifies the exact configuration, so results from different settings are never mixed.
+
+class Estimate(BaseModel):
+    """A mean with its bootstrap interval (`ci_low`/`ci_high` are None when `n` is 0).
+
+    For a pooled judge win rate, `n` counts judgments (both orders of every judged pair), not samples.
     """
 
-    sample_id: str
-    task: str
-    setting: str
-    split: str
-    published: date
-    metric: str
+    n: int
+    mean: float | None = None
+    std: float | None = None  # sample standard deviation (ddof=1; 0.0 when n == 1); None for pooled rates
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class MetricSummary(BaseModel):
+    """One metric (one name × configuration) over one run × task × setting.
+
+    `values` holds an Estimate per value the metric records (ROUGE/BERTScore `p`, `r`, `f`; the judge's
+    per-pair rates per criterion plus the pooled `win_rate` and `win_rate:<criterion>`); `primary` names the
+    one that ranks models. Records with an error are counted in `errors`, never averaged.
+    """
+
+    metric: str  # the ScoreRecord metric name (carries model/layer where that matters)
     config_hash: str
-    values: dict[str, float] = Field(default_factory=dict)  # e.g. {"p": .., "r": .., "f": ..}
-    details: dict[str, object] = Field(default_factory=dict)  # e.g. tokens cut, judge verdicts
-    error: str | None = None
+    primary: str  # the value key used for ranking, e.g. "f" or "win_rate"
+    values: dict[str, Estimate] = Field(default_factory=dict)
+    errors: int = 0  # score records with an error (no value), excluded from the means
+    failures: int = 0  # judge metrics: judgments that could not be read (after the repair retry)
+    task: str = ""
+    setting: str = ""
+    n: int = 0  # samples with values
+    run: str | None = None  # who was scored: the run's label (report) or model spec (score CLI), when known
+
+    @property
+    def main(self) -> Estimate:
+        return self.values.get(self.primary) or Estimate(n=0)

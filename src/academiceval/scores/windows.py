@@ -3,6 +3,9 @@
 `--after DATE` keeps papers first submitted strictly after DATE; `--after-cutoff MODEL` looks the model up in
 the packaged table `model_info.yaml` (plus a user YAML of the same shape via `--model-info` or
 `$ACADEMICEVAL_MODEL_INFO`) and uses its knowledge cutoff, or its release date when no cutoff was published.
+
+`Window` is the one window type: `score`, `report`, the results schema (`Results.window`) and the CLI all use
+it, so `score --after-cutoff` and `report --after-cutoff` always agree on the date and on how it was chosen.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict
 
 from academiceval.errors import ConfigError
 
@@ -29,10 +33,27 @@ class ModelInfo:
     aliases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Window:
-    after: date | None
-    reason: str  # how the date was chosen, for reports
+class Window(BaseModel):
+    """Which target papers count: those first submitted strictly after `after` (None: all papers)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    after: date | None = None
+    reason: str | None = None  # how the date was chosen, e.g. "after gpt-4o-mini's knowledge cutoff (2023-10-01)"
+
+    def contains(self, published: date) -> bool:
+        return in_window(published, self.after)
+
+    def describe(self) -> str:
+        """The reason, or a plain statement of the window, for table titles."""
+        if self.reason:
+            return self.reason
+        return f"papers first submitted after {self.after}" if self.after else "all papers"
+
+
+def parse_date(value: Any, where: str = "--after") -> date | None:
+    """A date option (`YYYY-MM-DD`, a `date`, or empty for none); anything else is a ConfigError."""
+    return _as_date(value, where)
 
 
 def _as_date(value: Any, where: str) -> date | None:
@@ -96,12 +117,12 @@ def find_model(spec: str, table: dict[str, ModelInfo]) -> ModelInfo | None:
 def resolve_window(
     after: date | str | None = None, after_cutoff: str | None = None, *, model_info: str | Path | None = None
 ) -> Window:
-    """One window from `--after` or `--after-cutoff` (not both)."""
+    """One window from `--after` or `--after-cutoff` (not both); neither gives `Window()` (all papers)."""
     if after is not None and after_cutoff:
         raise ConfigError("give --after or --after-cutoff, not both")
     if after is not None:
         d = _as_date(after, "--after")
-        return Window(d, f"papers first submitted after {d}")
+        return Window(after=d, reason=f"papers first submitted after {d}" if d else None)
     if after_cutoff:
         table = load_model_info(model_info)
         info = find_model(after_cutoff, table)
@@ -111,11 +132,14 @@ def resolve_window(
                 hint=f"use --after DATE, or add it to a YAML file passed with --model-info (or ${ENV})",
             )
         if info.knowledge_cutoff:
-            return Window(info.knowledge_cutoff, f"after {info.name}'s knowledge cutoff ({info.knowledge_cutoff})")
+            return Window(
+                after=info.knowledge_cutoff, reason=f"after {info.name}'s knowledge cutoff ({info.knowledge_cutoff})"
+            )
         if info.release:
-            return Window(info.release, f"after {info.name}'s release ({info.release}; no published cutoff)")
+            why = f"after {info.name}'s release ({info.release}; no published cutoff)"
+            return Window(after=info.release, reason=why)
         raise ConfigError(f"model {info.name} has neither a knowledge cutoff nor a release date in the table")
-    return Window(None, "all papers")
+    return Window()
 
 
 def in_window(published: date, after: date | None) -> bool:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from academiceval.sources.errors import InvalidArxivIdError, UnsafePathError
+from academiceval.store.artifacts import ArtifactError, check_name
 
 _NEW = r"\d{4}\.\d{4,5}"
 _OLD = r"[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7}"
@@ -62,7 +63,12 @@ def pdf_filename(arxiv_id: str) -> str:
 
 
 def safe_child(dest_dir: Path, name: str) -> Path:
-    """dest_dir/name, refusing any name that would resolve outside dest_dir."""
+    """dest_dir/name: the name must pass the workspace's one name validator (`store.artifacts.check_name`), and
+    the result must not resolve outside dest_dir (a symlink)."""
+    try:
+        check_name(name, "file name")
+    except ArtifactError as e:
+        raise UnsafePathError(e.message, hint="ids must not contain path parts") from None
     root = dest_dir.resolve()
     target = (root / name).resolve()
     if target.parent != root:

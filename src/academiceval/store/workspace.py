@@ -1,11 +1,7 @@
 """The embedded workspace: one directory holding a SQLite database (WAL mode) and the files stages write.
 
-Layout under the workspace home:
-    academiceval.sqlite   papers' metadata, authors, authorship, parsed papers, files, errors, graph, rounds
-    pdf/                  downloaded PDFs, named by versionless arXiv id (slashes replaced)
-    rounds/NAME/          exported rounds
-    runs/ROUND/MODEL/     run records and scores
-    reports/              leaderboards
+Under the workspace home: `academiceval.sqlite` (papers' metadata, authorship, parsed papers, errors, graph,
+...) and the files laid out by `store.artifacts` (pdf/, rounds/NAME/, runs/ROUND/RUN/, reports/NAME/, cache/).
 
 Stages own their tables: each declares its DDL with `register_schema(name, ddl)` at import time and the
 workspace creates every registered schema on connect (all statements are `CREATE ... IF NOT EXISTS`).
@@ -19,11 +15,11 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
-from academiceval.papers.models import Paper
-from academiceval.sources.models import PaperMeta
+from academiceval.store.artifacts import Layout
+from academiceval.store.paper_models import Paper, PaperMeta
 
 ENV_HOME = "ACADEMICEVAL_HOME"
 DEFAULT_HOME = "academiceval-data"
@@ -102,29 +98,25 @@ class Workspace:
         self.home = resolve_home(home).resolve()
         self.home.mkdir(parents=True, exist_ok=True)
         self.db_path = self.home / DB_NAME
+        self.layout = Layout(self.home)
         self._local = threading.local()
 
-    # ---- directories ----------------------------------------------------------------------------
-    def subdir(self, *parts: str) -> Path:
-        p = self.home.joinpath(*parts)
-        p.mkdir(parents=True, exist_ok=True)
-        return p
-
+    # ---- directories (created on first use; their names belong to store.artifacts) -------------
     @property
     def pdf_dir(self) -> Path:
-        return self.subdir("pdf")
+        return Layout.ensure(self.layout.pdf_dir)
 
     @property
     def rounds_dir(self) -> Path:
-        return self.subdir("rounds")
+        return Layout.ensure(self.layout.rounds_dir)
 
     @property
     def runs_dir(self) -> Path:
-        return self.subdir("runs")
+        return Layout.ensure(self.layout.runs_dir)
 
     @property
     def reports_dir(self) -> Path:
-        return self.subdir("reports")
+        return Layout.ensure(self.layout.reports_dir)
 
     # ---- database -------------------------------------------------------------------------------
     @property
@@ -219,6 +211,14 @@ class Workspace:
         for row in self.db.execute(sql, params):
             yield PaperMeta.model_validate_json(row["json"])
 
+    def meta_ids(self, *, since: date | None = None) -> list[str]:
+        """Versionless ids of all metadata (submitted on/after `since`), oldest first (by v1 date, then id)."""
+        where, params = ("WHERE published >= ?", (since.isoformat(),)) if since else ("", ())
+        return [
+            r[0]
+            for r in self.db.execute(f"SELECT arxiv_id FROM paper_meta {where} ORDER BY published, arxiv_id", params)
+        ]
+
     def count_meta(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
 
@@ -256,6 +256,14 @@ class Workspace:
             (arxiv_id,),
         ).fetchone()
         return Paper.model_validate_json(row["json"]) if row else None
+
+    def count_papers_without_meta(self) -> int:
+        """Parsed papers that no metadata row describes (no v1 date: they cannot become samples)."""
+        row = self.db.execute(
+            "SELECT COUNT(DISTINCT COALESCE(arxiv_id, paper_id)) FROM parsed_paper "
+            "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
+        ).fetchone()
+        return int(row[0])
 
     def iter_papers(self) -> Iterator[Paper]:
         for row in self.db.execute("SELECT json FROM parsed_paper ORDER BY paper_id"):

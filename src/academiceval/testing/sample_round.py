@@ -16,6 +16,8 @@ from typing import Any
 
 from academiceval import __version__
 from academiceval.rounds.models import ConfigInfo, Demo, RoundManifest, Sample, SplitWindows
+from academiceval.rounds.tasks import TASK_FIELDS
+from academiceval.store.artifacts import write_manifest, write_round_config
 
 UNARXIVE = Path("samples") / "unarXive_sample" / "arXiv_src_2212_086.jsonl"
 
@@ -115,8 +117,7 @@ def write_sample_round(
 def write_round(
     out_dir: Path, name: str, by_config: dict[str, list[Sample]], *, build_options: dict[str, Any] | None = None
 ) -> Path:
-    """Export samples (config name → samples of one task and setting) with the rounds area's writer + manifest."""
-    from academiceval.rounds.export import file_sha256, manifest_json, write_config
+    """Export samples (config name → samples of one task and setting) with the artifacts writer + manifest."""
 
     out_dir.mkdir(parents=True, exist_ok=True)
     configs: dict[str, ConfigInfo] = {}
@@ -127,9 +128,8 @@ def write_round(
         order = {"train": 0, "val": 1, "test": 2}
         rows = sorted(rows, key=lambda r: order[r.split])
         info = ConfigInfo(task=rows[0].task, setting=rows[0].setting, setting_name=config, counts=counts)
-        write_config(out_dir, info, iter(rows))
+        write_round_config(out_dir, info, iter(rows), TASK_FIELDS[info.task])
         configs[config] = info
-    files = {rel: file_sha256(out_dir / rel) for info in configs.values() for rel in info.files}
     dates = [r.published for rows in by_config.values() for r in rows]
     manifest = RoundManifest(
         round=name,
@@ -138,9 +138,8 @@ def write_round(
         seed=0,
         windows=SplitWindows(test_from=min(dates), test_until=max(dates)),
         counts={c: i.counts for c, i in configs.items()},
-        files=files,
         configs=configs,
         build_options=build_options or {},
     )
-    (out_dir / "manifest.json").write_text(manifest_json(manifest))
+    write_manifest(out_dir, manifest)
     return out_dir

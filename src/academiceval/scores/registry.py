@@ -1,0 +1,201 @@
+"""Metrics by name: `score_runs(metrics=[...])` looks each name up here and lets its scorer score a run.
+
+A metric is registered once with what it needs and how to build its scorer; nothing else in `scores` knows
+the list, so a new family (citation-cloze accuracy, L-Eval EM/F1/ROUGE, citation faithfulness) adds metrics by
+registering them, without touching the scoring loop:
+
+    from academiceval.scores.registry import Metric, Needs, register
+    register(Metric("exact-match", build=lambda opts: ExactMatch(), needs=Needs(reference=True),
+                    summary="1.0 when the normalized output equals the reference"))
+
+and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` below (imported on first lookup).
+
+`name` is what users type (`--metrics rouge-l,bertscore`); the scorer's `metric_name` is what its ScoreRecords
+carry, and it may spell the configuration that matters (e.g. `bertscore-all-MiniLM-L6-v2-L6`,
+`judge-gpt-4o-mini-vs-reference`), so results of different models/layers are never averaged together.
+A scorer gets a `RunJob` (one run directory: its pending records, their references, a writer) and returns the
+ScoreRecords it wrote; it decides how to batch. Records that cannot be scored (no reference, generation error)
+are written with their reason through `RunJob.unusable`, the same for every metric.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from academiceval.errors import ConfigError
+from academiceval.runs.models import RunRecord, RunSpec
+from academiceval.scores.config import ScoreConfig
+from academiceval.scores.models import ScoreRecord
+
+# Modules that register metrics when imported (the built-ins first). A new family appends its module here.
+PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin",)
+
+Progress = Callable[[str, int, int], None]  # (description, done, total)
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """16 hex of sha256 over the metric's configuration: records of different configurations never mix."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def output_sha(text: str) -> str:
+    """The skip key of a scored output: a re-generated output is scored again."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a metric needs besides the model's output (checked before any run is read)."""
+
+    reference: bool = True  # the round's label (the paper's own text): a sample missing from the round is an error
+    judge: bool = False  # a judge model: `score_runs(judge=...)` / `--judge SPEC` (checked before any run is read)
+    batched: bool = False  # scores `batch_size` samples per call (a neural model) and writes chunk by chunk
+
+
+@dataclass
+class MetricOptions:
+    """What a scorer is built from: the pass's `ScoreConfig` (metric options: BERTScore model/layer/idf/...,
+    the judge's `against`) plus what cannot be stored in it (the judge backend, the response cache)."""
+
+    config: ScoreConfig = field(default_factory=ScoreConfig)
+    judge: Any = None  # a Backend (score_runs loads `config.judge` when none is passed in)
+    cache: Any = None  # response cache for judge calls
+    home: Path | None = None  # the workspace (default cache location)
+    batch_size: int = 64
+
+
+@dataclass
+class RunJob:
+    """One run directory as a scorer sees it: its records, their round samples, and where results go."""
+
+    spec: RunSpec
+    run_dir: Path
+    samples: dict[str, Any]  # sample_id -> rounds Sample (label, fields)
+    recs: list[RunRecord]  # sorted by sample id
+    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha) already scored
+    emit: Callable[[Sequence[ScoreRecord]], None]  # append to scores.jsonl (as we go: resumable)
+    read_run: Callable[[Path], dict[str, RunRecord]]  # another run's records (pairwise metrics)
+    progress: Progress | None = None
+    skipped: dict[str, int] = field(default_factory=dict)  # metric name -> already scored
+    needs: Needs = field(default_factory=Needs)  # of the metric being scored (set by score_runs before each)
+
+    def todo(self, metric: str, chash: str) -> list[RunRecord]:
+        """Records not yet scored with this metric configuration (or whose output changed since)."""
+        pending = [r for r in self.recs if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
+        self.skipped[metric] = self.skipped.get(metric, 0) + len(self.recs) - len(pending)
+        return pending
+
+    def label_of(self, rec: RunRecord) -> str | None:
+        s = self.samples.get(rec.sample_id)
+        return None if s is None else s.label
+
+    def record(self, rec: RunRecord, metric: str, chash: str, **kw: Any) -> ScoreRecord:
+        """A ScoreRecord for `rec` (sample identity and date copied from the run record)."""
+        return ScoreRecord(
+            sample_id=rec.sample_id,
+            task=rec.task,
+            setting=rec.setting,
+            split=rec.split,
+            published=rec.published,
+            metric=metric,
+            config_hash=chash,
+            **kw,
+        )
+
+    def unusable(self, rec: RunRecord, metric: str, chash: str) -> ScoreRecord | None:
+        """A record that cannot be scored (no reference when the metric needs one, generation error): recorded with
+        its reason."""
+        if self.needs.reference and self.label_of(rec) is None:
+            why = f"sample {rec.sample_id} is not in round {self.spec.round}"
+        elif rec.error or rec.skipped:
+            why = f"no output to score: {rec.error or 'skipped (too long)'}"
+        else:
+            return None
+        return self.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
+
+    def tick(self, metric: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(f"{self.spec.model} {metric}", done, total)
+
+
+class Scorer(Protocol):
+    """A built metric: names its records and scores one run at a time (it may keep a model loaded across runs)."""
+
+    @property
+    def metric_name(self) -> str: ...
+
+    def score_run(self, job: RunJob) -> list[ScoreRecord]: ...
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A registered metric: its user-facing name, what it needs, and how to build its scorer."""
+
+    name: str
+    build: Callable[[MetricOptions], Scorer]
+    needs: Needs = field(default_factory=Needs)
+    summary: str = ""
+
+
+_REGISTRY: dict[str, Metric] = {}
+_loaded = False
+
+
+def register(metric: Metric, *, replace: bool = False) -> Metric:
+    """Add a metric; registering a taken name is an error unless `replace` (tests, user overrides)."""
+    if metric.name in _REGISTRY and not replace and _REGISTRY[metric.name] is not metric:
+        raise ConfigError(f"metric {metric.name!r} is already registered")
+    _REGISTRY[metric.name] = metric
+    return metric
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def _load_plugins() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in PLUGIN_MODULES:
+            importlib.import_module(module)
+
+
+def names() -> list[str]:
+    """Every registered metric name, in registration order."""
+    _load_plugins()
+    return list(_REGISTRY)
+
+
+def get(name: str) -> Metric:
+    _load_plugins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown metric {name!r}; known metrics: {', '.join(_REGISTRY)}", hint="pass --metrics with known names"
+        ) from None
+
+
+def resolve(metrics: Iterable[str], *, judge: Any = None) -> list[Metric]:
+    """The registered metrics for these names, checked against what they need (before any work)."""
+    wanted = list(metrics)
+    unknown = [m for m in wanted if m not in names()]
+    if unknown:
+        raise ConfigError(
+            f"unknown metric(s) {', '.join(unknown)}; known metrics: {', '.join(names())}",
+            hint=f"choose from {', '.join(names())}",
+        )
+    out = [get(m) for m in wanted]
+    for m in out:
+        if m.needs.judge and judge is None:
+            raise ConfigError(
+                f"the {m.name} metric needs a judge model", hint="pass --judge SPEC, e.g. openai/gpt-4o-mini"
+            )
+    return out

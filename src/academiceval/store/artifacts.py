@@ -1,0 +1,734 @@
+"""The workspace's files: where every artifact lives and the one reader and writer of each.
+
+Layout under the workspace home (each name is spelled here and nowhere else):
+
+    rounds/NAME/                 an exported round
+        manifest.json            RoundManifest: windows, configs, sha256 of every file
+        data/CONFIG/SPLIT.parquet, jsonl/CONFIG/SPLIT.jsonl   the samples (the same rows twice)
+        templates/               the prompt templates the round was built with
+        README.md                dataset card
+    runs/ROUND/RUN/              one model (and variant) on one round
+        run.json                 RunSpec: what produced the run
+        TASK-SETTING.jsonl       RunRecord lines, appended as samples finish
+        scores.jsonl             ScoreRecord lines, appended as samples are scored
+    reports/NAME/                a leaderboard (results.json + Markdown/HTML)
+    cache/responses.sqlite       the response cache
+
+Artifacts:
+
+    round    write_round_config / write_manifest (rounds.publish)   load_round → LoadedRound (runs, scores, report)
+    run      write_run_spec, RecordWriter (runs.runner/worker)      load_run → RunData; read_run_records
+    scores   append_scores (scores.rescore)                         read_scores; load_run(...).scores
+    results  Results.write (report.results, at RESULTS)              Results.read (report, cli demo)
+
+Every name that becomes a path (a round name, a run directory name, a report name) goes through `check_name`
+(`is_safe_name` is the rule); `safe_name` turns free text (a model spec) into such a name. Append-only JSONL
+files are read line by line: a torn last line (an interrupted write) or a line that is not a valid record is
+skipped and counted in `bad_lines`, never fatal. The last line for a key wins (a resumed run or a re-scoring appends).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticUndefined
+
+from academiceval.errors import ConfigError
+from academiceval.store.models import ConfigInfo, RoundManifest, RunRecord, RunSpec, Sample, ScoreRecord
+
+# ---- names -------------------------------------------------------------------------------------------------
+ROUNDS = "rounds"
+RUNS = "runs"
+REPORTS = "reports"
+PDFS = "pdf"
+CACHE = "cache"
+RESPONSE_CACHE = "responses.sqlite"
+MANIFEST = "manifest.json"
+TEMPLATES = "templates"
+DATASET_CARD = "README.md"
+RUN_SPEC = "run.json"
+SCORES = "scores.jsonl"
+RESULTS = "results.json"
+SPLITS = ("train", "val", "test")
+PARQUET_BATCH = 32
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ArtifactError(ConfigError):
+    """A workspace file or directory cannot be found, named or read as asked."""
+
+    code = "artifact"
+
+
+class RoundIntegrityError(ConfigError):
+    """A round file is missing or no longer matches the sha256 recorded in its manifest: scores on a silently
+    changed round would not be comparable, so runs refuse it before sending any request."""
+
+    code = "round_integrity"
+
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+=-]{0,199}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
+
+
+def is_safe_name(name: object) -> bool:
+    """The one rule for names that become paths: a single directory or file name made of letters, digits and
+    `._+=-` — never empty, absolute, `..`, or holding a separator — so nothing lands outside the workspace."""
+    return isinstance(name, str) and bool(_NAME.match(name)) and ".." not in name
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """`name` if `is_safe_name`, else an ArtifactError naming the option (`what`) it came from."""
+    if not is_safe_name(name):
+        raise ArtifactError(
+            f"{what} {name!r} is not a safe directory name",
+            hint="use letters, digits and '.', '_', '-', '+', '=' (no '/', no '..', at most 200 characters)",
+        )
+    return name
+
+
+def safe_name(text: str) -> str:
+    """A checked name from free text: `openai/gpt-4o` → `openai__gpt-4o`, `random:2` → `random_2`."""
+    name = _UNSAFE.sub("_", text.replace("/", "__")).strip("._").replace("..", "_")
+    return check_name(name or "_", "name")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---- layout ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layout:
+    """Paths of one workspace home. Nothing is created until a writer asks (`ensure`)."""
+
+    home: Path
+
+    @classmethod
+    def of(cls, where: Any) -> Layout:
+        """A Layout for a Workspace (anything with `.home`), a workspace home, or its `runs/` directory."""
+        if isinstance(where, Layout):
+            return where
+        if isinstance(where, str | os.PathLike):
+            p = Path(where).resolve()
+            return cls(p.parent if p.name == RUNS else p)
+        return cls(Path(where.home).resolve())
+
+    @staticmethod
+    def ensure(path: Path) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def rounds_dir(self) -> Path:
+        return self.home / ROUNDS
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.home / RUNS
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home / REPORTS
+
+    @property
+    def pdf_dir(self) -> Path:
+        return self.home / PDFS
+
+    @property
+    def response_cache(self) -> Path:
+        return self.home / CACHE / RESPONSE_CACHE
+
+    def round_dir(self, name: str) -> Path:
+        return self.rounds_dir / check_name(name, "round name")
+
+    def run_dir(self, round_name: str, run_name: str) -> Path:
+        return self.runs_dir / check_name(round_name, "round name") / check_name(run_name, "run name")
+
+    def report_dir(self, name: str) -> Path:
+        return self.reports_dir / check_name(name, "report name")
+
+    def known_rounds(self) -> list[str]:
+        d = self.rounds_dir
+        return sorted(p.parent.name for p in d.glob(f"*/{MANIFEST}")) if d.is_dir() else []
+
+    def find_round(self, ref: str | Path) -> Path:
+        """A round directory given as a path, or by name under `rounds/`; an ArtifactError naming the known rounds
+        otherwise."""
+        p = Path(ref)
+        if p.is_dir():
+            return p.resolve()
+        name = str(ref)
+        if is_safe_name(name) and (self.rounds_dir / name).is_dir():
+            return (self.rounds_dir / name).resolve()
+        raise ArtifactError(
+            f"round {name!r} not found",
+            hint="give a round directory or one of: "
+            + (", ".join(self.known_rounds()) or "(no rounds in the workspace)"),
+        )
+
+
+def home_of_run(run_dir: str | Path) -> Path | None:
+    """The workspace home a run directory lives in (`<home>/runs/ROUND/RUN`), if it sits in that layout."""
+    parents = Path(run_dir).resolve().parents
+    return parents[2] if len(parents) >= 3 and parents[1].name == RUNS else None
+
+
+def locate_round(
+    round_name: str,
+    *,
+    rounds_dir: str | Path | None = None,
+    home: str | Path | None = None,
+    run_dir: str | Path | None = None,
+) -> Path | None:
+    """Where round `round_name` is: `rounds_dir/NAME` (or `rounds_dir` itself when it is that round), else
+    `<home>/rounds/NAME`, else the `rounds/` beside the `runs/` a run directory sits in. None when none holds a
+    manifest."""
+    if not is_safe_name(round_name):  # a name read from a run.json is checked like any other
+        return None
+    cands: list[Path] = []
+    if rounds_dir is not None:
+        cands += [Path(rounds_dir) / round_name, Path(rounds_dir)]
+    if home is not None:
+        cands.append(Layout.of(home).rounds_dir / round_name)
+    if run_dir is not None:
+        h = home_of_run(run_dir)
+        if h is not None:
+            cands.append(Layout(h).rounds_dir / round_name)
+    for c in cands:
+        mpath = c / MANIFEST
+        if mpath.is_file() and (c.name == round_name or _manifest_round(mpath) == round_name):
+            return c
+    return None
+
+
+def _manifest_round(mpath: Path) -> str | None:
+    try:
+        return RoundManifest.model_validate_json(mpath.read_bytes()).round
+    except (OSError, ValueError):
+        return None
+
+
+# ---- JSON and JSONL ----------------------------------------------------------------------------------------
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Pretty, sorted JSON replaced atomically (temp file, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _first_error(e: ValidationError) -> str:
+    """One line for a person: the first problem and where (never a multi-line pydantic dump)."""
+    err = e.errors()[0]
+    where = ".".join(map(str, err.get("loc") or ()))
+    return f"{where + ': ' if where else ''}{err['msg']}".replace("\n", " ")
+
+
+def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iterator[M]:
+    """Every valid `model` line of an append-only JSONL file, in file order. A torn last line (no newline: an
+    interrupted write), a line that is not JSON or not a valid record is skipped and described in `bad`."""
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for i, raw in enumerate(f, 1):
+            if not raw.endswith(b"\n"):
+                if bad is not None:
+                    bad.append(f"{path.name}:{i}: torn last line (an interrupted write)")
+                break
+            if not raw.strip():
+                continue
+            try:
+                yield model.model_validate_json(raw)
+            except ValidationError as e:
+                if bad is not None:
+                    kind = "not JSON" if e.errors()[0]["type"] == "json_invalid" else f"not a {model.__name__}"
+                    bad.append(f"{path.name}:{i}: {kind} ({_first_error(e)})")
+
+
+def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
+    """Whole lines, one write and one flush (an interrupted write leaves at worst one torn last line)."""
+    if not records:
+        return
+    with path.open("ab") as fh:
+        fh.write(b"".join(r.model_dump_json().encode() + b"\n" for r in records))
+        fh.flush()
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Drop a torn last line (no trailing newline) before appending to a JSONL file."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        size = f.seek(0, os.SEEK_END)
+        pos = size
+        block = 4096
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                f.truncate(start + i + 1)
+                return
+            pos = start
+        f.truncate(0)
+
+
+# ---- rounds ------------------------------------------------------------------------------------------------
+def data_paths(config: str, split: str) -> tuple[str, str]:
+    """The parquet and JSONL files (relative to the round) of one config and split."""
+    return f"data/{config}/{split}.parquet", f"jsonl/{config}/{split}.jsonl"
+
+
+def sample_schema(field_names: Sequence[str]) -> pa.Schema:
+    """The parquet schema of a config's samples; `field_names` are the task's input fields."""
+    fields_t = pa.struct([(k, pa.string()) for k in field_names])
+    demo_t = pa.struct(
+        [
+            ("arxiv_id", pa.string()),
+            ("published", pa.date32()),
+            ("fields", fields_t),
+            ("label", pa.string()),
+            ("origin", pa.string()),
+        ]
+    )
+    cite_t = pa.struct(
+        [("arxiv_id", pa.string()), ("title", pa.string()), ("abstract", pa.string()), ("distractor", pa.bool_())]
+    )
+    return pa.schema(
+        [
+            ("sample_id", pa.string()),
+            ("round", pa.string()),
+            ("task", pa.string()),
+            ("setting", pa.string()),
+            ("setting_name", pa.string()),
+            ("split", pa.string()),
+            ("arxiv_id", pa.string()),
+            ("paper_id", pa.string()),
+            ("published", pa.date32()),
+            ("primary_category", pa.string()),
+            ("fields", fields_t),
+            ("citations", pa.list_(cite_t)),
+            ("demos", pa.list_(demo_t)),
+            ("label", pa.string()),
+            ("prompt_sha256", pa.string()),
+            ("seed", pa.int64()),
+            ("input_tokens", pa.int64()),
+            ("label_tokens", pa.int64()),
+        ]
+    )
+
+
+def write_round_config(
+    round_dir: Path, info: ConfigInfo, samples: Iterable[Sample], field_names: Sequence[str]
+) -> None:
+    """Stream one config's samples (already in split order) into a parquet and a JSONL file per split, appending
+    their relative paths to `info.files`."""
+    schema = sample_schema(field_names)
+    cur_split: str | None = None
+    pw: pq.ParquetWriter | None = None
+    jf: IO[str] | None = None
+    batch: list[dict[str, object]] = []
+
+    def flush() -> None:
+        if batch and pw is not None:
+            pw.write_table(pa.Table.from_pylist(batch, schema=schema))
+            batch.clear()
+
+    def close() -> None:
+        flush()
+        if pw is not None:
+            pw.close()
+        if jf is not None:
+            jf.close()
+
+    try:
+        for s in samples:
+            s = s.model_copy(update={"setting_name": info.setting_name})
+            if s.split != cur_split:
+                close()
+                cur_split = s.split
+                pq_rel, js_rel = data_paths(info.setting_name, s.split)
+                for rel in (pq_rel, js_rel):
+                    (round_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                    info.files.append(rel)
+                pw = pq.ParquetWriter(round_dir / pq_rel, schema, compression="zstd")
+                jf = (round_dir / js_rel).open("w", encoding="utf-8")
+            assert jf is not None
+            jf.write(s.model_dump_json() + "\n")
+            batch.append(s.model_dump())
+            if len(batch) >= PARQUET_BATCH:
+                flush()
+    finally:
+        close()
+
+
+def manifest_json(manifest: RoundManifest) -> str:
+    return json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def write_manifest(round_dir: Path, manifest: RoundManifest) -> None:
+    """Record the sha256 of every file of the round in the manifest, then write it (the round's last file)."""
+    for p in sorted(round_dir.rglob("*")):
+        if p.is_file() and p != round_dir / MANIFEST:
+            manifest.files[p.relative_to(round_dir).as_posix()] = file_sha256(p)
+    (round_dir / MANIFEST).write_text(manifest_json(manifest), encoding="utf-8")
+
+
+@dataclass
+class LoadedRound:
+    """An exported round: its manifest (and that file's sha256) and streamed access to its samples."""
+
+    path: Path
+    manifest: RoundManifest
+    manifest_sha256: str
+
+    @property
+    def name(self) -> str:
+        return self.manifest.round
+
+    @property
+    def templates_dir(self) -> Path | None:
+        """The templates the round was built with (copied into the round), for re-rendering prompts."""
+        d = self.path / TEMPLATES
+        return d if d.is_dir() else None
+
+    def configs(self) -> list[str]:
+        return sorted(self.manifest.configs)
+
+    def samples(self, config: str | None = None, *, split: str | None = None) -> Iterator[Sample]:
+        """Samples of one config (all configs when None), streamed from parquet in split order."""
+        names = self.configs() if config is None else [config]
+        for name in names:
+            info = self.manifest.configs.get(name)
+            if info is None:
+                raise ConfigError(
+                    f"round {self.name} has no config {name!r}", hint=f"one of: {', '.join(self.configs())}"
+                )
+            for sp in SPLITS if split is None else (split,):
+                rel = data_paths(name, sp)[0]
+                if rel not in info.files:
+                    continue
+                pf = pq.ParquetFile(self.path / rel)
+                for batch in pf.iter_batches(batch_size=64):
+                    for row in batch.to_pylist():
+                        yield Sample.model_validate(row)
+
+    def distinct_samples(self) -> list[Sample]:
+        """Every sample once, in config order (a sample id appears once even if several configs hold it)."""
+        out: list[Sample] = []
+        seen: set[str] = set()
+        for s in self.samples():
+            if s.sample_id not in seen:
+                seen.add(s.sample_id)
+                out.append(s)
+        return out
+
+    def samples_by_id(self) -> dict[str, Sample]:
+        return {s.sample_id: s for s in self.samples()}
+
+
+def verify_round(round_dir: Path, manifest: RoundManifest) -> None:
+    """Refuse a round whose files changed after it was built (naming the file)."""
+    root = round_dir.resolve()
+    for rel, expected in sorted(manifest.files.items()):
+        p = (root / rel).resolve()
+        if root not in p.parents:
+            raise RoundIntegrityError(f"manifest lists a file outside the round: {rel!r}", source=str(round_dir))
+        if not p.is_file():
+            raise RoundIntegrityError(f"round file {rel} is missing (sha256 cannot be checked)", source=str(round_dir))
+        actual = file_sha256(p)
+        if actual != expected:
+            raise RoundIntegrityError(
+                f"round file {rel} has sha256 {actual[:16]}… but the manifest records {expected[:16]}…",
+                source=str(round_dir),
+                hint="the file changed after the round was built; rebuild the round or restore the file",
+            )
+
+
+def load_round(round_dir: str | Path, *, verify: bool = True) -> LoadedRound:
+    """The one reader of an exported round. `verify=True` recomputes the sha256 of every file the manifest lists
+    and refuses a round whose files changed after it was built."""
+    d = Path(round_dir)
+    mpath = d / MANIFEST
+    if not mpath.is_file():
+        raise ConfigError(f"{d} has no {MANIFEST}", hint="is this a round directory written by `academiceval build`?")
+    raw = mpath.read_bytes()
+    try:
+        manifest = RoundManifest.model_validate_json(raw)
+    except ValidationError as e:
+        raise ArtifactError(
+            f"{MANIFEST} is not a valid round manifest ({_first_error(e)})",
+            source=str(mpath),
+            hint="rebuild the round with `academiceval build --force`, or restore the file",
+        ) from None
+    if verify:
+        verify_round(d, manifest)
+    return LoadedRound(d, manifest, hashlib.sha256(raw).hexdigest())
+
+
+# ---- runs --------------------------------------------------------------------------------------------------
+def records_file(run_dir: Path, task: str, setting: str) -> Path:
+    return run_dir / f"{safe_name(task)}-{safe_name(setting)}.jsonl"
+
+
+def _record_files(run_dir: Path) -> list[Path]:
+    return [p for p in sorted(Path(run_dir).glob("*.jsonl")) if p.name != SCORES]
+
+
+def read_run_records(run_dir: Path, bad: list[str] | None = None) -> dict[str, RunRecord]:
+    """sample_id → its latest record, over every task-setting file of a run directory."""
+    out: dict[str, RunRecord] = {}
+    for p in _record_files(run_dir):
+        for r in iter_jsonl(p, RunRecord, bad):
+            out[r.sample_id] = r
+    return out
+
+
+def write_run_spec(run_dir: Path, spec: RunSpec) -> None:
+    """`run.json`, replaced atomically."""
+    write_json_atomic(Path(run_dir) / RUN_SPEC, spec.model_dump(mode="json"))
+
+
+def read_run_spec(run_dir: Path) -> RunSpec | None:
+    """The run's spec, None when the directory holds none; an ArtifactError when it is not a RunSpec."""
+    p = Path(run_dir) / RUN_SPEC
+    if not p.is_file():
+        return None
+    try:
+        return RunSpec.model_validate_json(p.read_bytes())
+    except ValidationError as e:
+        raise ArtifactError(
+            f"{RUN_SPEC} is not a valid run spec ({_first_error(e)})",
+            source=str(p),
+            hint="rerun the same `academiceval run` command with --run-name NEW, or delete the run directory",
+        ) from None
+
+
+def read_scores(run_dir: Path, bad: list[str] | None = None) -> list[ScoreRecord]:
+    """Every valid score line of a run directory, in file order (re-scoring appends: later lines win)."""
+    return list(iter_jsonl(Path(run_dir) / SCORES, ScoreRecord, bad))
+
+
+def append_scores(run_dir: Path, records: Sequence[ScoreRecord]) -> None:
+    append_jsonl(Path(run_dir) / SCORES, records)
+
+
+@dataclass
+class RunData:
+    """One run directory, de-duplicated: the current record per sample and per sample × metric configuration."""
+
+    path: Path
+    spec: RunSpec
+    records: dict[str, RunRecord] = field(default_factory=dict)  # sample_id -> record
+    scores: dict[tuple[str, str, str], ScoreRecord] = field(default_factory=dict)  # (sample, metric, hash)
+    bad_lines: list[str] = field(default_factory=list)  # "file:line: reason"
+
+    @property
+    def label(self) -> str:
+        """How the run is named in tables: the model spec plus whatever changes its inputs."""
+        s = self.spec
+        extra = []
+        if s.probe:
+            extra.append(f"probe={s.probe}")
+        if s.rag:
+            extra.append("rag")
+        if s.context_length:
+            extra.append(f"ctx={s.context_length}")
+        if s.length_instruction:
+            extra.append("len-instr")
+        return s.model + (f" [{', '.join(extra)}]" if extra else "")
+
+    def task_settings(self) -> list[tuple[str, str]]:
+        return sorted({(r.task, r.setting) for r in self.records.values()})
+
+
+def load_run(path: str | Path, *, scores: bool = True) -> RunData:
+    """The one reader of a run directory (`run.json`, run records, `scores.jsonl`)."""
+    d = Path(path)
+    spec = read_run_spec(d)
+    if spec is None:
+        raise ArtifactError(
+            f"no {RUN_SPEC} here", source=str(d), hint="pass a run directory written by `academiceval run`"
+        )
+    run = RunData(path=d, spec=spec)
+    run.records = read_run_records(d, run.bad_lines)
+    if scores:
+        for sr in read_scores(d, run.bad_lines):
+            run.scores[(sr.sample_id, sr.metric, sr.config_hash)] = sr  # re-scoring appends: the last line wins
+    return run
+
+
+def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories at or below each path (a run directory holds `run.json`), sorted, unique."""
+    found: dict[Path, None] = {}
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise ArtifactError("path does not exist", source=str(p), hint="check --runs / --home")
+        if (p / RUN_SPEC).is_file():
+            found[p.resolve()] = None
+            continue
+        for spec in sorted(p.rglob(RUN_SPEC)):
+            found[spec.parent.resolve()] = None
+    return sorted(found)
+
+
+# RunRecord's fields in declaration order with their defaults (required ones hold a placeholder until given);
+# mutable defaults (lists, dicts) are made fresh per record
+_FIELDS = RunRecord.model_fields
+_TEMPLATE: dict[str, Any] = {
+    name: (None if f.default is PydanticUndefined else f.default) for name, f in _FIELDS.items()
+}
+_REQUIRED = frozenset(name for name, f in _FIELDS.items() if f.is_required())
+_FACTORIES = {name: f.default_factory for name, f in _FIELDS.items() if f.default_factory is not None}
+
+
+def new_record(**values: Any) -> RunRecord:
+    """A RunRecord from values the runner built itself (already typed), without validation.
+
+    The same object as `RunRecord.model_construct(**values)` (fields in declaration order, so the JSON line is
+    byte-identical; a required field not given is absent, as there), at a quarter of its cost: a cache replay
+    builds thousands of records a second, and `model_construct` walks every field's metadata each time."""
+    data = _TEMPLATE.copy()
+    for name, factory in _FACTORIES.items():
+        data[name] = factory()  # type: ignore[call-arg]
+    data.update(values)
+    for name in _REQUIRED.difference(values):
+        del data[name]
+    rec = RunRecord.__new__(RunRecord)
+    object.__setattr__(rec, "__dict__", data)
+    object.__setattr__(rec, "__pydantic_fields_set__", set(values))
+    object.__setattr__(rec, "__pydantic_extra__", None)
+    object.__setattr__(rec, "__pydantic_private__", None)
+    return rec
+
+
+class RecordWriter:
+    """The one writer of run records: appends to per task-setting files, one open handle per file.
+
+    A record that cost a request is flushed at once (`urgent=True`): that is what makes kill -9 lose only the
+    requests in flight. Records that cost nothing to redo (cache hits, skips) are flushed in groups, since a
+    flush per line would dominate a cache replay."""
+
+    def __init__(self, run_dir: Path, *, lazy_every: int = 256, lazy_delay_s: float = 0.25) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._files: dict[tuple[str, str], IO[bytes]] = {}
+        self._dirty: set[IO[bytes]] = set()
+        self._lazy = 0
+        self._lazy_since = 0.0
+        self.lazy_every, self.lazy_delay_s = lazy_every, lazy_delay_s
+        self.written = 0
+
+    def _handle(self, task: str, setting: str) -> IO[bytes]:
+        f = self._files.get((task, setting))
+        if f is None:
+            path = records_file(self.run_dir, task, setting)
+            cut_torn_tail(path)
+            f = self._files[(task, setting)] = path.open("ab")
+        return f
+
+    def append(self, record: RunRecord, *, urgent: bool = True) -> None:
+        f = self._handle(record.task, record.setting)
+        f.write(record.model_dump_json().encode() + b"\n")
+        self.written += 1
+        if urgent:
+            f.flush()
+            self._dirty.discard(f)
+            return
+        if not self._dirty:
+            self._lazy_since = time.monotonic()
+        self._dirty.add(f)
+        self._lazy += 1
+        if self._lazy >= self.lazy_every or time.monotonic() - self._lazy_since >= self.lazy_delay_s:
+            self.flush()
+
+    def append_many(self, records: list[RunRecord]) -> None:
+        """Append a batch with one `write` + `flush` per task-setting file (a cache replay: thousands of records
+        that cost nothing to redo, so a flush per line would be most of their cost). A kill mid-batch leaves
+        whole lines and at most one torn last line, like `append`."""
+        lines: dict[tuple[str, str], list[bytes]] = {}
+        for rec in records:
+            key = (rec.task, rec.setting)
+            group = lines.get(key)
+            if group is None:
+                group = lines[key] = []
+            group.append(rec.model_dump_json().encode())
+        for (task, setting), group in lines.items():
+            f = self._handle(task, setting)
+            f.write(b"\n".join(group) + b"\n")
+            f.flush()
+            self._dirty.discard(f)
+        self.written += len(records)
+
+    def flush(self) -> None:
+        for f in self._dirty:
+            f.flush()
+        self._dirty.clear()
+        self._lazy = 0
+
+    def close(self) -> None:
+        self.flush()
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+
+__all__ = [
+    "DATASET_CARD",
+    "MANIFEST",
+    "RESULTS",
+    "RUN_SPEC",
+    "SCORES",
+    "SPLITS",
+    "TEMPLATES",
+    "ArtifactError",
+    "Layout",
+    "LoadedRound",
+    "RecordWriter",
+    "RoundIntegrityError",
+    "RunData",
+    "append_scores",
+    "check_name",
+    "data_paths",
+    "file_sha256",
+    "find_run_dirs",
+    "home_of_run",
+    "is_safe_name",
+    "iter_jsonl",
+    "load_round",
+    "load_run",
+    "locate_round",
+    "new_record",
+    "read_run_records",
+    "read_run_spec",
+    "read_scores",
+    "records_file",
+    "safe_name",
+    "verify_round",
+    "write_json_atomic",
+    "write_manifest",
+    "write_round_config",
+    "write_run_spec",
+]
