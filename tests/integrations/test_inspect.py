@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from academiceval.store.artifacts import Layout  # noqa: E402
-from academiceval.testing.sample_round import write_sample_round  # noqa: E402
+from academiceval.store.artifacts import Layout
+from academiceval.testing.sample_round import write_sample_round
 
 ROUND = "2022-12-sample"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from academiceval import __version__
-from academiceval.cli import build, collect, demo, ingest, mirror, report, run, score, stats, update
+from academiceval.cli import build, collect, demo, ingest, mirror, release, report, run, score, stats, update
 
 app = typer.Typer(
     name="academiceval",
@@ -32,6 +32,7 @@ app.command("stats")(stats.stats)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(report.report)
+app.command("release")(release.release)
 app.command("demo")(demo.demo)
 
 

@@ -111,8 +111,14 @@ class RunJob:
     def unusable(self, rec: RunRecord, metric: str, chash: str) -> ScoreRecord | None:
         """A record that cannot be scored (no reference when the metric needs one, generation error): recorded with
         its reason."""
-        if self.needs.reference and self.label_of(rec) is None:
+        label = self.label_of(rec)
+        if self.needs.reference and label is None:
             why = f"sample {rec.sample_id} is not in round {self.spec.round}"
+        elif self.needs.reference and not label:
+            why = (
+                f"label withheld: round {self.spec.round} was released without the labels of {rec.split}; "
+                "score again with --round-dir of the round that has them"
+            )
         elif rec.error or rec.skipped:
             why = f"no output to score: {rec.error or 'skipped (too long)'}"
         else:

@@ -36,6 +36,9 @@ from academiceval.store.artifacts import (
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
+LABEL_WITHHELD = "label withheld"  # how RunJob.unusable starts the error of a sample a release withholds
+
+
 class ScoreError(AcademicEvalError):
     """A run directory cannot be scored as asked."""
 
@@ -130,7 +133,12 @@ def score_runs(
             run_dir=rd,
             samples=label_cache[rdir],
             recs=sorted(records.values(), key=lambda r: r.sample_id),
-            done={(s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256")) for s in existing},
+            # a sample whose label a release withheld is scored again once the labels are there
+            done={
+                (s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256"))
+                for s in existing
+                if not (s.error or "").startswith(LABEL_WITHHELD)
+            },
             emit=lambda recs, _rd=rd: write(_rd, recs),
             read_run=lambda p: read_run_dir(p)[1],
             progress=progress,
