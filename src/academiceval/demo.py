@@ -16,6 +16,7 @@ import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -345,11 +346,27 @@ def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     st.seconds = time.perf_counter() - t0
 
 
+def keep_earlier_report(out: Path) -> Path | None:
+    """A report directory already holding files (a user's report, or an earlier demo's) is moved aside to
+    `NAME.before-<UTC time>` rather than overwritten; returns where it went."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    dest = out.with_name(f"{out.name}.before-{stamp}")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = out.with_name(f"{out.name}.before-{stamp}-{n}")
+    out.rename(dest)
+    return dest
+
+
 def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     st = _timed(summary, "report")
     t0 = time.perf_counter()
     say("report", 0, 1, "rendering")
     out = ws.layout.report_dir(summary.round_name)
+    kept = keep_earlier_report(out)
     paths = make_report(summary.run_dirs, out, rounds_dir=ws.rounds_dir)
     say("report", 1, 1, "done")
     summary.report_dir = paths.out_dir
@@ -361,4 +378,7 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     if res:
         st.rows += [("problems", len(res.problems))]
     st.rows.append(("HTML", paths.index_html))
+    if kept is not None:
+        st.note = f"an earlier report in {out} was moved to {kept} (nothing is overwritten)"
+        st.rows.append(("earlier report moved to", kept))
     st.seconds = time.perf_counter() - t0

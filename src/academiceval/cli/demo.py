@@ -42,10 +42,15 @@ def demo(
             "--seed-author", help="Seed author for collect (default: chosen from the mirror).", show_default=False
         ),
     ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option("--metric", help="Metrics to score (default: rouge-l, plus bertscore when torch is installed)."),
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            help="Metrics to score, comma-separated as in `score --metrics` (default: rouge-l, plus bertscore "
+            "when torch is installed). The report ranks by the first.",
+        ),
     ] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", hidden=True)] = None,  # before --metrics
     workers: Annotated[int, typer.Option("--workers", help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
         bool,
@@ -88,7 +93,7 @@ def demo(
                 quick=quick,
                 source=source,
                 seed_authors=seed_author or (),
-                metrics=metric or None,
+                metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else (metric or None),
                 progress=on_progress,
                 on_stage=on_stage,
             )

@@ -40,7 +40,12 @@ def report(
     split: Annotated[str | None, typer.Option("--split", help="Only samples of this split (e.g. test).")] = None,
     metric: Annotated[
         str | None,
-        typer.Option("--metric", help="Rank by this metric (name or prefix, e.g. bertscore). Default: ROUGE-L."),
+        typer.Option(
+            "--metric",
+            "--rank-by",
+            help="The one metric to rank by (a name from `score --metrics`, or a prefix, e.g. bertscore); every "
+            "scored metric is reported. Default: rouge-l.",
+        ),
     ] = None,
     rounds_dir: Annotated[
         Path | None,
@@ -95,6 +100,8 @@ def report(
         for r in res.rows
     ]
     console.print(summary_table("report", ["model", "task", "setting", "n", "errors", "means"], rows))
+    for n in res.notes:
+        console.print(f"[yellow]note:[/] {n}")
     for p in res.problems[:10]:
         console.print(f"[yellow]problem:[/] {p}")
     console.print(f"leaderboard: {paths.leaderboard_md}")

@@ -27,7 +27,17 @@ def parse_generation_options(items: list[str]) -> dict[str, Any]:
 
 def run(
     round_ref: Annotated[str, typer.Argument(metavar="ROUND", help="Round name in the workspace, or a round dir.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="openai/<model>, hf/<repo-or-path> or baseline/<name>.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="openai/MODEL (an OpenAI-compatible server), hf/REPO_OR_PATH (local transformers) or a baseline "
+            "that needs no model: baseline/lead (the opening of the paper's text, cut to the task's length), "
+            "baseline/extractive (the sentences best matching the task's query, BM25, in document order), "
+            "baseline/demo-copy (the label of the most similar demonstration; lead when there is none).",
+        ),
+    ],
     task: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
     setting: Annotated[list[str] | None, typer.Option("--setting", help="Only this setting (repeatable).")] = None,
     split: Annotated[
@@ -74,7 +84,14 @@ def run(
     top_k: Annotated[int, typer.Option("--top-k", help="Chunks retrieved per sample (with --rag).")] = 12,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Chunk length in tokens (with --rag).")] = 512,
     chunk_overlap: Annotated[int, typer.Option("--chunk-overlap", help="Chunk overlap in tokens.")] = 64,
-    probe: Annotated[str | None, typer.Option("--probe", help="title-only (memorisation check) or no-context.")] = None,
+    probe: Annotated[
+        str | None,
+        typer.Option(
+            "--probe",
+            help="title-only (memorisation check: only the title is shown; not applicable to title samples, which "
+            "are recorded as not_applicable) or no-context. Baselines read only what the probe leaves.",
+        ),
+    ] = None,
     length_instruction: Annotated[
         bool, typer.Option("--length-instruction", help="Tell the model the reference's word count (L-Eval's LIE).")
     ] = False,

@@ -25,6 +25,7 @@ from academiceval.scores.registry import MetricOptions, RunJob, Scorer
 from academiceval.store.artifacts import (
     ArtifactError,
     Layout,
+    RunData,
     append_scores,
     home_of_run,
     load_round,
@@ -49,6 +50,7 @@ class ScoreError(AcademicEvalError):
 class RunScoreResult:
     run_dir: Path
     model: str
+    label: str = ""  # model plus input variant (probe, RAG, context length), as tables show a run
     written: dict[str, int] = field(default_factory=dict)  # metric -> new records
     skipped: dict[str, int] = field(default_factory=dict)  # metric -> already scored
     errors: dict[str, int] = field(default_factory=dict)  # metric -> records with an error
@@ -127,7 +129,7 @@ def score_runs(
         if rdir not in label_cache:
             label_cache[rdir] = load_round(rdir).samples_by_id()
         existing = read_scores(rd)
-        res = RunScoreResult(run_dir=rd, model=spec.model)
+        res = RunScoreResult(run_dir=rd, model=spec.model, label=RunData(path=rd, spec=spec).label)
         job = RunJob(
             spec=spec,
             run_dir=rd,
