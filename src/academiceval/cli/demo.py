@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
 
@@ -115,7 +116,7 @@ def demo(
                 summary_table(
                     f"{m.task} · {m.metric or 'no metric'} · mean [95% CI]",
                     ["model", *m.settings],
-                    [(label, *(fmt(e) for e in ests)) for label, ests in m.rows],
+                    [(escape(label), *(fmt(e) for e in ests)) for label, ests in m.rows],
                 )
             )
     console.print(f"workspace:   {summary.home}")

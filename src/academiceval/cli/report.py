@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from academiceval.cli.common import HomeOption, console, fail, summary_table
 
@@ -90,7 +91,7 @@ def report(
     assert res is not None
     rows = [
         (
-            r.label,
+            escape(r.label),  # '[probe=…]' is text, not rich markup
             r.task,
             r.setting,
             r.counts.samples,

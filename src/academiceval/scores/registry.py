@@ -36,6 +36,8 @@ from academiceval.scores.models import ScoreRecord
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
 PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin",)
 
+NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
+
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
@@ -87,8 +89,10 @@ class RunJob:
 
     def todo(self, metric: str, chash: str) -> list[RunRecord]:
         """Records not yet scored with this metric configuration (or whose output changed since)."""
-        pending = [r for r in self.recs if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
-        self.skipped[metric] = self.skipped.get(metric, 0) + len(self.recs) - len(pending)
+        # a probe that does not apply to a sample (title-only on a title) left nothing to score and is no error
+        applicable = [r for r in self.recs if r.error_code != NOT_APPLICABLE]
+        pending = [r for r in applicable if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
+        self.skipped[metric] = self.skipped.get(metric, 0) + len(applicable) - len(pending)
         return pending
 
     def label_of(self, rec: RunRecord) -> str | None:
