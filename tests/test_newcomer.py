@@ -110,6 +110,15 @@ def test_demo_moves_an_earlier_report_aside(tmp_path: Path) -> None:
     (out / "my-notes.md").write_text("mine")
     moved = keep_earlier_report(out)
     assert moved is not None and (moved / "my-notes.md").read_text() == "mine" and not out.exists()
+    # the demo's own earlier report (its marker lists exactly the files there) is replaced, not piled up
+    from academiceval.demo import DEMO_MARKER
+
+    out.mkdir()
+    (out / "index.html").write_text("demo")
+    (out / DEMO_MARKER).write_text("index.html\n")
+    assert keep_earlier_report(out) is None
+    (out / "mine.txt").write_text("user")  # a file the user added: moved aside again
+    assert keep_earlier_report(out) is not None
 
 
 @pytest.fixture(scope="module")

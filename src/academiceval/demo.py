@@ -346,10 +346,21 @@ def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     st.seconds = time.perf_counter() - t0
 
 
+DEMO_MARKER = ".written-by-demo"  # lists the files the demo's report holds
+
+
+def _listing(out: Path) -> list[str]:
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != DEMO_MARKER)
+
+
 def keep_earlier_report(out: Path) -> Path | None:
-    """A report directory already holding files (a user's report, or an earlier demo's) is moved aside to
-    `NAME.before-<UTC time>` rather than overwritten; returns where it went."""
+    """A report directory already holding files that the demo did not write (a user's `report --round demo`, or
+    files added to it) is moved aside to `NAME.before-<UTC time>` rather than overwritten; returns where it went.
+    The demo's own earlier report (its marker file, nothing else touched) is simply replaced."""
     if not out.is_dir() or not any(out.iterdir()):
+        return None
+    marker = out / DEMO_MARKER
+    if marker.is_file() and marker.read_text(encoding="utf-8").split() == _listing(out):
         return None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     dest = out.with_name(f"{out.name}.before-{stamp}")
@@ -368,6 +379,7 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     out = ws.layout.report_dir(summary.round_name)
     kept = keep_earlier_report(out)
     paths = make_report(summary.run_dirs, out, rounds_dir=ws.rounds_dir)
+    (out / DEMO_MARKER).write_text("\n".join(_listing(out)) + "\n", encoding="utf-8")
     say("report", 1, 1, "done")
     summary.report_dir = paths.out_dir
     summary.index_html = paths.index_html
