@@ -71,6 +71,7 @@ def test_run_a_released_round_then_scoring_says_labels_are_withheld(home: Path, 
     )
     assert r.exit_code == 0, r.output
     [run_dir] = [p for p in (user / "runs" / ROUND).iterdir() if p.is_dir()]
+    assert run_dir.name == "baseline__lead+release"  # never mixed with a run of the full round
     run = load_run(run_dir)
     assert run.records and all(rec.output for rec in run.records.values())
     r = CliRunner().invoke(app, ["score", str(run_dir), "--metrics", "rouge-l", "--round-dir", str(out)])
