@@ -16,7 +16,7 @@ import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -36,7 +36,13 @@ from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
+LADDER = ("32K", "64K")  # a small context ladder (rounds.ladder), so the report shows effective writing length
 ROUND_NAME = "demo"
+# a private round from one lab's own publication list (BibTeX + PDFs) in the corpus: co-author demos on real
+# full texts; built in its own workspace (`<home>/lab`) so its co-author graph is the lab's
+LAB_LIST = ("lab_publications", "comp-physics")
+LAB_SETTINGS = ("zero-shot", "random:1", "coauthor:1", "mixed:1+1")
+LAB_WINDOWS = (date(2024, 1, 1), date(2025, 1, 1))  # val from, test from (the list's dates are years)
 
 # (stage, done, total or None, detail) — called often; must be cheap.
 DemoProgress = Callable[[str, int, int | None, str], None]
@@ -66,6 +72,7 @@ class DemoSummary:
     index_html: Path | None = None
     leaderboard_md: Path | None = None
     results_json: Path | None = None
+    lab_index_html: Path | None = None  # the lab publication-list round's leaderboard
     stages: list[StageReport] = field(default_factory=list)
     wall_s: float = 0.0
 
@@ -123,6 +130,7 @@ def run_demo(
     round_name: str = ROUND_NAME,
     progress: DemoProgress | None = None,
     on_stage: Callable[[StageReport], None] | None = None,
+    lab: bool | None = None,
 ) -> DemoSummary:
     """Run the whole chain into workspace `home` and return where everything went.
 
@@ -130,7 +138,9 @@ def run_demo(
     (then `seed_authors` are required and PDFs are fetched on demand while building the round). `models` are
     run after the three baselines; `base_url` is passed to OpenAI-compatible ones. `metrics` default to ROUGE-L
     plus BERTScore with the packaged MiniLM when torch is installed. `on_stage` is called with each stage's
-    report as soon as the stage is finished (the CLI prints its table then).
+    report as soon as the stage is finished (the CLI prints its table then). `lab` (default: on, except with
+    `quick` or `--source arxiv`) also builds, runs, scores and reports a round from the lab publication list in the
+    corpus (`lab_publications/comp-physics`): zero-shot / random / co-author / mixed on real journal full texts.
     """
     t_start = time.perf_counter()
     say = progress or (lambda stage, done, total, detail="": None)
@@ -163,6 +173,10 @@ def run_demo(
         done(summary.stages[-1])
         _report(ws, summary, say)
         done(summary.stages[-1])
+        lab_dir = corpus.joinpath(*LAB_LIST) if corpus is not None else None
+        if (lab if lab is not None else not (quick or online)) and lab_dir is not None and lab_dir.is_dir():
+            _lab_round(ws.home / "lab", lab_dir, [*BASELINES, *models], base_url, limits, metrics, summary, say)
+            done(summary.stages[-1])
     finally:
         summary.wall_s = time.perf_counter() - t_start
         ws.close()
@@ -257,7 +271,11 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         st.note = "reused the existing round (runs resume against the same manifest)"
     else:
         config = BuildConfig(
-            settings=list(SETTINGS), tasks=list(limits.tasks), fetch=online, max_fetch=20 if online else None
+            settings=list(SETTINGS),
+            tasks=list(limits.tasks),
+            fetch=online,
+            max_fetch=20 if online else None,
+            ladder=list(LADDER),
         )
         manifest = build_round(
             ws,
@@ -280,10 +298,14 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
         what = f"{info.task}/{info.setting} ({config})" if info is not None else config
         st.rows.append((f"samples {what}", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     for key, reasons in sorted(manifest.skipped.items()):
-        if key == "papers":
-            continue  # metadata-only papers (most of a mirror): counted, not worth a line each
+        if key == "papers":  # metadata-only papers (most of a mirror) are counted, not worth a line each;
+            gate = sorted((r, n) for r, n in reasons.items() if r.startswith("quality:"))  # the quality gate's are
+            st.rows += [("excluded papers", f"{r.removeprefix('quality: ')} ×{n}") for r, n in gate]
+            continue
         top = sorted(reasons.items(), key=lambda kv: -kv[1])[:1]
         st.rows += [(f"not built {key}", f"{reason} ×{n}") for reason, n in top]
+    warnings = sorted((manifest.notes or {}).get("splits", {}))
+    st.rows += [("split warning", w.removeprefix("warning: ")) for w in warnings]
     if not any(c.get("test") for c in manifest.counts.values()):
         raise DemoError(
             f"round {round_name} has no test samples",
@@ -393,4 +415,64 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     if kept is not None:
         st.note = f"an earlier report in {out} was moved to {kept} (nothing is overwritten)"
         st.rows.append(("earlier report moved to", kept))
+    st.seconds = time.perf_counter() - t0
+
+
+def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) -> None:  # type: ignore[no-untyped-def]
+    """Import the lab list (PDFs checked against their entries, names merged on evidence, co-author graph), build
+    a round with co-author and mixed settings, run the baselines (and models), score and report it."""
+    from academiceval.graph.names import graph_from_list
+    from academiceval.sources.publist_import import import_publist
+
+    st = _timed(summary, "lab round")
+    t0 = time.perf_counter()
+    lws = Workspace(home)
+    try:
+        rep = import_publist(lws, lab_dir, progress=lambda stage, done, total: say("lab", done, total, stage))
+        g = graph_from_list(lws, list(lws.iter_meta("source='publist'")))
+        name = "lab"
+        round_dir = lws.layout.round_dir(name)
+        if (round_dir / MANIFEST).is_file():
+            manifest = load_round(round_dir, verify=True).manifest
+        else:
+            config = BuildConfig(
+                settings=list(LAB_SETTINGS),
+                tasks=list(limits.tasks),
+                val_from=LAB_WINDOWS[0],
+                test_from=LAB_WINDOWS[1],
+                fetch=False,
+            )
+            manifest = build_round(
+                lws, name, config, progress=lambda stage, done, total: say("lab", done, total, stage)
+            )
+        run_dirs = []
+        for spec in specs:
+            config = RunConfig(
+                model=spec,
+                splits=["test"],
+                limit=limits.per_config,
+                base_url=base_url if spec.startswith("openai/") else None,
+            )
+            run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
+        chosen = list(metrics) if metrics else default_metrics()
+        score_runs(run_dirs, ScoreConfig(metrics=chosen), home=lws.home)
+        paths = make_report(run_dirs, lws.reports_dir / name, rounds_dir=lws.rounds_dir)
+        summary.lab_index_html = paths.index_html
+        co = {c: n for c, n in manifest.counts.items() if "-G" in c or "-M" in c}
+        st.rows = [
+            (
+                "publication list",
+                f"{rep.entries} entries, {len(rep.attached)} PDFs attached, {len(rep.issues)} problems reported",
+            ),
+            (
+                "co-author graph",
+                f"{g.nodes} people ({sum(len(m.keys) - 1 for m in rep.merges)} name variants merged on evidence), "
+                f"{g.edges} pairs, {g.components} component(s)",
+            ),
+            ("round", f"{manifest.round} ({round_dir})"),
+            *[(f"samples {c}", ", ".join(f"{k} {v}" for k, v in sorted(n.items()))) for c, n in sorted(co.items())],
+            ("leaderboard", paths.index_html),
+        ]
+    finally:
+        lws.close()
     st.seconds = time.perf_counter() - t0

@@ -42,7 +42,9 @@ def test_real_round_contents(built) -> None:
     tasks = {i.task for i in m.configs.values()}
     assert {"title", "abstract", "introduction"} <= tasks
     assert m.skipped["related_work"]["no related work section"] > 30
-    assert m.skipped["introduction"]["no introduction section"] >= 1
+    # papers without an introduction are now excluded whole by the quality gate (issue 16), with the reason
+    assert m.skipped["papers"]["quality: no introduction"] >= 1
+    assert m.skipped["papers"]["quality: not a paper (reviewer response / cover letter)"] == 1
     assert any("co-author demos (workspace authorship)" in r for r in m.skipped["title/coauthor:1"])
     assert m.build_options["coauthor_source"] == "workspace authorship"
     n = 0
@@ -221,10 +223,12 @@ def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None
     assert workspace.get_meta("1111.2011") is not None and workspace.get_paper_by_arxiv("1111.2011") is None
     offline = build_round(workspace, "nofetch", BuildConfig(tasks=("title",)), out_dir=tmp_path / "a")
     assert offline.skipped["papers"] == {"metadata without a parsed paper (no source to fetch from)": 1}
+    # 1111.2011's bare-number reference list is not parsed (a known gap of papers), so the gate's reference
+    # requirement is lifted here: this test is about fetching and ingesting on demand
     m = build_round(
         workspace,
         "fetch",
-        BuildConfig(tasks=("title", "abstract")),
+        BuildConfig(tasks=("title", "abstract"), gate={"min_references": "0"}),
         source=MirrorSource(mirror),
         out_dir=tmp_path / "b",
     )
@@ -282,3 +286,25 @@ def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:
         != prompt_sha256(render_prompt(s))
     )
     assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))
+
+
+def test_audit_of_the_real_round(built, tmp_path) -> None:
+    """`academiceval audit` on a round built with the validity fixes: nothing over the overlap limits, no
+    unmarked unarXive placeholders, the gate's exclusions and the split warning reported, JSON written."""
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.rounds.audit import audit_round
+
+    ws, _ = built
+    a = audit_round(load_round(ws.layout.round_dir("2022-12")))
+    assert a["samples"] > 150
+    assert all(t["over_limits"] == 0 for t in a["overlap"]["tasks"].values())
+    assert all(d["placeholders"]["occurrences"] == 0 for d in a["debris"].values())
+    assert a["quality_exclusions"]["papers"]["quality: not a paper (reviewer response / cover letter)"] == 1
+    assert a["title_removal"]["with_holes"] == 0
+    assert a["splits"]["single_day_windows"] == ["test"]
+    out = tmp_path / "audit.json"
+    res = CliRunner().invoke(app, ["audit", "2022-12", "--home", str(ws.home), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "label/input overlap" in res.output and json.loads(out.read_text())["round"] == "2022-12"

@@ -71,7 +71,9 @@ def test_related_work_samples_with_shuffled_corpus_and_distractors(uws, tmp_path
                         )
                     ]
                 )
-    assert len(targets) >= 3
+    # two, not three: since issue 16 a "Related works" subsection of the Introduction (2212.11826) is part of the
+    # introduction (role inheritance), so it no longer yields a related-work target
+    assert len(targets) >= 2
     m = build_round(
         uws,
         "rw",

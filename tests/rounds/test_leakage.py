@@ -132,3 +132,19 @@ def test_build_aborts_on_overlapping_dates(uws) -> None:
         build_round(
             uws, "bad", BuildConfig(val_from=date(2022, 12, 22), test_from=date(2022, 12, 21), tasks=("title",))
         )
+
+
+@pytest.mark.parametrize("where", ["body", "demo"])
+def test_near_copy_of_the_label_aborts(where: str) -> None:
+    """Issue 16: a label that is not verbatim in the input but mostly is (LaTeX accents, a stray hyphen space,
+    other casing) is caught by the overlap limits, in the fields and in demonstrations alike."""
+    label = " ".join(f"w{i}" for i in range(60)) + " at 1å with LLaMA-65B."
+    copy = "Intro. " + r" ".join(f"W{i}" for i in range(58)) + r" plus 1\r{a} and LLaMA- 65B"
+    assert "w0 w1" not in copy  # not an exact copy: the exact guard does not see it
+    if where == "body":
+        s = _target(task="abstract", fields={"body": copy, "title": "t"}, label=label)
+    else:
+        s = _target(task="abstract", fields={"body": "b", "title": "t"}, label=label, demos=[_demo()])
+        s.demos[0].fields = {"body": copy, "title": "old"}
+    with pytest.raises(LeakageError, match="near-copy"):
+        _check(s)

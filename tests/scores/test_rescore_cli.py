@@ -53,10 +53,11 @@ def test_score_cli_with_bertscore_and_window(run_home):
         app, ["score", str(run_dir), "--metrics", "rouge-l,bertscore", "--home", str(home), "--after", "2022-12-21"]
     )
     assert result.exit_code == 0, result.output
-    assert "bertscore-all-MiniLM-L6-v2-L6" in result.output and "rouge-l" in result.output
+    # issue 16: long texts are scored over windows by default, and the metric name says so
+    assert "bertscore-all-MiniLM-L6-v2-L6-window" in result.output and "rouge-l" in result.output
     assert "after 2022-12-21" in result.output
     recs = read_scores(run_dir)
-    bert = [r for r in recs if r.metric == "bertscore-all-MiniLM-L6-v2-L6"]
+    bert = [r for r in recs if r.metric == "bertscore-all-MiniLM-L6-v2-L6-window"]
     assert len(bert) == 12 and sum(1 for r in bert if r.error) == 1
     ok = [r for r in bert if r.error is None]
     assert all(0 < r.values["f"] < 1 and "cand_tokens_cut" in r.details for r in ok)

@@ -116,7 +116,9 @@ def test_unarxive_papers(corpus: Path) -> None:
     papers = [r.paper for r in recs]  # type: ignore[union-attr]
     n_cites = 0
     for p in papers:
-        assert p.paper_id == f"unarxive:{p.arxiv_id}" and p.sections
+        # issue 16: unheaded paragraphs before the first heading are front matter, never body — a paper whose
+        # every paragraph is unheaded (unarXive lost its headings: 4 of the 49) keeps no sections, with a warning
+        assert p.paper_id == f"unarxive:{p.arxiv_id}" and (p.sections or "front-matter" in " ".join(p.warnings))
         for c in p.citations:  # every citation span points at its marker and at a real reference
             assert p.sections[c.section_index].text[c.start : c.end] == c.text
             assert c.text == f"[{c.reference_indices[0] + 1}]" and c.reference_indices[0] < len(p.references)
@@ -126,7 +128,11 @@ def test_unarxive_papers(corpus: Path) -> None:
     assert sum(1 for p in papers for r in p.references if r.arxiv_id) > 200
     assert sum(1 for p in papers if p.has_role("introduction")) > 20
     gj = next(p for p in papers if "GJ 486b" in p.title)
-    assert [s.number for s in gj.sections if s.level == 2][:2] == ["5.1", "5.2"]
+    # issue 16: "5 Cross-correlation method" is followed by subsections 1, 2 and then "7 Clouds and hazes": the
+    # subsections belong to section 6, which has no paragraph of its own (unarXive drops it) — not to section 5
+    assert [s.number for s in gj.sections if s.level == 2][:2] == ["6.1", "6.2"]
+    assert next(s for s in gj.sections if s.number == "6").heading == ""
+    assert sum(1 for p in papers if not p.sections) == 4
 
 
 _ABS_LINES = st.sampled_from(

@@ -20,6 +20,17 @@ def _day(value: str | None, option: str) -> date | None:
         raise fail(f"{option} {value!r} is not a date; use YYYY-MM-DD") from None
 
 
+def _gate(items: list[str] | None) -> dict[str, str]:
+    """`--gate KEY=VALUE` options → the quality-gate overrides of the BuildConfig (checked there)."""
+    pairs = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise fail(f"--gate {item!r}: expected KEY=VALUE")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def build(
     round_name: Annotated[str, typer.Option("--round", help="Name of the round (its directory under rounds/).")],
     home: HomeOption = None,
@@ -48,12 +59,33 @@ def build(
         int | None,
         typer.Option("--context-tokens", help="Also build a setting that adds demos until the input reaches N tokens."),
     ] = None,
+    ladder: Annotated[
+        str | None,
+        typer.Option(
+            "--ladder",
+            help="Context ladder: the same targets at each budget (tokens, e.g. 8K,16K,32K,64K), demos added up to it.",
+        ),
+    ] = None,
     distractors: Annotated[
         int, typer.Option("--distractors", help="Pad each Related-Work citation corpus with N uncited papers.")
     ] = 0,
     min_citations: Annotated[
         int, typer.Option("--min-citations", help="Skip Related-Work targets with fewer resolved cited papers.")
     ] = 1,
+    min_resolved_fraction: Annotated[
+        float,
+        typer.Option(
+            "--min-resolved-fraction", help="Skip Related-Work targets with a smaller share of cited works resolved."
+        ),
+    ] = 0.5,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate",
+            help="Quality-gate setting KEY=VALUE, repeatable: min_body_words, min_sections, require_introduction, "
+            "min_references, max_intro_share, label_words.TASK=LOW:HIGH, enabled=false.",
+        ),
+    ] = None,
     task: Annotated[
         list[str] | None,
         typer.Option("--task", help="Restrict to tasks: title, abstract, introduction, related_work. Repeatable."),
@@ -112,6 +144,7 @@ def build(
             fractions=fr,
             settings=setting or ["zero-shot"],
             context_tokens=context_tokens,
+            ladder=ladder,
             distractors=distractors,
             min_citations=min_citations,
             **({"tasks": task} if task else {}),
@@ -122,6 +155,8 @@ def build(
             fetch=fetch,
             max_fetch=max_fetch,
             previous=previous,
+            min_resolved_fraction=min_resolved_fraction,
+            gate=_gate(gate),
         )
     except AcademicEvalError as exc:
         raise fail(str(exc)) from None
@@ -167,6 +202,8 @@ def build(
     skipped = [(k, r, n) for k, reasons in m.skipped.items() for r, n in reasons.items()]
     if skipped:
         console.print(summary_table("skipped", ["task/setting", "reason", "count"], skipped))
+    for warning in m.notes.get("splits") or {}:
+        console.print(f"[yellow]{warning}[/]")
     console.print(
         f"windows: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · test {w.test_from}…{w.test_until}"
     )

@@ -122,3 +122,5 @@ def demo(
     console.print(f"workspace:   {summary.home}")
     console.print(f"leaderboard: {summary.leaderboard_md}")
     console.print(f"report:      {summary.index_html}")
+    if summary.lab_index_html:
+        console.print(f"lab round:   {summary.lab_index_html}  (a private round from a publication list)")

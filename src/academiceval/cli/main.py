@@ -12,7 +12,22 @@ from typing import Any, get_args
 import typer
 
 from academiceval import __version__
-from academiceval.cli import build, collect, demo, ingest, mirror, release, report, run, score, stats, update
+from academiceval.cli import (
+    audit,
+    build,
+    collect,
+    compare,
+    demo,
+    ingest,
+    mirror,
+    publist,
+    release,
+    report,
+    run,
+    score,
+    stats,
+    update,
+)
 
 app = typer.Typer(
     name="academiceval",
@@ -28,14 +43,17 @@ app = typer.Typer(
 
 app.command("ingest")(ingest.ingest)
 app.add_typer(mirror.app, name="mirror")
+app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
 app.command("stats")(stats.stats)
+app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
 app.command("report")(report.report)
 app.command("release")(release.release)
+app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
 
 

@@ -36,8 +36,12 @@ def score(
         Path | None, typer.Option(help="BERTScore baseline file (LAYER,P,R,F) for rescaling.", exists=True)
     ] = None,
     long_inputs: Annotated[
-        str, typer.Option(help="BERTScore inputs longer than the model window: 'truncate' (recorded) or 'window'.")
-    ] = "truncate",
+        str,
+        typer.Option(
+            help="BERTScore inputs longer than the model window: 'window' (default, nothing cut) or 'truncate'"
+            " (bert-score's first 510 tokens; cut tokens recorded per pair)."
+        ),
+    ] = "window",
     round_dir: Annotated[
         Path | None, typer.Option(help="Round directory with the labels (default: found from run.json).")
     ] = None,

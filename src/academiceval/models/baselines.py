@@ -22,7 +22,7 @@ from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, to
 from academiceval.models.truncate import content_field
 from academiceval.rounds.models import Sample
 
-BASELINES = ("lead", "demo-copy", "extractive")
+BASELINES = ("lead", "demo-copy", "extractive", "cite-copy", "cite-invent")  # cite-*: models.citation_baselines
 BASELINE_VERSION = "1"
 # Target lengths in words, from the task requirements (title ~10, abstract ~200, intro 1000-1500, related 500-1000).
 TARGET_WORDS: dict[str, int] = {"title": 10, "abstract": 200, "introduction": 1200, "related_work": 700}
@@ -124,6 +124,10 @@ class BaselineBackend:
             text, raw = self._lead(sample, n)
         elif self.model == "demo-copy":
             text, raw = self._demo_copy(sample, n)
+        elif self.model.startswith("cite-"):
+            from academiceval.models import citation_baselines as cb
+
+            text, raw = (cb.cite_copy if self.model == "cite-copy" else cb.cite_invent)(sample), {}
         else:
             text, raw = self._extractive(sample, n)
         raw = {"baseline": self.model, "target_words": n, **raw}

@@ -1,6 +1,7 @@
 """In-text citations: find markers in section text and resolve them to reference entries.
 
-Numeric markers ("[3]", "[3, 7-9]") resolve through the printed labels. Author-year markers ("Smith et al.,
+Numeric markers ("[3]", "[3, 7-9]") and alphabetic ones ("[BCD+20]", "[Knu84; LM19]") resolve through the
+printed labels. Author-year markers ("Smith et al.,
 2020", "(Lee and Kim, 2019; Wu, 2021)", "Smith (2020)") resolve by first-author surname plus year. A marker
 is `grouped` when it shares a bracket or parenthesis with other citations.
 """
@@ -14,6 +15,8 @@ import unicodedata
 from academiceval.papers.models import Citation, Reference, Section
 from academiceval.papers.references import surname
 
+_ALPHA = r"[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?"
+_ALPHA_GROUP = re.compile(rf"\[\s*({_ALPHA}(?:\s*[,;]\s*{_ALPHA})*)\s*\]")
 _NUM_GROUP = re.compile(r"\[(\s*\d{1,4}(?:\s*[,–\-]\s*\d{1,4})*\s*)\]")
 _NAME = r"[A-Z][A-Za-z'’\-]+(?:\s(?:van|von|de|der|del|da|di|le|la)\s[A-Z][A-Za-z'’\-]+)?"
 _AY_ITEM = re.compile(
@@ -35,7 +38,13 @@ def find_citations(sections: list[Section], refs: list[Reference], style: str) -
     out: list[Citation] = []
     if not refs:
         return out
-    if style == "numeric":
+    if style == "alphabetic":
+        by_label = {r.label: r.index for r in refs if r.label}
+        for si, sec in enumerate(sections):
+            if sec.role is not None and sec.role.value == "references":
+                continue
+            out.extend(_alphabetic(si, sec.text, by_label))
+    elif style == "numeric":
         by_label = {r.label: r.index for r in refs if r.label}
         for si, sec in enumerate(sections):
             if sec.role is not None and sec.role.value == "references":
@@ -85,6 +94,28 @@ def _numeric(si: int, text: str, by_label: dict[str, int], n_refs: int) -> list[
     for a, b in itertools.pairwise(found):
         if re.fullmatch(r"\s*,?\s*", text[a.end : b.start]):
             a.grouped = b.grouped = True
+    return found
+
+
+def _alphabetic(si: int, text: str, by_label: dict[str, int]) -> list[Citation]:
+    """ "[BCD+20]", "[Knu84, LM19]": labels printed in the reference list, resolved by exact label."""
+    found: list[Citation] = []
+    for m in _ALPHA_GROUP.finditer(text):
+        labels = [x.strip() for x in re.split(r"[,;]", m.group(1)) if x.strip()]
+        resolved = [by_label[x] for x in labels if x in by_label]
+        if not resolved:
+            continue  # "[Fig12]"-like text that names no entry
+        found.append(
+            Citation(
+                section_index=si,
+                start=m.start(),
+                end=m.end(),
+                text=m.group(0),
+                style="alphabetic",
+                reference_indices=resolved,
+                grouped=len(labels) > 1,
+            )
+        )
     return found
 
 

@@ -9,6 +9,7 @@ stamp (kept aside so the parser can read the id from it) and footnotes. Ligature
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -148,7 +149,7 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
                 continue
             rows.append(Line(text, x0, y0, x1, y1, size, bold, pno, 0, marker=marker or text[0] in "*∗†‡§¶"))
         if rows:
-            blocks.append(rows)
+            blocks.extend(_split_run_in_headings(rows))
     ordered = _reading_order(blocks, width)
     out: list[Line] = []
     for i, rows in enumerate(ordered):
@@ -157,6 +158,43 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
         for r in rows:
             r.block = block_base + i
             out.append(r)
+    return out
+
+
+_NUMBERED_START = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z]")
+
+
+def _split_run_in_headings(rows: list[Line]) -> list[list[Line]]:
+    """Some journal styles (JFM) set "1. Introduction" in body type inside the paragraph's block, separated
+    only by a little extra space: such a short numbered line followed by a wider-than-usual gap becomes a block
+    of its own, so heading detection sees it as a one-line block."""
+    if len(rows) < 2:
+        return [rows]
+    pitches = sorted(b.y0 - a.y0 for a, b in itertools.pairwise(rows) if b.y0 > a.y0)
+    # two-line blocks have no pitch of their own: assume the usual leading of 1.12 x the type size
+    pitch = pitches[len(pitches) // 2] if len(pitches) >= 3 else 1.12 * max(r.size for r in rows)
+    out: list[list[Line]] = []
+    cur: list[Line] = []
+    for k, r in enumerate(rows):
+        prev = rows[k - 1] if k else None
+        nxt = rows[k + 1] if k + 1 < len(rows) else None
+        alone = (
+            nxt is not None
+            and len(r.text.split()) <= 8
+            and _NUMBERED_START.match(r.text) is not None
+            and r.text[-1:] not in ".,;:"
+            and nxt.y0 - r.y0 > 1.1 * pitch
+            and (prev is None or r.y0 - prev.y0 > 1.1 * pitch)
+        )
+        if alone:
+            if cur:
+                out.append(cur)
+            out.append([r])
+            cur = []
+        else:
+            cur.append(r)
+    if cur:
+        out.append(cur)
     return out
 
 

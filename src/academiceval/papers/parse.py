@@ -27,13 +27,14 @@ from academiceval.papers.errors import (
     TooManyPagesError,
     TruncatedPdfError,
 )
+from academiceval.papers.frontmatter import find_abstract, find_title
 from academiceval.papers.layout import extract_layout
 from academiceval.papers.models import Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
-from academiceval.papers.roles import role_of
-from academiceval.papers.structure import find_abstract, find_headings, find_title, text_of
+from academiceval.papers.roles import inherit_roles, role_of
+from academiceval.papers.structure import find_headings, text_of
 
-PARSER_VERSION = "pymupdf-heuristic-1"
+PARSER_VERSION = "pymupdf-heuristic-2"  # 2: journal front matter (frontmatter.py), bare numbered references
 DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
@@ -221,17 +222,37 @@ _KEEP_IN_APPENDIX = (SectionRole.acknowledgements, SectionRole.references, Secti
 
 _FIRST_LABEL = re.compile(r"^\[1\]\s")
 _NEXT_LABEL = re.compile(r"^\[[23]\]\s")
+# bare numbers: "1 D. C. Johnston, Adv. Phys. 59, 803 (2010)." (APS/RSC styles without a heading)
+_BARE = re.compile(r"^(\d{1,3})\s+[A-Z\u00c0-\u024f]")
+_YEARISH = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
 def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore[type-arg]
-    """Index of a "[1] ..." line followed closely by "[2]"/"[3]" entries, searched after `begin`."""
+    """Index of a "[1] ..." line followed closely by "[2]"/"[3]" entries, or of a bare "1 Name ..." line
+    followed by "2 ..." and "3 ..." entries that carry years, searched after `begin`."""
     for k in range(begin, len(lines)):
-        if (
-            _FIRST_LABEL.match(lines[k].text)
-            and sum(1 for ln in lines[k + 1 : k + 40] if _NEXT_LABEL.match(ln.text)) >= 2
-        ):
+        text = lines[k].text
+        if _FIRST_LABEL.match(text) and sum(1 for ln in lines[k + 1 : k + 40] if _NEXT_LABEL.match(ln.text)) >= 2:
+            return k
+        m = _BARE.match(text)
+        if m and m.group(1) == "1" and _bare_sequence(lines, k):
             return k
     return None
+
+
+def _bare_sequence(lines: list, k: int) -> bool:  # type: ignore[type-arg]
+    """Labels 1, 2, 3 start lines in order within a few lines, in one type size, and the entries have years."""
+    want, size, dated = 2, lines[k].size, 0
+    window = lines[k : k + 30]
+    for j, ln in enumerate(window):
+        entry = ln.text + " " + (window[j + 1].text if j + 1 < len(window) else "")
+        m = _BARE.match(ln.text)
+        if m and int(m.group(1)) == want - 1 and abs(ln.size - size) < 0.6:
+            dated += bool(_YEARISH.search(entry))
+            want += 1
+            if want > 4:
+                return dated >= 2
+    return False
 
 
 def _inherit_roles(sections: list[Section], ref_section: int) -> None:
@@ -255,3 +276,4 @@ def _inherit_roles(sections: list[Section], ref_section: int) -> None:
         elif s.role is None and (in_appendix or (0 <= ref_section < i)):
             s.role = SectionRole.appendix
         stack.append(s)
+    inherit_roles(sections)  # a subsection's own heading does not override its parent's role (issue 16)

@@ -17,6 +17,9 @@ from academiceval.papers.structure import join_lines
 
 _BRACKET_LABEL = re.compile(r"^\[(\d{1,4}|[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?)\]\s*")
 _DOT_LABEL = re.compile(r"^(\d{1,4})\.\s+(?=\S)")
+# bare numbers ("7 J. M. Murray, Phys. Rev. ...": APS/RSC/AIP two-column styles)
+_BARE_LABEL = re.compile(r"^(\d{1,4})\s+(?=[A-Z\u00c0-\u024f])")
+ALPHA_LABEL = re.compile(r"^[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?$")
 _YEAR = re.compile(r"(?<![\d.])((?:19|20)\d{2})[a-z]?(?![\d])")
 _ARXIV = re.compile(
     r"(?:arxiv(?:\s*preprint)?\s*(?:abs/)?[:\s]*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})"
@@ -40,19 +43,33 @@ def split_entries(lines: list[Line]) -> list[tuple[str | None, str]]:
         return _split_by_label(lines, _BRACKET_LABEL)
     if dotted >= 2 and dotted >= 0.15 * len(lines) and _labels_increase(lines) and _DOT_LABEL.match(lines[0].text):
         return _split_by_label(lines, _DOT_LABEL)
+    bare = sum(1 for ln in lines if _BARE_LABEL.match(ln.text))
+    if (
+        bare >= 3
+        and bare >= 0.15 * len(lines)
+        and _BARE_LABEL.match(lines[0].text)
+        and _labels_increase(lines, _BARE_LABEL)
+    ):
+        return _split_by_label(lines, _BARE_LABEL, sequential=True)
     return [(None, raw) for raw in _split_by_indent(lines)]
 
 
-def _labels_increase(lines: list[Line]) -> bool:
-    nums = [int(m.group(1)) for ln in lines if (m := _DOT_LABEL.match(ln.text))]
+def _labels_increase(lines: list[Line], pat: re.Pattern[str] = _DOT_LABEL) -> bool:
+    nums = [int(m.group(1)) for ln in lines if (m := pat.match(ln.text))]
     ups = sum(1 for a, b in itertools.pairwise(nums) if b == a + 1)
     return ups >= 0.6 * max(1, len(nums) - 1)
 
 
-def _split_by_label(lines: list[Line], pat: re.Pattern[str]) -> list[tuple[str | None, str]]:
+def _split_by_label(
+    lines: list[Line], pat: re.Pattern[str], *, sequential: bool = False
+) -> list[tuple[str | None, str]]:
+    """Entries start at labelled lines. `sequential`: a bare number starts an entry only when it is the next
+    label (a wrapped line beginning "12 pages" or a volume number is a continuation)."""
     out: list[tuple[str | None, list[str]]] = []
     for ln in lines:
         m = pat.match(ln.text)
+        if m and sequential and out and out[-1][0] is not None and m.group(1) != str(int(out[-1][0]) + 1):
+            m = None
         if m:
             out.append((m.group(1), [ln.text[m.end() :]]))
         elif out:
@@ -197,5 +214,9 @@ def surname(name: str) -> str:
 
 
 def reference_style(refs: list[Reference]) -> str:
+    """numeric ("[12]"), alphabetic ("[BCD+20]", "[Knu84]") or author_year (no labels)."""
     labelled = Counter(bool(r.label and r.label.isdigit()) for r in refs)
-    return "numeric" if labelled[True] >= max(1, 0.5 * len(refs)) else "author_year"
+    if labelled[True] >= max(1, 0.5 * len(refs)):
+        return "numeric"
+    alpha = sum(1 for r in refs if r.label and ALPHA_LABEL.match(r.label))
+    return "alphabetic" if alpha >= max(1, 0.5 * len(refs)) else "author_year"

@@ -139,7 +139,7 @@ def sample_points(
             if key != metric or sr.error or value_key not in sr.values:
                 continue
             rec = run.records.get(sid)
-            if rec is None or not in_window(rec.published, after) or (split and rec.split != split):
+            if rec is None or not in_window(rec.published, after, rec.date_precision) or (split and rec.split != split):
                 continue
             v = float(sr.values[value_key])
             n_in = rec.input_tokens or lengths.get((run.spec.round, sid), 0)

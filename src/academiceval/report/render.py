@@ -14,8 +14,8 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
-from academiceval.report import plots
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -99,7 +99,7 @@ def examples(
             for run in rruns:
                 for rec in run.records.values():
                     same = rec.task == task and rec.setting == setting and (not split or rec.split == split)
-                    if same and in_window(rec.published, after):
+                    if same and in_window(rec.published, after, rec.date_precision):
                         have[rec.sample_id] += 1
             chosen = sorted(have, key=lambda s: (-have[s], s))[:per_task]
             exs = []
@@ -137,9 +137,14 @@ def render(
     """Write every report file for already computed `results` (and the runs they came from, for plots)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    results.paired = paired.adjacent_pairs(results, runs, prefer_metric)
+    results.contamination = contamination.contamination_gaps(results, runs, prefer_metric=prefer_metric)
+    results.ladders = ladder.ladders(results, runs, prefer_metric)
+    results.effective_length = ladder.effective_lengths(results.ladders)
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
-    md.write_text(lb.to_markdown(results, prefer_metric), encoding="utf-8")
+    extra = paired.markdown(results) + contamination.markdown(results) + ladder.markdown(results)
+    md.write_text(lb.to_markdown(results, prefer_metric) + extra, encoding="utf-8")
 
     metric = results.primary_metric(None, prefer_metric)
     figures: list[plots.Figure] = []
@@ -162,6 +167,7 @@ def render(
             ),
             plots.plot_settings(results, metric, out),
             plots.plot_fewshot(results, effects, metric, out),
+            ladder.plot(results, out),
         ):
             if fig is not None:
                 figures.append(fig)

@@ -21,8 +21,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
+from academiceval.report.contamination import ContaminationGap
+from academiceval.report.ladder import Ladder
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
+from academiceval.scores.paired import PairedDiff
 from academiceval.scores.windows import Window, in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.workspace import now_iso
@@ -92,6 +95,10 @@ class Results(BaseModel):
     rows: list[ResultRow] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # unreadable lines, unknown rounds, ... (never fatal)
     notes: list[str] = Field(default_factory=list)  # what a reader should know: uneven splits, low-n cells
+    paired: list[PairedDiff] = Field(default_factory=list)  # adjacent models per table (report.paired, issue 15)
+    contamination: list[ContaminationGap] = Field(default_factory=list)  # report.contamination (issue 15)
+    ladders: list[Ladder] = Field(default_factory=list)  # context ladders, every rung (report.ladder, issue 15)
+    effective_length: dict[str, dict[str, int]] = Field(default_factory=dict)  # model -> task -> tokens
 
     # ---- files ----------------------------------------------------------------------------------
     def write(self, path: str | Path) -> Path:
@@ -217,7 +224,7 @@ def summarize_run(
     for rec in run.records.values():
         if split and rec.split != split:
             continue
-        if in_window(rec.published, after):
+        if in_window(rec.published, after, rec.date_precision):
             groups[(rec.task, rec.setting)].append(rec)
         else:
             outside[(rec.task, rec.setting)] += 1

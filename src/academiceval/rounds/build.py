@@ -18,15 +18,16 @@ from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.rounds import citations as cit
+from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
-from academiceval.rounds.leakage import check_sample, check_windows
+from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
 from academiceval.rounds.models import TASKS, Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
-from academiceval.rounds.split import assign, windows_from_dates, windows_from_fractions
-from academiceval.rounds.tasks import TaskViews, contains, task_views
+from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
+from academiceval.rounds.tasks import TaskViews, contains, prepare_paper, task_views
 from academiceval.rounds.tokens import count_tokens
 from academiceval.store.artifacts import check_name
 from academiceval.store.workspace import Workspace
@@ -43,8 +44,10 @@ def derive_seed(round_seed: int, *parts: str) -> int:
 class _Views:
     """Small LRU of task texts per paper (texts are re-derived from the workspace, never all held)."""
 
-    def __init__(self, ws: Workspace, tasks: tuple[Task, ...], size: int = 96) -> None:
-        self.ws, self.tasks, self.size = ws, tasks, size
+    def __init__(
+        self, ws: Workspace, tasks: tuple[Task, ...], size: int = 96, gate: quality.QualityGate | None = None
+    ) -> None:
+        self.ws, self.tasks, self.size, self.gate = ws, tasks, size, gate
         self._lru: OrderedDict[str, TaskViews] = OrderedDict()
 
     def get(self, arxiv_id: str) -> TaskViews:
@@ -54,7 +57,7 @@ class _Views:
             return v
         meta, paper = self.ws.get_meta(arxiv_id), self.ws.get_paper_by_arxiv(arxiv_id)
         assert meta is not None and paper is not None
-        v = task_views(meta, paper, tasks=self.tasks, counts=False)
+        v = task_views(meta, paper, tasks=self.tasks, counts=False, gate=self.gate)
         self._lru[arxiv_id] = v
         if len(self._lru) > self.size:
             self._lru.popitem(last=False)
@@ -97,6 +100,7 @@ def build_round(
     specs: list[SettingSpec] = list(dict.fromkeys(parse_setting(s) for s in cfg.settings))
     if cfg.context_tokens:
         specs.append(parse_setting(f"ctx:{int(cfg.context_tokens)}"))
+    specs = list(dict.fromkeys([*specs, *ladder.rung_specs(cfg.ladder)]))  # context ladder rungs (rounds.ladder)
     if not specs:
         raise ConfigError("no settings given", hint="--setting zero-shot")
     tasks = tuple(t for t in TASKS if t in cfg.tasks)
@@ -109,6 +113,10 @@ def build_round(
     distractors, min_citations, seed = cfg.distractors, cfg.min_citations, cfg.seed
     say = progress or (lambda stage, done, total: None)
     ws.ensure_schema(cit.CACHE_SCHEMA)
+    gate = quality.DEFAULT_GATE.with_overrides(cfg.gate)
+    min_resolved_fraction = cfg.min_resolved_fraction
+    validity: dict[str, object] = {"quality_gate": quality.describe(gate), "prepared": Counter()}
+    text_versions: dict[str, dict[str, object]] = {}
 
     skipped: dict[str, Counter[str]] = {}
     notes: dict[str, Counter[str]] = {}
@@ -122,6 +130,7 @@ def build_round(
     # ---- 1. catalogue -------------------------------------------------------------------------------
     ids = ws.meta_ids(since=since)
     entries: dict[str, Entry] = {}
+    names_by_key: dict[str, str] = {}  # author key -> display name (for the demos' shared_authors)
     own_tokens: dict[tuple[str, Task], tuple[int, int]] = {}
     fetched = 0
     token_cache = cit.WorkspaceTokenCache(ws)
@@ -144,7 +153,17 @@ def build_round(
                 skip("papers", got)
                 continue
             paper = got
-        views = task_views(meta, paper, tasks=tasks, cache=token_cache)
+        paper, prep_notes = prepare_paper(paper)
+        validity["prepared"].update(prep_notes)  # type: ignore[attr-defined]
+        why = quality.paper_reason(paper, gate)
+        if why is not None:
+            skip("papers", why)
+            continue
+        if paper.version and paper.version > 1:
+            # the text is that of a later version: record which and, when the metadata knows it, its date
+            same = meta.version == paper.version and meta.updated is not None
+            text_versions[aid] = {"version": paper.version, "date": meta.updated.isoformat() if same else None}
+        views = task_views(meta, paper, tasks=tasks, cache=token_cache, gate=gate, prepare=False)
         for t, reason in views.skipped.items():
             skip(t, reason)
         for t, inst in views.instances.items():
@@ -164,7 +183,10 @@ def build_round(
             title_norm=cit.norm_title(meta.title),
             authors=tuple(a.key or a.name for a in meta.authors),
             cost=cost,
+            date_precision=meta.date_precision,
         )
+        for a in meta.authors:
+            names_by_key.setdefault(a.key or a.name, a.name)
     say("catalogue", len(ids), len(ids))
     orphans = ws.count_papers_without_meta()
     if orphans:
@@ -179,10 +201,19 @@ def build_round(
             dates = [d for d in dates if d <= test_until]
         windows = windows_from_fractions(dates, cfg.fractions)
     check_windows(windows)
+    validity["splits"] = split_report(
+        dates, windows, None if (val_from is not None or test_from is not None) else cfg.fractions
+    )
+    for warning in validity["splits"]["warnings"]:  # type: ignore[index]
+        note("splits", f"warning: {warning}")
     for aid in list(entries):
-        sp = assign(entries[aid].published, windows)
+        sp = assign(entries[aid].published, windows, entries[aid].date_precision)  # type: ignore[arg-type]
         if sp is None:
-            skip("papers", "after the test window")
+            imprecise = entries[aid].date_precision != "day" and assign(entries[aid].published, windows) is not None
+            skip(
+                "papers",
+                "date (known to the year/month) straddles a window start" if imprecise else "after the test window",
+            )
             del entries[aid]
         else:
             entries[aid].split = sp
@@ -193,7 +224,7 @@ def build_round(
         shutil.rmtree(stale, ignore_errors=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     staging = StagingWriter(tmp / ".staging")
-    views = _Views(ws, tasks)
+    views = _Views(ws, tasks, gate=gate)
     resolver = cit.CitationResolver(ws, source)
     selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
     skel_cache: dict[tuple[str, int, int], int] = {}
@@ -211,19 +242,29 @@ def build_round(
                     continue
                 corpus, corpus_tokens = [], 0
                 if task == "related_work":
-                    got = _citation_corpus(ws, resolver, target, distractors, min_citations, seed, cite_stats)
+                    got = _citation_corpus(
+                        ws, resolver, target, distractors, min_citations, seed, cite_stats, min_resolved_fraction
+                    )
                     if isinstance(got, str):
                         skip(task, got)
                         continue
                     corpus = got
                     texts = [t for c in corpus for t in (c.title, c.abstract)]
+                    why = leak_reason(inst.label, {"citation list": "\n".join(texts)})
+                    if why is not None:
+                        skip(task, why)
+                        continue
                     corpus_tokens = sum(count_tokens(texts)) if texts else 0
                 body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
                 for spec in specs:
                     key = f"{task}/{spec.spec}"
                     s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
                     rng = random.Random(s_seed)
-                    picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
+                    if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
+                        lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
+                        picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
+                    else:
+                        picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
                     if isinstance(picked, str):
                         skip(key, picked)
                         continue
@@ -237,10 +278,20 @@ def build_round(
                                 fields=dict(dinst.fields),
                                 label=dinst.label,
                                 origin=origin,
+                                paper_id=e.paper_id,
+                                date_precision=e.date_precision,
+                                shared_authors=_shared_authors(target, e, names_by_key),
                             )
                         )  # type: ignore[arg-type]
                     if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
                         skip(key, "label text appears in a demonstration")
+                        continue
+                    demo_texts = {
+                        f"demonstration {k}": t for d in demos for k, t in (*d.fields.items(), ("label", d.label))
+                    }
+                    why = leak_reason(inst.label, demo_texts) if demos else None
+                    if why is not None:
+                        skip(key, why)
                         continue
                     sample = Sample(
                         sample_id=f"{task}/{spec.spec}/{target.arxiv_id}",
@@ -251,6 +302,7 @@ def build_round(
                         arxiv_id=target.arxiv_id,
                         paper_id=target.paper_id,
                         published=target.published,
+                        date_precision=target.date_precision,
                         primary_category=target.category,
                         fields=dict(inst.fields),
                         citations=corpus,
@@ -285,8 +337,17 @@ def build_round(
             "tasks": list(tasks),
             "coauthor_source": selectors[tasks[0]].coauthor_source if tasks else None,
             "source": type(source).__name__ if source is not None else None,
-            "citations": dict(sorted(cite_stats.items())),
+            "citations": {k: v for k, v in sorted(cite_stats.items()) if not k.startswith("sample:")},
             "papers_catalogued": len(entries),
+            "validity": {
+                **validity,
+                "prepared": dict(sorted(validity["prepared"].items())),  # type: ignore[attr-defined]
+                "min_resolved_fraction": min_resolved_fraction,
+                "citation_resolution": {
+                    k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
+                },
+                "text_versions": text_versions,
+            },
         }
         manifest = publish(
             ws,
@@ -304,7 +365,16 @@ def build_round(
     return manifest
 
 
-def _citation_corpus(ws, resolver, target: Entry, distractors: int, min_citations: int, seed: int, stats: Counter):
+def _citation_corpus(
+    ws,
+    resolver,
+    target: Entry,
+    distractors: int,
+    min_citations: int,
+    seed: int,
+    stats: Counter,
+    min_fraction: float = cit.MIN_RESOLVED_FRACTION,
+):
     paper = ws.get_paper_by_arxiv(target.arxiv_id)
     refs = cit.cited_in_related_work(paper)
     if not refs:
@@ -315,8 +385,11 @@ def _citation_corpus(ws, resolver, target: Entry, distractors: int, min_citation
         stats[f"resolved: {how}"] += k
     for why, k in st.unresolved.items():
         stats[f"unresolved: {why}"] += k
+    stats[f"sample:{target.arxiv_id}"] = [len(metas), st.cited]  # type: ignore[assignment]
     if len(metas) < min_citations:
         return f"fewer than {min_citations} cited papers resolved"
+    if st.cited and len(metas) / st.cited < min_fraction:
+        return f"under {min_fraction:.0%} of the cited works resolved"
     rng = random.Random(derive_seed(seed, "citations", target.arxiv_id))
     extra = cit.distractor_pool(
         ws,
@@ -327,3 +400,10 @@ def _citation_corpus(ws, resolver, target: Entry, distractors: int, min_citation
         rng=rng,
     )
     return cit.build_corpus(metas, extra, rng)
+
+
+def _shared_authors(target: Entry, demo: Entry, names: dict[str, str]) -> list[str]:
+    """The author names linking a demo to its target: the authors they share (the co-author graph's evidence,
+    written down so anyone can check a co-author demo)."""
+    own = set(target.authors)
+    return [names.get(k, k) for k in demo.authors if k in own]

@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS round_token_cache (
 register_schema("rounds", CACHE_SCHEMA)
 
 MATCH_THRESHOLD = 0.9
+# A Related-Work sample needs at least this share of the works its related-work section cites, resolved to a
+# title and abstract: below it the model is asked to write about papers it is not shown (notes/rounds.md).
+MIN_RESOLVED_FRACTION = 0.5
 
 
 class WorkspaceTokenCache:
@@ -212,6 +215,14 @@ class CitationResolver:
             elif meta.arxiv_id in out:
                 stats.unresolved["duplicate of another reference"] += 1
             else:
+                if not meta.abstract.strip():
+                    # metadata without an abstract (listings, some Atom records): the stored parse may have one
+                    paper = self.ws.get_paper_by_arxiv(meta.arxiv_id)
+                    if paper is not None and paper.abstract.strip():
+                        meta = meta.model_copy(update={"abstract": " ".join(paper.abstract.split())})
+                        stats.resolved["abstract from the stored parse"] += 1
+                    else:
+                        stats.resolved["title only (no abstract anywhere in the store)"] += 1
                 out[meta.arxiv_id] = meta
                 stats.resolved[how] += 1
         return list(out.values()), stats

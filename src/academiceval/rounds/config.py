@@ -24,6 +24,7 @@ class BuildConfig(StrictConfig):
     test_until: date | None = None
     since: date | None = None  # only papers submitted on/after this date
     context_tokens: int | None = None  # also a ctx:N setting
+    ladder: list[int] = Field(default_factory=list)  # context ladder rungs in tokens (rounds.ladder), e.g. "8K,16K"
     distractors: int = Field(0, ge=0)
     min_citations: int = Field(1, ge=0)
     category_level: Literal["primary", "archive"] = "primary"
@@ -32,6 +33,11 @@ class BuildConfig(StrictConfig):
     fetch: bool = True  # fetch and ingest PDFs of papers with metadata but no parse (needs a source)
     max_fetch: int | None = None
     previous: str | None = None  # an earlier round (name or directory) for release notes
+    # Related Work: least share of the works cited in the section that must resolve to a title and abstract
+    min_resolved_fraction: float = Field(0.5, ge=0.0, le=1.0)
+    # quality-gate overrides, KEY=VALUE as on the command line (rounds.quality.QualityGate fields,
+    # "label_words.TASK": "LOW:HIGH", "enabled": "false"); empty = the documented defaults
+    gate: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("templates_dir", "previous", mode="before")
     @classmethod
@@ -44,6 +50,21 @@ class BuildConfig(StrictConfig):
         for s in v:
             parse_setting(s)  # a ConfigError naming the bad setting
         return v
+
+    @field_validator("gate")
+    @classmethod
+    def _gate(cls, v: dict[str, str]) -> dict[str, str]:
+        from academiceval.rounds.quality import DEFAULT_GATE
+
+        DEFAULT_GATE.with_overrides(v)  # a ConfigError naming the bad setting
+        return v
+
+    @field_validator("ladder", mode="before")
+    @classmethod
+    def _ladder(cls, v: object) -> object:
+        from academiceval.rounds.ladder import parse_ladder
+
+        return parse_ladder(v)  # type: ignore[arg-type]
 
     @field_validator("fractions")
     @classmethod

@@ -6,13 +6,19 @@ input); these checks are the independent guard that makes a bug loud instead of 
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
+from dataclasses import dataclass
 
+import numpy as np
 from rapidfuzz import fuzz
 
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.models import Sample, SplitWindows
 from academiceval.rounds.tasks import contains
+from academiceval.sources.dates import not_after
+from academiceval.sources.names import latex_to_unicode
 
 
 class LeakageError(AcademicEvalError):
@@ -66,8 +72,11 @@ def check_sample(
         pid, title, split = demo_info.get(d.arxiv_id, ("", "", "?"))
         if is_version(s.arxiv_id, s.paper_id, target_title, d.arxiv_id, pid, title):
             raise LeakageError(f"{where}: demo {d.arxiv_id} is the target itself or a version of it")
-        if d.published > s.published:
-            raise LeakageError(f"{where}: demo {d.arxiv_id} ({d.published}) is newer than the target ({s.published})")
+        if not not_after(d.published, d.date_precision, s.published, s.date_precision):
+            raise LeakageError(
+                f"{where}: demo {d.arxiv_id} ({d.published}, {d.date_precision}) is newer than the target, or not "
+                f"known to be older ({s.published}, {s.date_precision})"
+            )
         allowed = ("train", "val") if s.split == "test" else ("train",)
         if split not in allowed:
             raise LeakageError(f"{where}: demo {d.arxiv_id} comes from the {split} split (allowed: {allowed})")
@@ -79,3 +88,120 @@ def check_sample(
     for t in texts:
         if contains(t, s.label):
             raise LeakageError(f"{where}: the label text appears in the input")
+    why = leak_reason(s.label, {f"input {i}": t for i, t in enumerate(texts)})
+    if why is not None:
+        raise LeakageError(f"{where}: {why} — over the near-copy limits of rounds.leakage.OverlapLimits")
+
+
+# ---- near-copy leakage: n-gram coverage and longest common run ------------------------------------------------
+#
+# The exact guard above only sees a label copied whole. A label that is 90% inside the body (an abstract copy
+# left in unheaded front matter, an introduction cut in two by a mis-assigned subsection) passes it. These
+# measures compare word sequences after normalisation (NFKC, LaTeX accents and escapes decoded, case folded,
+# punctuation and whitespace ignored), so `1\r{a}` and `1å`, or `LLaMA- 65B` and `LLaMA-65B`, compare equal.
+
+OVERLAP_N = 12  # n-gram length for coverage: long enough that shared phrasing or boilerplate rarely reaches it
+_WORD = re.compile(r"[^\W_]+")
+_ESCAPES = re.compile(r"\\([%&$#_{}])")
+
+
+@functools.lru_cache(maxsize=512)
+def match_words(text: str) -> tuple[str, ...]:
+    """Normalised word sequence used by every overlap measure."""
+    s = unicodedata.normalize("NFKC", text)
+    if "\\" in s or "{" in s:
+        s = latex_to_unicode(_ESCAPES.sub(r"\1", s))
+    return tuple(_WORD.findall(s.casefold()))
+
+
+_MUL = np.uint64(1_000_003)
+
+
+@functools.lru_cache(maxsize=256)
+def _gram_hashes(words: tuple[str, ...], n: int) -> np.ndarray:
+    """64-bit rolling hashes of every word n-gram (vectorised: a body of 20k words costs n array passes)."""
+    if len(words) < n:
+        return np.zeros(0, dtype=np.uint64)
+    ids = np.fromiter((hash(w) for w in words), dtype=np.int64, count=len(words)).view(np.uint64)
+    m = len(words) - n + 1
+    h = np.zeros(m, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(n):
+            h = h * _MUL + ids[k : k + m]
+    return h
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_hashes(words: tuple[str, ...], n: int) -> np.ndarray:
+    return np.unique(_gram_hashes(words, n))
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How much of a label (in words) is present in one input text."""
+
+    coverage: float  # share of the label's n-grams (n = min(OVERLAP_N, label words)) found in the text
+    run: int  # longest stretch of the label covered by shared n-grams, in words (0 when none is shared)
+    label_words: int
+
+    @property
+    def run_share(self) -> float:
+        return self.run / self.label_words if self.label_words else 0.0
+
+
+def overlap(label: str, text: str) -> Overlap:
+    """Coverage and longest common run of `label` inside `text` (both normalised by `match_words`).
+
+    The run is the longest stretch of consecutive label n-grams that all occur in the text, plus n - 1: the
+    longest common word sequence whenever the shared n-grams come from one place in the text (what a copied
+    passage gives); an upper bound otherwise."""
+    lw, tw = match_words(label), match_words(text)
+    if not lw or not tw:
+        return Overlap(0.0, 0, len(lw))
+    n = min(OVERLAP_N, len(lw))
+    grams = _gram_hashes(lw, n)
+    have = _sorted_hashes(tw, n)
+    if not len(grams) or not len(have):
+        return Overlap(0.0, 0, len(lw))
+    pos = np.searchsorted(have, grams)
+    pos[pos >= len(have)] = 0
+    hit = have[pos] == grams
+    coverage = float(hit.mean())
+    run = 0
+    if hit.any():
+        # longest streak of True in `hit`
+        edges = np.diff(np.concatenate(([0], hit.astype(np.int8), [0])))
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        run = int((ends - starts).max()) + n - 1
+    return Overlap(coverage, run, len(lw))
+
+
+@dataclass(frozen=True)
+class OverlapLimits:
+    """A label counts as leaked into an input text when either limit is reached (see notes/rounds.md for how
+    the values were chosen from the measured distribution)."""
+
+    max_coverage: float = 0.2  # share of the label's 12-grams that may appear in one input text
+    max_run: int = 40  # longest common run of words
+    max_run_share: float = 0.5  # ... or this share of a short label (titles: the whole title is the run)
+
+    def leaks(self, o: Overlap) -> bool:
+        if o.label_words == 0:
+            return False
+        if o.label_words < OVERLAP_N:  # titles and other short labels: only a (near) whole copy counts
+            return o.run_share >= 0.999 or o.coverage >= 1.0
+        return o.coverage > self.max_coverage or o.run >= self.max_run
+
+
+DEFAULT_LIMITS = OverlapLimits()
+
+
+def leak_reason(label: str, texts: dict[str, str], limits: OverlapLimits = DEFAULT_LIMITS) -> str | None:
+    """The first named input text the label leaks into (as a counted reason), or None."""
+    for name, text in texts.items():
+        if not text:
+            continue
+        o = overlap(label, text)
+        if limits.leaks(o):
+            return f"label near-copied in the input ({name})"
+    return None

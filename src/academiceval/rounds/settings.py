@@ -113,6 +113,7 @@ class Entry:
     title_norm: str
     authors: tuple[str, ...] = ()
     cost: dict[str, int] = field(default_factory=dict)  # task -> tokens of its demo (inputs + label)
+    date_precision: str = "day"  # "year"/"month" for publication-list dates (sources.dates)
 
 
 def archive(category: str | None) -> str | None:
@@ -146,7 +147,16 @@ class DemoSelector:
         return archive(c) if self.category_level == "archive" else c
 
     def eligible(self, target: Entry, cand: Entry) -> bool:
-        if self.task not in cand.cost or cand.published > target.published:
+        from academiceval.sources.dates import not_after
+
+        # a demo must not be newer than its target; with imprecise dates it must be *known* not to be (a demo
+        # from the same year as a year-dated target is not)
+        if self.task not in cand.cost or not not_after(
+            cand.published,
+            cand.date_precision,
+            target.published,
+            target.date_precision,  # type: ignore[arg-type]
+        ):
             return False
         if cand.split != "train" and not (target.split == "test" and cand.split == "val"):
             return False

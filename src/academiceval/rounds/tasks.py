@@ -10,13 +10,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from academiceval.papers.clean import clean_text, repair_hyphenation, strip_leading_fragments, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
+from academiceval.papers.roles import assign_roles
 from academiceval.rounds.models import TASKS, Task
 from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.models import PaperMeta
+
+if TYPE_CHECKING:
+    from academiceval.rounds.quality import QualityGate
 
 # Inputs of each task, in the order the templates show them.
 TASK_FIELDS: dict[Task, tuple[str, ...]] = {
@@ -67,6 +73,42 @@ def remove_occurrences(text: str, phrase: str) -> tuple[str, int]:
     return pattern.subn("", text)
 
 
+def _phrase(phrase: str) -> re.Pattern[str] | None:
+    words = phrase.split()
+    return re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE) if words else None
+
+
+_TITLE_LINE_TAIL = re.compile(r"^[\s.:\d]*$")
+
+
+def title_occurrences(text: str, title: str) -> tuple[list[tuple[int, int]], int]:
+    """Where the title stands as a title in `text` — a line (or paragraph) of its own, possibly with a page
+    number or a trailing period, as a running head or a repeated title block — and how many further times its
+    words are used inside a sentence. Returns (spans standing as a title, number of in-sentence uses)."""
+    pat = _phrase(title)
+    if pat is None:
+        return [], 0
+    alone, inside = [], 0
+    for m in pat.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.end())
+        line_end = len(text) if line_end < 0 else line_end
+        before, after = text[line_start : m.start()], text[m.end() : line_end]
+        if _TITLE_LINE_TAIL.match(before) and _TITLE_LINE_TAIL.match(after):
+            alone.append((m.start(), m.end()))
+        else:
+            inside += 1
+    return alone, inside
+
+
+def remove_title(text: str, title: str) -> tuple[str, int, int]:
+    """Remove the title only where it stands as a title; returns (text, removed, in-sentence uses kept)."""
+    spans, inside = title_occurrences(text, title)
+    for a, b in reversed(spans):
+        text = text[:a] + text[b:]
+    return text, len(spans), inside
+
+
 @dataclass
 class TaskInstance:
     task: Task
@@ -83,6 +125,24 @@ class TaskViews:
 
     instances: dict[Task, TaskInstance] = field(default_factory=dict)
     skipped: dict[Task, str] = field(default_factory=dict)
+    prepared: Counter[str] = field(default_factory=Counter)  # what `prepare_paper` changed
+
+
+def prepare_paper(paper: Paper) -> tuple[Paper, Counter[str]]:
+    """The paper as the tasks read it: roles by inheritance and evidence (`papers.roles.assign_roles`) and every
+    section's text cleaned (`papers.clean.clean_text`, the word check against the paper's own vocabulary).
+    Section order and count are unchanged, so citation section indices stay valid."""
+    paper, notes = assign_roles(paper)
+    vocab = vocabulary([s.text for s in paper.sections])
+    sections = []
+    for s in paper.sections:
+        if s.role in NON_BODY_ROLES or not s.text:
+            sections.append(s)
+            continue
+        c = clean_text(s.text, vocab, layout=paper.source == "pdf")
+        notes.update(c.changes)
+        sections.append(s.model_copy(update={"text": c.text}) if c.text != s.text else s)
+    return paper.model_copy(update={"sections": sections}), notes
 
 
 def _heading_line(s: Section) -> str:
@@ -128,11 +188,29 @@ def task_views(
     tasks: tuple[Task, ...] = TASKS,
     counts: bool = True,
     cache: TokenCache | None = None,
+    gate: QualityGate | None = None,
+    prepare: bool = True,
 ) -> TaskViews:
-    """Build the task instances of one paper (metadata gives title, abstract and date; the parse gives text)."""
+    """Build the task instances of one paper (metadata gives title, abstract and date; the parse gives text).
+
+    The paper is first prepared (`prepare_paper`: roles by inheritance and evidence, debris cleaned); each label
+    must pass the quality gate's length range and the near-copy guard (`rounds.leakage.leak_reason`)."""
+    from academiceval.rounds.leakage import leak_reason
+    from academiceval.rounds.quality import DEFAULT_GATE, label_reason
+
+    gate = gate or DEFAULT_GATE
     views = TaskViews()
+    paper, prep_notes = prepare_paper(paper) if prepare else (paper, Counter())
+    views.prepared = prep_notes
     title = squash(meta.title or paper.title)
     abstract = squash(meta.abstract or paper.abstract)
+    if paper.source == "pdf" and (meta.source == "pdf-stamp" or not meta.abstract):
+        # no metadata record beyond the PDF itself: title and abstract were read from the page, with its debris
+        raw = paper.abstract if paper.abstract and squash(paper.abstract) == abstract else abstract
+        vocab = vocabulary([s.text for s in paper.sections] + [raw])
+        title = squash(repair_hyphenation(title, vocab))
+        abstract = squash(repair_hyphenation(strip_leading_fragments(raw), vocab))
+        views.prepared["title and abstract from the parse (no metadata record)"] += 1
     sec_tok = _section_tokens(paper, counts, cache)
     small = cached_counts([title, abstract], cache) if counts else [0, 0]
     tok = {"title": small[0], "abstract": small[1]}
@@ -157,15 +235,18 @@ def task_views(
         notes: list[str] = []
         if task == "title":
             label, label_tok = title, tok["title"]
-            body, n = remove_occurrences(body, title)
+            body, n, inside_b = remove_title(body, title)
             if n:
                 body_tok -= n * tok["title"]
-                notes.append("title removed from body")
-            abstract_in, m = remove_occurrences(abstract, title)
+                notes += ["title removed where it stands as a title (body)"] * n
+            abstract_in, m, inside_a = remove_title(abstract, title)
             if m:
-                notes.append("title removed from abstract")
+                notes += ["title removed where it stands as a title (abstract)"] * m
+            if inside_b or inside_a:
+                views.skipped[task] = "title used inside sentences of the input (kept there; sample would leak)"
+                continue
         elif task == "abstract":
-            label, label_tok = squash(meta.abstract), tok["abstract"] if meta.abstract else 0
+            label, label_tok = (abstract, tok["abstract"]) if meta.abstract else ("", 0)
             if not paper.has_role(SectionRole.conclusion):
                 notes.append("no conclusion section: body kept whole")
         else:
@@ -191,6 +272,12 @@ def task_views(
             continue
         if any(contains(fields[k], label) for k in fields):
             views.skipped[task] = "label text found in the input (parse problem)"
+            continue
+        why = label_reason(task, label, gate)
+        if why is None:
+            why = leak_reason(label, {k: fields[k] for k in fields})
+        if why is not None:
+            views.skipped[task] = why
             continue
         ftok = {"body": body_tok, **{k: tok[k] for k in ("title", "abstract") if k in fields}}
         if task == "title" and abstract_in != abstract:

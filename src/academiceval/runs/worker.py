@@ -98,6 +98,7 @@ class SampleWorker:
             split=sample.split,
             arxiv_id=sample.arxiv_id,
             published=sample.published,
+            date_precision=sample.date_precision,
             finished_at=now_iso(),
         )
         if prep is not None:

@@ -178,7 +178,11 @@ def aggregate(
     run: str | None = None,
 ) -> list[MetricSummary]:
     """One MetricSummary per (metric, config hash, task, setting) of the records in the window."""
-    recs = [r for r in latest(score_records) if in_window(r.published, after) and (split is None or r.split == split)]
+    recs = [
+        r
+        for r in latest(score_records)
+        if in_window(r.published, after, r.date_precision) and (split is None or r.split == split)
+    ]
     groups: dict[tuple[str, str, str, str], list[ScoreRecord]] = {}
     for r in recs:
         groups.setdefault((r.metric, r.config_hash, r.task, r.setting), []).append(r)

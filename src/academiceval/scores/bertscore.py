@@ -5,9 +5,10 @@ silently — Introduction and Related Work outputs are often longer than 512 tok
 bert-score (same tokens incl. [CLS]/[SEP], embeddings of one layer, greedy cosine matching where the special
 tokens can be matched but weigh 0, idf from the references, baseline rescaling), with two explicit choices:
 
-* long inputs: ``"truncate"`` keeps the first window of tokens (what bert-score does) and records per pair how
-  many tokens were cut; ``"window"`` embeds overlapping windows and takes each token's vector from the window
-  where it sits most centrally, so nothing is cut.
+* long inputs: ``"window"`` (the default) embeds overlapping windows and takes each token's vector from the
+  window where it sits most centrally, so nothing is cut; ``"truncate"`` keeps the first window of tokens (what
+  bert-score does — on Introduction/Related Work references that is most of the text left unseen) and records
+  per pair how many tokens were cut (`academiceval audit` shows the truncation rate per task).
 * batching: texts are de-duplicated and embedded in batches of similar token length (less padding, faster);
   padding never enters a similarity max (bert-score's padded positions count as similarity 0, which only
   matters if every real similarity of a token is negative).
@@ -116,7 +117,7 @@ class BertScorer:
     layer: int | None = None
     idf: bool = False
     baseline: tuple[float, float, float] | str | Path | None = None
-    long_inputs: LongInputs = "truncate"
+    long_inputs: LongInputs = "window"  # nothing cut by default; "truncate" (bert-score's behaviour) is marked
     window_stride: int | None = None  # tokens between window starts ("window"); default half a window
     batch_size: int = 32
     length_batching: bool = True

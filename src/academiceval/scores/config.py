@@ -21,7 +21,7 @@ class ScoreConfig(StrictConfig):
     layer: int | None = None  # BERTScore layer (None: the model's usual one)
     idf: bool = False
     baseline: str | None = None  # BERTScore baseline file for rescaling
-    long_inputs: Literal["truncate", "window"] = "truncate"
+    long_inputs: Literal["truncate", "window"] = "window"  # issue 16: nothing cut by default; truncate is opt-in
     after: date | None = None  # the summary's window: papers first submitted after this date
 
     @field_validator("against", "baseline", mode="before")

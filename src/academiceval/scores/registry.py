@@ -34,7 +34,7 @@ from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
-PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin",)
+PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin", "academiceval.scores.citations")
 
 NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
 
@@ -107,6 +107,7 @@ class RunJob:
             setting=rec.setting,
             split=rec.split,
             published=rec.published,
+            date_precision=rec.date_precision,
             metric=metric,
             config_hash=chash,
             **kw,

@@ -21,6 +21,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from academiceval.errors import ConfigError
+from academiceval.sources.dates import surely_after
+from academiceval.sources.models import DatePrecision
 
 ENV = "ACADEMICEVAL_MODEL_INFO"
 
@@ -41,8 +43,8 @@ class Window(BaseModel):
     after: date | None = None
     reason: str | None = None  # how the date was chosen, e.g. "after gpt-4o-mini's knowledge cutoff (2023-10-01)"
 
-    def contains(self, published: date) -> bool:
-        return in_window(published, self.after)
+    def contains(self, published: date, precision: DatePrecision = "day") -> bool:
+        return in_window(published, self.after, precision)
 
     def describe(self) -> str:
         """The reason, or a plain statement of the window, for table titles."""
@@ -142,6 +144,8 @@ def resolve_window(
     return Window()
 
 
-def in_window(published: date, after: date | None) -> bool:
+def in_window(published: date, after: date | None, precision: DatePrecision = "day") -> bool:
     """Strictly after: a paper submitted on the cutoff day may have been seen."""
-    return after is None or published > after
+    # a date known only to the year/month is in the window only if all of it is after the cutoff (a 2024 paper
+    # is not after 2024-06-01)
+    return after is None or surely_after(published, precision, after)

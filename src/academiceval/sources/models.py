@@ -4,6 +4,6 @@ Defined in `academiceval.store.paper_models` (the workspace stores and returns i
 name for it.
 """
 
-from academiceval.store.paper_models import Author, PaperMeta
+from academiceval.store.paper_models import Author, DatePrecision, PaperMeta
 
-__all__ = ["Author", "PaperMeta"]
+__all__ = ["Author", "DatePrecision", "PaperMeta"]

@@ -310,6 +310,9 @@ def sample_schema(field_names: Sequence[str]) -> pa.Schema:
             ("fields", fields_t),
             ("label", pa.string()),
             ("origin", pa.string()),
+            ("paper_id", pa.string()),
+            ("date_precision", pa.string()),
+            ("shared_authors", pa.list_(pa.string())),
         ]
     )
     cite_t = pa.struct(
@@ -326,6 +329,7 @@ def sample_schema(field_names: Sequence[str]) -> pa.Schema:
             ("arxiv_id", pa.string()),
             ("paper_id", pa.string()),
             ("published", pa.date32()),
+            ("date_precision", pa.string()),
             ("primary_category", pa.string()),
             ("fields", fields_t),
             ("citations", pa.list_(cite_t)),

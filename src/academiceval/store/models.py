@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from academiceval.errors import ConfigError
+from academiceval.store.paper_models import DatePrecision
 
 
 # ---- configs -----------------------------------------------------------------------------------------
@@ -51,6 +52,9 @@ class Demo(BaseModel):
     fields: dict[str, str]  # same field names as the target's `fields`
     label: str
     origin: Literal["random", "coauthor"]
+    paper_id: str = ""  # the parsed paper the demo was cut from
+    date_precision: DatePrecision = "day"  # "year"/"month" for publication-list dates
+    shared_authors: list[str] = Field(default_factory=list)  # author names linking the demo to the target
 
 
 class CitedPaper(BaseModel):
@@ -72,6 +76,7 @@ class Sample(BaseModel):
     arxiv_id: str
     paper_id: str
     published: date  # v1 date of the target paper
+    date_precision: DatePrecision = "day"  # how much of `published` is known (sources.dates)
     primary_category: str | None = None
     fields: dict[str, str]  # task inputs: title / abstract / body, depending on the task
     citations: list[CitedPaper] = Field(default_factory=list)
@@ -159,6 +164,7 @@ class RunRecord(BaseModel):
     split: str
     arxiv_id: str
     published: date  # the target paper's v1 date, so windows can be computed without re-running
+    date_precision: DatePrecision = "day"  # "year"/"month": windows ask sources.dates.surely_after
     prompt_sha256: str
     output_raw: str = ""
     output: str = ""  # post-processed (e.g. refined title)
@@ -193,6 +199,7 @@ class ScoreRecord(BaseModel):
     setting: str
     split: str
     published: date
+    date_precision: DatePrecision = "day"
     metric: str
     config_hash: str
     values: dict[str, float] = Field(default_factory=dict)  # e.g. {"p": .., "r": .., "f": ..}

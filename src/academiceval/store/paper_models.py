@@ -16,8 +16,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-
 # ---- metadata (sources) --------------------------------------------------------------------------------
+# how much of `published` is known: a publication list may give only the year or the year and month; the date
+# then holds the first day of that year/month (sources.dates has the comparisons that respect it)
+DatePrecision = Literal["day", "month", "year"]
+
+
 class Author(BaseModel):
     """One author as written on a paper, plus the key used to match the same person across papers."""
 
@@ -39,7 +43,8 @@ class PaperMeta(BaseModel):
     authors: list[Author] = Field(default_factory=list)
     primary_category: str | None = None
     categories: list[str] = Field(default_factory=list)
-    published: date  # v1 submission date
+    published: date  # v1 submission date (or the first day of the year/month a publication list gives)
+    date_precision: DatePrecision = "day"  # "year"/"month" for publication-list dates (sources.dates)
     updated: date | None = None  # date of the latest version
     doi: str | None = None
     journal_ref: str | None = None
@@ -95,7 +100,7 @@ class Citation(BaseModel):
     start: int  # character span in that section's text
     end: int
     text: str  # the marker as printed, e.g. "[3, 7]" or "Smith et al., 2020"
-    style: Literal["numeric", "author_year"]
+    style: Literal["numeric", "author_year", "alphabetic"]
     reference_indices: list[int] = Field(default_factory=list)  # resolved Reference.index values
     grouped: bool = False  # True when it sits in a group with other citations
 

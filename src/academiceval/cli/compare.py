@@ -1,0 +1,88 @@
+"""`academiceval compare RUN_A RUN_B`: paired verdicts of two runs on the samples both scored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from academiceval.cli.common import HomeOption, console, fail, summary_table
+
+
+def _run_path(ref: str, runs_dir: Path) -> Path:
+    """A run directory given as a path, or as ROUND/RUN under <home>/runs (each part checked)."""
+    from academiceval.store.artifacts import RUN_SPEC, check_name
+
+    p = Path(ref)
+    if (p / RUN_SPEC).is_file():
+        return p
+    parts = ref.strip("/").split("/")
+    if len(parts) == 2:
+        q = runs_dir / check_name(parts[0], "round") / check_name(parts[1], "run")
+        if (q / RUN_SPEC).is_file():
+            return q
+    raise fail(f"no run directory {ref!r} (give a run directory path or ROUND/RUN under {runs_dir})")
+
+
+def _fmt(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "—"
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or ROUND/RUN under <home>/runs.")],
+    run_b: Annotated[str, typer.Argument(help="Run B (compared on the samples both runs scored).")],
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Only metrics with this name or prefix (repeatable).")
+    ] = None,
+    after: Annotated[
+        str | None, typer.Option("--after", help="Only target papers first submitted after this date (YYYY-MM-DD).")
+    ] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Only samples of this split.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Paired bootstrap of A − B per task × setting × metric over the shared samples, with a permutation test."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.scores.paired import TEST, compare_scores
+    from academiceval.scores.windows import resolve_window
+    from academiceval.store.artifacts import Layout, load_run
+    from academiceval.store.workspace import resolve_home
+
+    try:
+        layout = Layout.of(resolve_home(home))
+        window = resolve_window(after, None)
+        a, b = (load_run(_run_path(r, layout.runs_dir)) for r in (run_a, run_b))
+        if a.spec.round != b.spec.round:
+            console.print(f"[yellow]note:[/] runs of different rounds ({a.spec.round} vs {b.spec.round})")
+        diffs = compare_scores(
+            a.scores, b.scores, a_label=a.label, b_label=b.label, after=window.after, split=split, metrics=metric
+        )
+    except AcademicEvalError as e:
+        raise fail(str(e)) from e
+    if not diffs:
+        raise fail("the two runs have no scored samples in common (same metric configuration, task and setting)")
+    if as_json:
+        typer.echo(json.dumps([d.model_dump(mode="json") for d in diffs], indent=2))
+        return
+    rows = [
+        (
+            d.task,
+            d.setting,
+            f"{d.metric}:{d.value}",
+            d.n,
+            _fmt(d.mean_a),
+            _fmt(d.mean_b),
+            f"{_fmt(d.diff.mean, True)} [{_fmt(d.diff.ci_low, True)}, {_fmt(d.diff.ci_high, True)}]",
+            f"{d.wins_a}/{d.ties}/{d.wins_b}",
+            f"{d.p_value:.4f}" if d.p_value is not None else "—",
+            d.verdict,
+        )
+        for d in diffs
+    ]
+    cols = ["task", "setting", "metric", "n", "A", "B", "A−B [95% CI]", "A wins/ties/B wins", "p", "verdict"]
+    console.print(summary_table(f"A = {a.label}   B = {b.label}", cols, rows))
+    console.print(f"test: {TEST}; significant when p < {1 - diffs[0].level:.2f}")

@@ -1,0 +1,87 @@
+"""Context ladders (issue 15): the same target papers at several context budgets, in one build.
+
+`BuildConfig.ladder = [8000, 16000, 32000, 64000]` (CLI `--ladder 8K,16K,32K,64K`) adds one setting per rung,
+named `ctx:N` like the flexible-context setting, so runs, scores and reports treat rungs as ordinary settings.
+What makes them a ladder:
+
+- every rung of a target draws its demos from ONE ordered candidate list, seeded per target and task (not per
+  rung): the target's co-author papers first (closest), then same-category papers in a seeded random order —
+  the same eligibility (leakage) rules as every setting (`rounds.settings.DemoSelector`);
+- rung N takes the longest prefix of that list whose tokens, added to the target's own input (body, and the
+  citation list for Related Work), stay within N — counted with the round's tokenizer (the WordPiece counts
+  the build already has: `Entry.cost`). So a larger rung holds every demo of a smaller one plus more, and the
+  only thing that changes from rung to rung is how much context precedes the same target;
+- a rung never skips a target (a rung smaller than the target's own text simply has no demos), so every rung
+  holds the same targets; the report pairs rungs by target paper (`report.ladder`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from academiceval.errors import ConfigError
+from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
+
+_RUNG = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+
+
+def parse_rung(text: str | int) -> int:
+    """`8K` → 8000, `64k` → 64000, `1M` → 1000000, `12000` → 12000 (K = 1000 tokens, as setting names use)."""
+    if isinstance(text, int):
+        n = text
+    else:
+        m = _RUNG.match(str(text))
+        if not m:
+            raise ConfigError(f"bad ladder rung {text!r}", hint="e.g. --ladder 8K,16K,32K,64K")
+        n = int(float(m.group(1)) * {"": 1, "k": 1000, "m": 1_000_000}[m.group(2).lower()])
+    if n <= 0:
+        raise ConfigError(f"ladder rung {text!r} must be positive", hint="e.g. --ladder 8K,16K")
+    return n
+
+
+def parse_ladder(text: str | list | tuple | None) -> list[int]:
+    """`"8K,16K,32K"` or a list → sorted distinct budgets in tokens."""
+    if text is None:
+        return []
+    items = text.split(",") if isinstance(text, str) else list(text)
+    return sorted({parse_rung(x) for x in items if str(x).strip()})
+
+
+def rung_specs(ladder: list[int]) -> list[SettingSpec]:
+    return [parse_setting(f"ctx:{n}") for n in ladder]
+
+
+def is_rung(spec: SettingSpec, ladder: list[int]) -> bool:
+    return spec.kind == "ctx" and spec.tokens in ladder
+
+
+def candidates(selector: DemoSelector, target: Entry, seed: int) -> list[tuple[Entry, str]]:
+    """The target's ordered demo candidates, shared by every rung: co-author papers, then shuffled same-category.
+    The last target's list is kept (rungs of one target are built one after another)."""
+    key = (target.arxiv_id, seed)
+    hit = getattr(selector, "_ladder_memo", None)  # kept on the selector: never shared across builds
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    co = selector.coauthor_pool(target)
+    co_ids = {c.arxiv_id for c in co}
+    rnd = [e for e in selector.random_pool(target) if e.arxiv_id not in co_ids]
+    random.Random(seed).shuffle(rnd)
+    out = [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]
+    selector._ladder_memo = (key, out)  # type: ignore[attr-defined]
+    return out
+
+
+def select(
+    selector: DemoSelector, spec: SettingSpec, target: Entry, seed: int, own_tokens: int
+) -> list[tuple[Entry, str]]:
+    """Rung `spec.tokens`: the longest prefix of the shared candidates that fits the budget with the target."""
+    out: list[tuple[Entry, str]] = []
+    used = own_tokens
+    for e, origin in candidates(selector, target, seed):
+        cost = e.cost[selector.task]
+        if used + cost > spec.tokens:
+            break
+        out.append((e, origin))
+        used += cost
+    return out

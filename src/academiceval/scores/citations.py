@@ -1,0 +1,241 @@
+"""Citation faithfulness of a generated Related Work section (issue 15): `citation-precision`,
+`citation-recall`, `citation-unlisted`.
+
+The Related Work prompt lists the papers the model may cite, numbered `[Cited paper 1] … [Cited paper N]`
+(rounds/templates/_blocks.j2 `citation_block`, in the sample's `citations` order), and asks the model to cite
+them by number. From the generated section we extract every citation it makes:
+
+- numeric marks: `[3]`, `[2, 5-7]`, `[Cited paper 4]`, and "cited paper 4" in running text; a number in 1..N
+  is that list item, any other number is a citation to a work *not in the list*;
+- author-year strings: `Smith et al. (2020)`, `(Smith and Jones, 2019; Lee, 2021)`, `Smith, 2020` — the list
+  shows no author names, so an author-year citation cannot be tied to a listed item and counts as not listed
+  (the prompt asks for numbers);
+- titles: a listed paper's title written out (normalised words, ≥ 4 words) cites that item; a quoted title-like
+  string (≥ 4 words) that matches no listed title at ≥ 0.9 similarity is a citation to an unlisted work.
+
+Then, over distinct citations:
+- `citation-precision` = listed items cited / (listed items cited + unlisted citations): 1.0 when every
+  citation points into the given list; undefined (no value, not an error) for a section that cites nothing;
+- `citation-recall` = cited items among the papers the *real* section cites / those papers. The real section's
+  citations are the list items that are not distractors: the round builds the list from the paper's in-text
+  citations inside its related-work section, linked to its references (rounds/citations.py), padded with
+  distractors. Undefined when the list has no real citations;
+- `citation-unlisted` = the count of distinct unlisted citations (0 is best).
+
+Each value is stored as `score` (the primary value), with the counts and what was extracted in `details`.
+Only Related Work samples are scored; other tasks are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from academiceval.scores.models import ScoreRecord
+from academiceval.scores.registry import Metric, Needs, RunJob, config_hash, output_sha, register
+
+VERSION = "1"
+TASK = "related_work"
+TITLE_MATCH = 0.9
+MIN_TITLE_WORDS = 4
+MAX_RANGE = 50  # "[3-9]" expands; "[1-2000]" is not a range of citations
+
+_BRACKET = re.compile(r"\[([^\[\]\n]{1,120})\]")
+_NUM_ITEM = re.compile(r"^(?:cited\s+papers?\s*|papers?\s*|refs?\.?\s*)?(\d{1,4})(?:\s*[-–—]\s*(\d{1,4}))?$", re.I)
+_RUNNING = re.compile(r"\bcited\s+paper\s+(\d{1,4})\b", re.I)
+_SURNAME = r"[A-Z][A-Za-z'’\-]+(?:\s+(?:de|van|von|der|den|del|da|di|le|la)\s+[A-Z][A-Za-z'’\-]+)?"
+_YEAR = r"((?:19|20)\d{2})[a-z]?\b"
+_AUTHOR_YEAR = (
+    # Smith et al. 2020 / Smith et al., 2020 / Smith et al. (2020)
+    re.compile(rf"\b({_SURNAME})\s+et\s+al\.?,?\s*\(?\s*{_YEAR}"),
+    # Smith (2020) / Smith and Jones (2020)
+    re.compile(rf"\b({_SURNAME})(?:\s+(?:and|&)\s+{_SURNAME})?\s*\(\s*{_YEAR}"),
+    # (Smith, 2020) / (Smith and Jones, 2020; Lee, 2021)
+    re.compile(rf"[(;]\s*({_SURNAME})(?:\s+(?:and|&)\s+{_SURNAME})?,\s*{_YEAR}"),
+)
+_NOT_NAMES_TEXT = """
+In On At By For From Since Until Before After During Of The This That These Those We Our Table Figure Fig Section
+Eq Equation January February March April May June July August September October November December Jan Feb Mar Apr
+Jun Jul Aug Sep Sept Oct Nov Dec Spring Summer Fall Autumn Winter Version Year Years Also And Or To As Is Was Were
+Are Be Been Through Between Early Late Mid
+"""
+_NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
+_QUOTED = re.compile(r"[\"“”]([^\"“”\n]{12,240})[\"“”]")
+
+
+def norm_words(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
+
+
+def _similar(a: str, b: str) -> float:
+    from rapidfuzz import fuzz
+
+    return fuzz.ratio(a, b) / 100.0
+
+
+@dataclass
+class Extracted:
+    """What one generated section cites."""
+
+    listed: set[int] = field(default_factory=set)  # 1-based list numbers cited
+    unlisted: set[str] = field(default_factory=set)  # keys of citations to works not in the list
+    numeric: int = 0  # numeric marks seen (items, incl. expanded ranges)
+    author_year: int = 0  # distinct author-year citations
+    titles: int = 0  # listed titles written out + unlisted quoted titles
+
+    @property
+    def total(self) -> int:
+        return len(self.listed) + len(self.unlisted)
+
+
+def _numbers(content: str) -> list[int] | None:
+    """The numbers of a bracket's content when it is a citation group ("2, 5-7", "Cited paper 3"), else None."""
+    out: list[int] = []
+    for part in re.split(r"[,;]", content):
+        part = part.strip()
+        if not part:
+            continue
+        m = _NUM_ITEM.match(part)
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if hi < lo or hi - lo > MAX_RANGE:
+            out.append(lo)
+            if m.group(2):
+                out.append(hi)
+        else:
+            out.extend(range(lo, hi + 1))
+    return out or None
+
+
+def extract_citations(text: str, titles: Sequence[str]) -> Extracted:
+    """Citations made by `text`, mapped to the 1-based list whose titles are `titles`."""
+    n = len(titles)
+    ex = Extracted()
+
+    def number(k: int) -> None:
+        ex.numeric += 1
+        if 1 <= k <= n:
+            ex.listed.add(k)
+        else:
+            ex.unlisted.add(f"#{k}")
+
+    rest = text
+    for m in _BRACKET.finditer(text):
+        nums = _numbers(m.group(1))
+        if nums is None:
+            continue
+        for k in nums:
+            number(k)
+        rest = rest.replace(m.group(0), " ", 1)  # a year inside "[2020]"-style marks is not author-year
+    for m in _RUNNING.finditer(rest):
+        number(int(m.group(1)))
+    for t in titles:  # a listed title written out may itself hold "Name (2020)"-like strings
+        words = re.findall(r"\w+", t)
+        if len(words) >= 2:
+            rest = re.sub(r"\W+".join(map(re.escape, words)), " ", rest, flags=re.I)
+    ay: set[str] = set()
+    for pattern in _AUTHOR_YEAR:
+        for m in pattern.finditer(rest):
+            name, year = m.group(1), m.group(2)
+            if name not in _NOT_NAMES:
+                ay.add(f"{name.casefold()}:{year}")
+    ex.author_year = len(ay)
+    ex.unlisted |= {f"ay:{k}" for k in ay}
+    # titles written out
+    ntext = f" {norm_words(text)} "
+    norm_titles = [norm_words(t) for t in titles]
+    for i, t in enumerate(norm_titles, 1):
+        if len(t.split()) >= MIN_TITLE_WORDS and f" {t} " in ntext:
+            ex.listed.add(i)
+            ex.titles += 1
+    for m in _QUOTED.finditer(text):  # quoted titles: a listed one (near-exact) or a work not in the list
+        q = norm_words(m.group(1))
+        if len(q.split()) < MIN_TITLE_WORDS:
+            continue
+        hits = [i for i, t in enumerate(norm_titles, 1) if t and _similar(q, t) >= TITLE_MATCH]
+        if hits:
+            ex.listed.update(hits)
+        else:
+            ex.unlisted.add(f"title:{q}")
+        ex.titles += 1
+    return ex
+
+
+@dataclass
+class CitationScores:
+    precision: float | None
+    recall: float | None
+    unlisted: int
+    details: dict[str, Any]
+
+
+def citation_scores(text: str, citations: Sequence[Any]) -> CitationScores:
+    """Precision, recall and unlisted count of `text` against a sample's citation list (`CitedPaper`s)."""
+    titles = [c.title for c in citations]
+    true = {i for i, c in enumerate(citations, 1) if not getattr(c, "distractor", False)}
+    ex = extract_citations(text, titles)
+    precision = len(ex.listed) / ex.total if ex.total else None
+    recall = len(ex.listed & true) / len(true) if true else None
+    details = {
+        "list_size": len(titles),
+        "real_citations": len(true),
+        "cited_listed": sorted(ex.listed),
+        "cited_real": len(ex.listed & true),
+        "unlisted": sorted(ex.unlisted)[:20],
+        "unlisted_count": len(ex.unlisted),
+        "numeric_marks": ex.numeric,
+        "author_year": ex.author_year,
+        "titles": ex.titles,
+    }
+    return CitationScores(precision, recall, len(ex.unlisted), details)
+
+
+class CitationMetric:
+    """One of the three citation metrics over a run's Related Work records."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.chash = config_hash({"metric": self.metric_name, "version": VERSION, "title_match": TITLE_MATCH})
+
+    @property
+    def metric_name(self) -> str:
+        return f"citation-{self.kind}"
+
+    def score_run(self, job: RunJob) -> list[ScoreRecord]:
+        metric, chash = self.metric_name, self.chash
+        pending = [r for r in job.todo(metric, chash) if r.task == TASK]
+        new: list[ScoreRecord] = []
+        for rec in pending:
+            bad = job.unusable(rec, metric, chash)
+            if bad is None:
+                sample = job.samples[rec.sample_id]
+                s = citation_scores(rec.output, sample.citations)
+                value = {"precision": s.precision, "recall": s.recall, "unlisted": float(s.unlisted)}[self.kind]
+                details = {"output_sha256": output_sha(rec.output), **s.details}
+                if value is None:
+                    details["undefined"] = "no citations" if self.kind == "precision" else "no real citations listed"
+                bad = job.record(rec, metric, chash, values={} if value is None else {"score": value}, details=details)
+            new.append(bad)
+        if pending:
+            job.tick(metric, len(pending), len(pending))
+        job.emit(new)
+        return new
+
+
+for _kind, _summary in (
+    ("precision", "share of a Related Work section's citations that point into the given (numbered) list"),
+    ("recall", "share of the real section's citations (non-distractor list items) the generated section cites"),
+    ("unlisted", "count of distinct citations to works not in the given list"),
+):
+    register(
+        Metric(
+            f"citation-{_kind}",
+            build=lambda opts, k=_kind: CitationMetric(k),
+            needs=Needs(reference=True),
+            summary=_summary,
+        )
+    )

@@ -1,0 +1,85 @@
+"""Real Related Work samples from the unarXive sample, for the citation metrics' tests and benchmark.
+
+The demo round has no Related Work samples (the sample papers' citations do not resolve to workspace papers), so
+this builds them the way the round builder does, straight from parsed papers (`sources.mirror.unarxive`): the
+label is the paper's related-work section(s); the citation list is the references its in-text citations inside
+that section link to (title from the parsed reference, else the raw entry), padded with as many distractors
+(references the paper cites elsewhere only), shuffled with the sample's seed — numbered in the prompt in this
+order. Every sample is written as a real round (`testing.sample_round.write_round`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+from academiceval.rounds.models import CitedPaper, Sample
+from academiceval.sources.mirror.unarxive import unarxive_to_paper
+from academiceval.store.paper_models import NON_BODY_ROLES, SectionRole
+from academiceval.testing.sample_round import UNARXIVE, write_round
+
+ROUND = "2022-12-relwork"
+
+
+def _ref_title(ref) -> str:
+    return " ".join((ref.title or ref.raw).split())[:300]
+
+
+def related_work_samples(corpus: Path, *, round_name: str = ROUND, body_chars: int = 20_000) -> list[Sample]:
+    """One zero-shot Related Work sample per unarXive paper whose related-work section cites references."""
+    out: list[Sample] = []
+    with (corpus / UNARXIVE).open(encoding="utf-8") as f:
+        for line in f:
+            rec = unarxive_to_paper(json.loads(line))
+            p = rec.paper
+            if p is None:
+                continue
+            rw = {i for i, s in enumerate(p.sections) if s.role == SectionRole.related_work}
+            cited = sorted({j for c in p.citations if c.section_index in rw for j in c.reference_indices})
+            if not rw or not cited:
+                continue
+            elsewhere = sorted(
+                {j for c in p.citations if c.section_index not in rw for j in c.reference_indices} - set(cited)
+            )
+            seed = int(hashlib.sha256(p.arxiv_id.encode()).hexdigest()[:8], 16)
+            rng = random.Random(seed)
+            distractors = rng.sample(elsewhere, min(len(cited), len(elsewhere)))
+            corpus_list = [
+                CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited
+            ]
+            corpus_list += [
+                CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id, distractor=True)
+                for j in distractors
+            ]
+            rng.shuffle(corpus_list)
+            body = "\n\n".join(
+                s.text for i, s in enumerate(p.sections) if i not in rw and s.role not in NON_BODY_ROLES and s.text
+            )[:body_chars]
+            label = "\n\n".join(p.sections[i].text for i in sorted(rw) if p.sections[i].text)
+            out.append(
+                Sample(
+                    sample_id=f"related_work/zero-shot/{p.arxiv_id}",
+                    round=round_name,
+                    task="related_work",
+                    setting="zero-shot",
+                    split="test",
+                    arxiv_id=p.arxiv_id,
+                    paper_id=p.paper_id,
+                    published=rec.meta.published,
+                    primary_category=rec.meta.primary_category,
+                    fields={"body": body, "title": p.title, "abstract": p.abstract},
+                    citations=corpus_list,
+                    label=label,
+                    seed=seed,
+                )
+            )
+    return out
+
+
+def write_related_work_round(corpus: Path, out_dir: Path, *, round_name: str = ROUND) -> Path:
+    samples = related_work_samples(corpus, round_name=round_name)
+    return write_round(
+        out_dir, round_name, {"related_work-zero-shot": samples}, build_options={"source": "unarXive related work"}
+    )

@@ -1,0 +1,106 @@
+"""Paired verdicts on saved runs of real text (unarXive papers; ROUGE-L from the rouge-score package)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.report.conftest import build_saved_runs
+from typer.testing import CliRunner
+
+from academiceval.scores.models import ScoreRecord
+from academiceval.scores.paired import compare_records, permutation_p
+from academiceval.store.artifacts import load_run
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory, corpus):
+    return build_saved_runs(tmp_path_factory.mktemp("home"), corpus)
+
+
+def _records(run_dir: Path) -> list[ScoreRecord]:
+    return list(load_run(run_dir).scores.values())
+
+
+def test_paired_diff_equals_the_per_sample_differences(saved):
+    a, b = saved.run_dirs["baseline/lead"], saved.run_dirs["baseline/tail"]
+    diffs = compare_records(_records(a), _records(b), a_label="lead", b_label="tail")
+    assert {(d.task, d.setting) for d in diffs} == {
+        (t, s) for t in ("abstract", "title") for s in ("zero-shot", "random:1")
+    }
+    for d in diffs:
+        va = dict((sid, f) for sid, _, f in saved.values[("baseline/lead", d.task, d.setting)])
+        vb = dict((sid, f) for sid, _, f in saved.values[("baseline/tail", d.task, d.setting)])
+        shared = sorted(set(va) & set(vb))
+        assert d.n == len(shared) and d.only_a == len(va) - len(shared)  # tail's failed sample is left out
+        assert d.diff.mean == pytest.approx(np.mean([va[s] - vb[s] for s in shared]))
+        assert d.diff.ci_low <= d.diff.mean <= d.diff.ci_high
+        assert d.wins_a + d.ties + d.wins_b == d.n
+        assert d.value == "f" and 0 <= d.p_value <= 1
+
+
+def test_identical_runs_are_never_significant_and_a_shifted_run_is(saved):
+    a = _records(saved.run_dirs["baseline/lead"])
+    same = compare_records(a, a)
+    assert same and all(d.diff.mean == 0 and d.p_value == 1.0 and not d.significant for d in same)
+    # a run 0.02 better on every real sample: significant, A>B; a run with noise only: not significant
+    rng = np.random.default_rng(0)
+    better = [r.model_copy(update={"values": {**r.values, "f": r.values["f"] + 0.02}}) if r.values else r for r in a]
+    noisy = [
+        r.model_copy(update={"values": {**r.values, "f": r.values["f"] + float(rng.normal(0, 1e-3))}})
+        if r.values
+        else r
+        for r in a
+    ]
+    up = compare_records(better, a)
+    assert all(d.significant and d.verdict == "A>B" and d.p_value < 0.001 for d in up)
+    assert all(d.diff.ci_low == pytest.approx(0.02) for d in up)
+    flat = compare_records(noisy, a)
+    assert sum(d.significant for d in flat) <= 1  # 4 tests at α=0.05
+
+
+def test_seeded_and_only_same_config_paired(saved):
+    a, b = _records(saved.run_dirs["baseline/lead"]), _records(saved.run_dirs["baseline/tail"])
+    assert compare_records(a, b) == compare_records(list(reversed(a)), b)
+    other = [r.model_copy(update={"config_hash": "other"}) for r in b]
+    assert compare_records(a, other) == []
+
+
+def test_permutation_p_is_exact_for_small_samples():
+    # 5 positive differences: the exact two-sided sign-flip p is 2/32
+    assert permutation_p(np.array([0.1, 0.2, 0.3, 0.4, 0.5]), seed=1) == pytest.approx(2 / 32)
+
+
+def test_compare_cli_table_and_json(saved, tmp_path):
+    from academiceval.cli.main import app
+
+    home = saved.root
+    res = CliRunner().invoke(
+        app, ["compare", str(saved.run_dirs["baseline/lead"]), "2022-12-demo/baseline__tail", "--home", str(home)]
+    )
+    assert res.exit_code == 0, res.output
+    assert "permutation" in res.output and "A>B" in res.output
+    res = CliRunner().invoke(
+        app, ["compare", "2022-12-demo/baseline__lead", "2022-12-demo/baseline__tail", "--json", "--home", str(home)]
+    )
+    rows = json.loads(res.output)
+    assert len(rows) == 4 and all(r["significant"] for r in rows)
+    bad = CliRunner().invoke(app, ["compare", "../x/y", "2022-12-demo/baseline__tail", "--home", str(home)])
+    assert bad.exit_code != 0
+
+
+def test_report_marks_adjacent_differences(saved, tmp_path):
+    from academiceval.report.render import make_report
+
+    home = tmp_path / "h"
+    shutil.copytree(saved.root, home)
+    paths = make_report(home / "runs", tmp_path / "rep")
+    res = paths.results
+    assert len(res.paired) == 4 and all(d.a == "baseline/lead" and d.significant for d in res.paired)
+    md = paths.leaderboard_md.read_text()
+    assert "Paired verdicts between adjacent models" in md and "**significant**" in md
+    assert "permutation" in paths.index_html.read_text()
+    assert json.loads(paths.results_json.read_text())["paired"][0]["test"].startswith("two-sided")
