@@ -456,7 +456,12 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
             run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
         chosen = list(metrics) if metrics else default_metrics()
         score_runs(run_dirs, ScoreConfig(metrics=chosen), home=lws.home)
-        paths = make_report(run_dirs, lws.reports_dir / name, rounds_dir=lws.rounds_dir)
+        lab_out = lws.reports_dir / name
+        lab_kept = keep_earlier_report(lab_out)  # a user's reports/lab is moved aside, never overwritten
+        paths = make_report(run_dirs, lab_out, rounds_dir=lws.rounds_dir)
+        (lab_out / DEMO_MARKER).write_text("\n".join(_listing(lab_out)) + "\n", encoding="utf-8")
+        if lab_kept is not None:
+            st.note = f"an earlier report in {lab_out} was moved to {lab_kept}"
         summary.lab_index_html = paths.index_html
         co = {c: n for c, n in manifest.counts.items() if "-G" in c or "-M" in c}
         st.rows = [
