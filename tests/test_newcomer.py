@@ -153,3 +153,13 @@ def test_probe_changes_baselines_inputs_and_not_applicable_has_its_own_code(home
     assert "baseline/lead [probe=title-only]" in res.output, res.output
     assert re.search(r"baseline/lead\s", res.output)
     assert "6 with errors" not in res.output  # the not-applicable title samples are not errors
+
+
+def test_pyproject_declares_spdx_licence_and_the_inspect_entry_point() -> None:
+    """`project.license` as a table made setuptools print a deprecation warning on every install."""
+    import tomllib
+
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert meta["project"]["license"] == "Apache-2.0"
+    assert meta["project"]["entry-points"]["inspect_ai"]["academiceval"].endswith("integrations.inspect._registry")
+    assert "inspect" in meta["project"]["optional-dependencies"]["all"][0]
