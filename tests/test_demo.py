@@ -23,7 +23,16 @@ def test_demo_end_to_end_quick(corpus, tmp_path):
     finished = []
     s = run_demo(corpus, home=tmp_path / "home", quick=True, workers=1, progress=progress, on_stage=finished.append)
 
-    assert [st.name for st in s.stages] == ["index", "collect", "fetch + ingest", "build", "run", "score", "report"]
+    assert [st.name for st in s.stages] == [
+        "index",
+        "collect",
+        "fetch + ingest",
+        "build",
+        "run",
+        "score",
+        "cloze",
+        "report",
+    ]
     assert [st.name for st in finished] == [st.name for st in s.stages]
     assert {"index", "collect", "ingest", "build", "run", "report"} <= set(seen)
     for f in (s.index_html, s.leaderboard_md, s.results_json):
@@ -43,6 +52,11 @@ def test_demo_end_to_end_quick(corpus, tmp_path):
         for m in rouge:
             est = m["values"][m["primary"]]
             assert est["n"] > 0 and math.isfinite(est["mean"]) and 0.0 <= est["mean"] <= 1.0
+    # the citation-cloze family ran too: accuracy tables per level, the model's pick on the examples page
+    assert "citation_cloze" in md and "baseline/lexical-choice" in md and "accuracy" in md
+    cloze_rows = [r for r in results["rows"] if r["task"] == "citation_cloze"]
+    assert {r["setting"] for r in cloze_rows} == {"easy", "medium", "hard"}
+    assert "picked [" in (s.report_dir / "examples.html").read_text()
     # the examples page shows the round's references next to the outputs
     assert "export was not found" not in (s.report_dir / "examples.html").read_text()
     assert s.wall_s > 0

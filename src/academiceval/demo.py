@@ -24,6 +24,7 @@ from academiceval.graph.crawl import collect
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
+from academiceval.rounds.cloze.build import build_cloze_round
 from academiceval.rounds.config import BuildConfig
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
@@ -35,6 +36,7 @@ from academiceval.store.artifacts import MANIFEST, load_round
 from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
+CLOZE_BASELINES = ("baseline/random-choice", "baseline/lexical-choice")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
 LADDER = ("32K", "64K")  # a small context ladder (rounds.ladder), so the report shows effective writing length
 ROUND_NAME = "demo"
@@ -171,6 +173,9 @@ def run_demo(
         done(summary.stages[-1])
         _score(ws, summary, metrics, say)
         done(summary.stages[-1])
+        if not online:
+            _cloze(ws, [*CLOZE_BASELINES, *models], base_url, limits, summary, say)
+            done(summary.stages[-1])
         _report(ws, summary, say)
         done(summary.stages[-1])
         lab_dir = corpus.joinpath(*LAB_LIST) if corpus is not None else None
@@ -392,6 +397,50 @@ def keep_earlier_report(out: Path) -> Path | None:
         dest = out.with_name(f"{out.name}.before-{stamp}-{n}")
     out.rename(dest)
     return dest
+
+
+def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+    """Citation cloze (SCALAR presets) from the same store: build, run the choice baselines (and the user's
+    models), score accuracy; the runs join the report. Skipped, with a note, when the store yields no question."""
+    st = _timed(summary, "cloze")
+    t0 = time.perf_counter()
+    name = f"{summary.round_name}-cloze"
+    rdir = ws.rounds_dir / name
+    if (rdir / MANIFEST).is_file():
+        st.rows.append(("round", f"{name} (existing, reused)"))
+    else:
+        cap = 20 if limits.per_config else 100
+        rep = build_cloze_round(
+            ws, name, overrides={"max_questions": cap}, progress=lambda s, d, t: say("cloze", d, t, s)
+        )
+        st.rows.append(("round", f"{name}: " + ", ".join(f"{k} {len(v)}" for k, v in rep.items.items())))
+        if not any(rep.items.values()):
+            st.note = "no citation-cloze question could be built from this store"
+            st.seconds = time.perf_counter() - t0
+            return
+    runs = []
+    for spec in specs:
+        config = RunConfig(
+            model=spec,
+            splits=["test"],
+            limit=limits.per_config,
+            base_url=base_url if spec.startswith("openai/") else None,
+        )
+        res = run_round(ws, rdir, config, progress=lambda done, total, spec=spec: say("cloze", done, total, spec))
+        runs.append(Path(res.run_dir))
+    results = score_runs(
+        runs,
+        ScoreConfig(metrics=["accuracy"]),
+        home=ws.home,
+        progress=lambda desc, done, total: say("cloze", done, total, desc),
+    )
+    for res in results:
+        if res.summary is None:
+            continue
+        accs = [f"{m.setting} {m.values['accuracy'].mean:.2f}" for m in res.summary if m.metric == "accuracy"]
+        st.rows.append((res.model, "accuracy " + ", ".join(accs)))
+    summary.run_dirs.extend(runs)
+    st.seconds = time.perf_counter() - t0
 
 
 def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]

@@ -11,6 +11,7 @@ class AcademicEvalError(Exception):
     """Base class: a problem with one input that is recorded while the rest of the batch goes on."""
 
     code: str = "error"
+    exit_code: int = 1  # the CLI's exit status when this error ends a command: 1 a failure, 2 bad input
 
     def __init__(self, message: str, *, source: str | None = None, hint: str | None = None) -> None:
         self.message = message
@@ -31,3 +32,4 @@ class ConfigError(AcademicEvalError):
     """A user-supplied option or file is invalid; raised before any work starts."""
 
     code = "config"
+    exit_code = 2

@@ -60,3 +60,32 @@ def mws(unarxive_home: Path, tmp_path_factory: pytest.TempPathFactory):
     ws = Workspace(home)
     yield ws
     ws.close()
+
+
+# ---- citation cloze (SCALAR paper objects) ----------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def scalar_home(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace holding the 6 SCALAR paper objects of `paper_obj_anno` (with their cited papers) and SCALAR's
+    ICLR-2025 metadata (exact v1 dates), indexed through `mirror index`."""
+    from academiceval.sources.mirror.workspace import index_mirror
+    from academiceval.store import Workspace
+
+    home = tmp_path_factory.mktemp("scalar-ws")
+    ws = Workspace(home)
+    index_mirror(ws, corpus / "samples" / "scalar_paper_obj_anno")
+    index_mirror(ws, corpus / "metadata" / "scalar_iclr2025_metadata.json")
+    ws.close()
+    return home
+
+
+@pytest.fixture(scope="session")
+def scalar_round(scalar_home: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The three SCALAR levels built once from `scalar_home` (uncapped, so every question is checked)."""
+    from academiceval.rounds.cloze.build import build_cloze_round
+    from academiceval.store import Workspace
+
+    home = tmp_path_factory.mktemp("scalar-round")
+    shutil.copytree(scalar_home, home, dirs_exist_ok=True)
+    ws = Workspace(home)
+    report = build_cloze_round(ws, "cloze-anno", overrides={"max_questions": None}, seed=7)
+    return ws, report

@@ -125,7 +125,7 @@ def test_rejected_key_is_redacted(fake_server):
     with pytest.raises(E.MissingAPIKeyError) as ei:
         asyncio.run(validate(b))
     assert secret not in str(ei.value)
-    with pytest.raises(E.RequestRejectedError) as ei:
+    with pytest.raises(E.AuthError) as ei:
         gen(OpenAIBackend("fake-model", base_url=srv.url, api_key=secret), "hello there")
     assert "Incorrect API key" in str(ei.value) and secret not in str(ei.value)
     assert secret[:8] not in str(ei.value) and secret[-4:] not in str(ei.value)

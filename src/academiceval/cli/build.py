@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    at_least_one,
+    console,
+    fail,
+    fraction,
+    not_negative,
+    progress,
+    summary_table,
+)
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -57,7 +66,11 @@ def build(
     ] = None,
     context_tokens: Annotated[
         int | None,
-        typer.Option("--context-tokens", help="Also build a setting that adds demos until the input reaches N tokens."),
+        typer.Option(
+            "--context-tokens",
+            callback=at_least_one,
+            help="Also build a setting that adds demos until the input reaches N tokens.",
+        ),
     ] = None,
     ladder: Annotated[
         str | None,
@@ -67,15 +80,23 @@ def build(
         ),
     ] = None,
     distractors: Annotated[
-        int, typer.Option("--distractors", help="Pad each Related-Work citation corpus with N uncited papers.")
+        int,
+        typer.Option(
+            "--distractors", callback=not_negative, help="Pad each Related-Work citation corpus with N uncited papers."
+        ),
     ] = 0,
     min_citations: Annotated[
-        int, typer.Option("--min-citations", help="Skip Related-Work targets with fewer resolved cited papers.")
+        int,
+        typer.Option(
+            "--min-citations", callback=not_negative, help="Skip Related-Work targets with fewer resolved cited papers."
+        ),
     ] = 1,
     min_resolved_fraction: Annotated[
         float,
         typer.Option(
-            "--min-resolved-fraction", help="Skip Related-Work targets with a smaller share of cited works resolved."
+            "--min-resolved-fraction",
+            callback=fraction,
+            help="Skip Related-Work targets with a smaller share of cited works resolved.",
         ),
     ] = 0.5,
     gate: Annotated[
@@ -115,7 +136,7 @@ def build(
         typer.Option("--fetch/--no-fetch", help="Fetch and ingest PDFs of papers that have metadata but no parse."),
     ] = True,
     max_fetch: Annotated[
-        int | None, typer.Option("--max-fetch", help="Fetch and ingest at most N missing PDFs.")
+        int | None, typer.Option("--max-fetch", callback=not_negative, help="Fetch and ingest at most N missing PDFs.")
     ] = None,
     previous: Annotated[
         str | None, typer.Option("--previous", help="Earlier round (name or dir): list test samples added/retired.")

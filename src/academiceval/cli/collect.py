@@ -10,7 +10,17 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    at_least_one,
+    console,
+    err_console,
+    fail,
+    not_negative,
+    not_negative_seconds,
+    progress,
+    summary_table,
+)
 
 SourceOption = Annotated[
     str,
@@ -32,6 +42,7 @@ MinIntervalOption = Annotated[
     float,
     typer.Option(
         "--min-interval",
+        callback=not_negative_seconds,
         help="Seconds between HTTP API calls (arXiv's terms ask for 3; lower only for your own mirror server).",
     ),
 ]
@@ -65,13 +76,19 @@ def collect(
         typer.Option("--seed-author", help="Author to start from, as written on papers ('Jane Doe'). Repeatable."),
     ],
     max_authors: Annotated[
-        int, typer.Option("--max-authors", help="Stop after visiting this many authors (one API query each).")
+        int,
+        typer.Option(
+            "--max-authors", callback=at_least_one, help="Stop after visiting this many authors (one API query each)."
+        ),
     ] = 500,
     top_k: Annotated[
-        int, typer.Option("--top-k", help="Co-authors queued per visited author (most frequent first).")
+        int,
+        typer.Option(
+            "--top-k", callback=not_negative, help="Co-authors queued per visited author (most frequent first)."
+        ),
     ] = 20,
     papers_per_author: Annotated[
-        int, typer.Option("--papers-per-author", help="Most recent papers fetched per author.")
+        int, typer.Option("--papers-per-author", callback=at_least_one, help="Most recent papers fetched per author.")
     ] = 100,
     since: Annotated[
         str | None, typer.Option("--since", help="Only papers submitted on or after this date (YYYY-MM-DD).")
@@ -89,6 +106,7 @@ def collect(
         int | None,
         typer.Option(
             "--max-papers-per-author",
+            callback=at_least_one,
             help="Popularity control: keep at most this many papers per author (seeded sample).",
             show_default=False,
         ),

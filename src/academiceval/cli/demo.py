@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, at_least_one, console, fail, progress, summary_table
 
 
 def demo(
@@ -52,7 +52,7 @@ def demo(
         ),
     ] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", hidden=True)] = None,  # before --metrics
-    workers: Annotated[int, typer.Option("--workers", help="Processes for PDF parsing.")] = 2,
+    workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
         bool,
         typer.Option(

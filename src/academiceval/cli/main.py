@@ -6,15 +6,17 @@ Command modules must stay light at import time (no torch/transformers imports at
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, get_args
 
 import typer
 
 from academiceval import __version__
+from academiceval.cli import agreement as _agreement
 from academiceval.cli import (
     audit,
     build,
+    cloze,
     collect,
     compare,
     demo,
@@ -28,6 +30,8 @@ from academiceval.cli import (
     stats,
     update,
 )
+from academiceval.cli import leval as _leval
+from academiceval.cli import score_predictions as _score_predictions
 
 app = typer.Typer(
     name="academiceval",
@@ -47,10 +51,17 @@ app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
+app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
 app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
+app.command("score-predictions")(_score_predictions.score_predictions)
+app.command("judge-predictions")(_score_predictions.judge_predictions)
+app.command("judge-length-control")(_score_predictions.judge_length_control)
+app.command("agreement")(_agreement.agreement)
+app.add_typer(_leval.app, name="leval")
+app.add_typer(_leval.elaip_app, name="elaip")
 app.command("report")(report.report)
 app.command("release")(release.release)
 app.command("compare")(compare.compare)
@@ -122,7 +133,37 @@ def command() -> Any:
 
 
 def main() -> None:
-    command()()
+    """The console entry point. An `AcademicEvalError` that a command did not catch, or a damaged SQLite file
+    found mid-command, still ends as one line (what, where, what to do) with exit status 2 — never a traceback."""
+    import sqlite3
+
+    from academiceval.cli.common import fail
+    from academiceval.errors import AcademicEvalError
+
+    try:
+        command()()
+    except AcademicEvalError as e:
+        raise SystemExit(fail(e).exit_code) from None
+    except sqlite3.DatabaseError as e:
+        from academiceval.store.workspace import DB_NAME, damaged_database, is_unusable, resolve_home
+
+        if not is_unusable(e):
+            raise
+
+        home = _home_from_argv() or resolve_home(None)
+        raise SystemExit(fail(damaged_database(home / DB_NAME, e)).exit_code) from None
+
+
+def _home_from_argv() -> Path | None:
+    import sys
+
+    args = sys.argv[1:]
+    for i, a in enumerate(args):
+        if a == "--home" and i + 1 < len(args):
+            return Path(args[i + 1])
+        if a.startswith("--home="):
+            return Path(a.split("=", 1)[1])
+    return None
 
 
 if __name__ == "__main__":

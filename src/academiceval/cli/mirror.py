@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, console, err_console, fail, port_number, progress, summary_table
 
 app = typer.Typer(
     help="Local arXiv bulk mirror: index it into the workspace, or serve it over HTTP like the arXiv API.",
@@ -51,12 +52,17 @@ def index(directory: DirArg, home: HomeOption = None) -> None:
     if report.errors:
         title = f"unreadable records by reason ({len(report.errors)}; all in table mirror_error)"
         console.print(summary_table(title, ["reason", "count", "example"], report.reasons()[:15]))
+    if report.notes:  # repairs (bad bytes, NULs) and approximations, each located in table mirror_error
+        where, what = report.notes[0]
+        console.print(f"notes: {len(report.notes)} (all in table mirror_error), e.g. {where}: {what}", soft_wrap=True)
 
 
 @app.command("serve")
 def serve(
     directory: DirArg,
-    port: Annotated[int, typer.Option("--port", "-p", help="Port on 127.0.0.1 (0 = any free port).")] = 8088,
+    port: Annotated[
+        int, typer.Option("--port", "-p", callback=port_number, help="Port on 127.0.0.1 (0 = any free port).")
+    ] = 8088,
     fault: Annotated[
         str | None,
         typer.Option(
@@ -67,7 +73,7 @@ def serve(
     ] = None,
 ) -> None:
     """Answer the arXiv API protocol over DIRECTORY on 127.0.0.1: /api/query (search_query, id_list, start,
-    max_results, sortBy, sortOrder), /pdf/<id>, /_stats (request counters), /_faults. Stop with Ctrl-C."""
+    max_results, sortBy, sortOrder), /pdf/<id>, /_stats (request counters), /_faults. Stop with Ctrl-C or SIGTERM."""
     from academiceval.sources.server import FaultConfig, make_server
 
     try:
@@ -78,6 +84,11 @@ def serve(
     server = make_server(directory, port, faults)
     host, real_port = server.server_address[:2]
     console.print(f"serving {len(server.index)} papers at http://{host}:{real_port}/api/query (Ctrl-C to stop)")
+
+    def _stop(signum: int, frame: object) -> None:  # SIGTERM (kill, a supervisor, a test) stops it like Ctrl-C
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from academiceval.cli.common import HomeOption, console, fail, summary_table
+from academiceval.cli.common import HomeOption, console, fail, not_negative, summary_table
 
 
 def report(
@@ -52,7 +52,9 @@ def report(
         Path | None,
         typer.Option("--rounds-dir", help="Where exported rounds live (for references). Default: <home>/rounds."),
     ] = None,
-    examples: Annotated[int, typer.Option("--examples", help="Example samples per task on the examples page.")] = 3,
+    examples: Annotated[
+        int, typer.Option("--examples", callback=not_negative, help="Example samples per task on the examples page.")
+    ] = 3,
     home: HomeOption = None,
 ) -> None:
     """Build the leaderboard from saved run and score records (no model is called, nothing is re-scored)."""

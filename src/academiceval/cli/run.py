@@ -7,8 +7,20 @@ from typing import Annotated, Any
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    at_least_one,
+    console,
+    err_console,
+    fail,
+    not_negative,
+    positive_seconds,
+    progress,
+    summary_table,
+)
 from academiceval.errors import AcademicEvalError, ConfigError
+
+DEFAULT_MAX_WAIT_S = 300.0  # = models.retry.DEFAULT_MAX_WAIT_S (not imported here: keeps `--help` instant)
 
 
 def parse_generation_options(items: list[str]) -> dict[str, Any]:
@@ -57,13 +69,20 @@ def run(
         typer.Option("-T", help="Generation option key=value (temperature, max_tokens, top_p, seed, ...). Repeatable."),
     ] = None,
     max_connections: Annotated[
-        int, typer.Option("--max-connections", help="Most requests in flight; shrinks on 429 and grows back.")
+        int,
+        typer.Option(
+            "--max-connections", callback=at_least_one, help="Most requests in flight; shrinks on 429 and grows back."
+        ),
     ] = 16,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request before it is retried.")] = 600.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", callback=positive_seconds, help="Seconds per request before it is retried.")
+    ] = 600.0,
     context_length: Annotated[
         int | None,
         typer.Option(
-            "--context-length", help="Model context window in tokens; longer inputs are truncated (or skipped)."
+            "--context-length",
+            callback=at_least_one,
+            help="Model context window in tokens; longer inputs are truncated (or skipped).",
         ),
     ] = None,
     tokenizer: Annotated[
@@ -81,9 +100,15 @@ def run(
     rag: Annotated[
         str | None, typer.Option("--rag", help="Retrieval-augmented inputs: bm25, tfidf, dense or dense:MODEL_PATH.")
     ] = None,
-    top_k: Annotated[int, typer.Option("--top-k", help="Chunks retrieved per sample (with --rag).")] = 12,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Chunk length in tokens (with --rag).")] = 512,
-    chunk_overlap: Annotated[int, typer.Option("--chunk-overlap", help="Chunk overlap in tokens.")] = 64,
+    top_k: Annotated[
+        int, typer.Option("--top-k", callback=at_least_one, help="Chunks retrieved per sample (with --rag).")
+    ] = 12,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", callback=at_least_one, help="Chunk length in tokens (with --rag).")
+    ] = 512,
+    chunk_overlap: Annotated[
+        int, typer.Option("--chunk-overlap", callback=not_negative, help="Chunk overlap in tokens.")
+    ] = 64,
     probe: Annotated[
         str | None,
         typer.Option(
@@ -95,7 +120,9 @@ def run(
     length_instruction: Annotated[
         bool, typer.Option("--length-instruction", help="Tell the model the reference's word count (L-Eval's LIE).")
     ] = False,
-    limit: Annotated[int | None, typer.Option("--limit", help="At most N samples per task and setting.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", callback=at_least_one, help="At most N samples per task and setting.")
+    ] = None,
     run_name: Annotated[
         str | None,
         typer.Option(
@@ -103,10 +130,24 @@ def run(
         ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore and do not fill the response cache.")] = False,
+    max_wait: Annotated[
+        float,
+        typer.Option(
+            "--max-wait",
+            help="Most seconds one request may wait for retries (Retry-After, backoff); past it the sample is "
+            "recorded as rate_limited and a rerun asks again. Waits over 5 s are shown on the progress line.",
+            callback=positive_seconds,
+        ),
+    ] = DEFAULT_MAX_WAIT_S,
     home: HomeOption = None,
 ) -> None:
-    """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/."""
+    """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/.
+
+    A rerun skips samples with an answer or a final error (context length, empty, refused, rejected) and asks
+    again for every other error (auth, rate limit, server errors, timeouts, malformed answers). One run at a
+    time per run directory: a second one is refused, naming the process that holds it."""
     from academiceval.models.rag import RagConfig
+    from academiceval.models.retry import RetryPolicy
     from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
     from academiceval.runs.summary import RunSummary
@@ -147,12 +188,23 @@ def run(
         if task_id is None:
             bar.start()
             task_id = bar.add_task(f"{model}", total=total)
-        bar.update(task_id, completed=done, total=total)
+        bar.update(task_id, completed=done, total=total, description=model)
+
+    def on_wait(seconds: float, error: BaseException) -> None:  # a long Retry-After is shown, not waited in silence
+        if task_id is not None:
+            what = getattr(error, "code", type(error).__name__)
+            bar.update(task_id, description=f"{model} [yellow](waiting {seconds:.0f} s: {what})[/]")
 
     try:
-        summary: RunSummary = run_round(ws, round_ref, config, progress=None if count_tokens else on_progress)
+        summary: RunSummary = run_round(
+            ws,
+            round_ref,
+            config,
+            progress=None if count_tokens else on_progress,
+            retry_policy=RetryPolicy(max_wait_s=max_wait, on_wait=on_wait),
+        )
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     finally:
         if task_id is not None:
             bar.stop()

@@ -13,9 +13,15 @@ from academiceval.cli.common import HomeOption, console, err_console, fail, prog
 def score(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/ROUND/MODEL) to score.")],
     metrics: Annotated[
-        str,
-        typer.Option(help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge."),
-    ] = "rouge-l,bertscore",
+        str | None,
+        typer.Option(
+            help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, accuracy. "
+            "Default: rouge-l,bertscore (+ judge with --judge); accuracy for multiple-choice (citation-cloze) runs."
+        ),
+    ] = None,
+    mcq_parser: Annotated[
+        str, typer.Option(help="How accuracy reads <answer>: 'strict' (one option) or 'lenient' (see scores.mcq).")
+    ] = "strict",
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge model spec for the judge metric, e.g. openai/gpt-4o-mini.")
     ] = None,
@@ -66,12 +72,13 @@ def score(
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
 
-    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)
         config = ScoreConfig(
             metrics=names,
-            judge=judge if "judge" in names else None,
+            judge=judge if names is None or "judge" in names else None,
+            mcq_parser=mcq_parser,
             judge_base_url=judge_base_url,
             against=against,
             bertscore_model=bertscore_model,

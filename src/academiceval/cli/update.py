@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from academiceval.cli.collect import ApiUrlOption, MinIntervalOption, SourceOption, open_cli_source, parse_day
-from academiceval.cli.common import HomeOption, console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, console, fail, not_negative, progress, summary_table
 
 
 def update(
@@ -26,6 +26,7 @@ def update(
         int | None,
         typer.Option(
             "--new-papers",
+            callback=not_negative,
             help="Also add new co-authors (ranked by their bringer's new papers, breadth-first) until the update "
             "has added this many papers in the window. Without it only existing authors gain papers.",
             show_default=False,
@@ -43,6 +44,7 @@ def update(
         int | None,
         typer.Option(
             "--retention-days",
+            callback=not_negative,
             help="Prune papers submitted more than this many days before the end of the window.",
             show_default=False,
         ),

@@ -7,6 +7,12 @@
   kept in document order.
 
 They read the sample's fields, not the prompt, so truncation and templates do not change their output.
+
+Multiple-choice baselines (citation cloze; any item with a masked paper and candidate texts):
+- `random-choice`: a uniformly random option, seeded per item (seed + sample id), so reruns agree.
+- `lexical-choice`: the candidate whose text best matches (BM25) the words around the mask.
+They answer in the protocol's format, `<answer>k</answer>`. Items that carry only a rendered prompt (imported
+SCALAR questions) are read back from the prompt's `<Paper>` and `<Candidate>` blocks.
 """
 
 from __future__ import annotations
@@ -22,7 +28,11 @@ from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, to
 from academiceval.models.truncate import content_field
 from academiceval.rounds.models import Sample
 
-BASELINES = ("lead", "demo-copy", "extractive", "cite-copy", "cite-invent")  # cite-*: models.citation_baselines
+BASELINES = ("lead", "demo-copy", "extractive", "cite-copy", "cite-invent", "random-choice", "lexical-choice")
+# cite-*: models.citation_baselines
+CHOICE_BASELINES = ("random-choice", "lexical-choice")
+CLOZE_MASK = "**[MASKED_CITATION]**"
+MASK_WINDOW_WORDS = 50  # words each side of the mask that form the lexical baseline's query
 BASELINE_VERSION = "1"
 # Target lengths in words, from the task requirements (title ~10, abstract ~200, intro 1000-1500, related 500-1000).
 TARGET_WORDS: dict[str, int] = {"title": 10, "abstract": 200, "introduction": 1200, "related_work": 700}
@@ -92,12 +102,14 @@ class BaselineBackend:
         similarity: str = "tfidf",
         target_words: dict[str, int] | None = None,
         templates_dir: str | None = None,
+        seed: int = 0,
     ) -> None:
         if model not in BASELINES:
             raise ConfigError(f"unknown baseline {model!r}", source="--model", hint=f"one of {', '.join(BASELINES)}")
         if similarity not in ("tfidf", "bm25"):
             raise ConfigError(f"unknown demo similarity {similarity!r}", hint="tfidf or bm25")
         self.model = model
+        self.seed = seed
         self.similarity = similarity
         self.target_words = {**TARGET_WORDS, **(target_words or {})}
         self.templates_dir = templates_dir
@@ -106,7 +118,11 @@ class BaselineBackend:
         out: dict[str, Any] = {"backend": "baseline", "model": self.model, "version": BASELINE_VERSION}
         if self.model == "demo-copy":
             out["similarity"] = self.similarity
-        out["target_words"] = dict(sorted(self.target_words.items()))
+        if self.model in CHOICE_BASELINES:
+            out["seed"] = self.seed
+            out["window_words"] = MASK_WINDOW_WORDS
+        else:
+            out["target_words"] = dict(sorted(self.target_words.items()))
         return out
 
     async def aclose(self) -> None:
@@ -114,7 +130,26 @@ class BaselineBackend:
 
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
         # cheap but CPU-bound (BM25 over a paper's sentences): keep it off the event loop
+        if self.model in CHOICE_BASELINES:
+            return await asyncio.to_thread(self.choose, sample, prompt)
         return await asyncio.to_thread(self.run, sample)
+
+    def choose(self, item: Any, prompt: str = "") -> Completion:
+        """The two multiple-choice baselines, on an item (ClozeItem-like: `paper`, `candidates`, `mask`,
+        `sample_id`) or, failing fields, on the rendered prompt."""
+        paper, cands, mask, sid = choice_fields(item, prompt)
+        if len(cands) < 2:
+            raise BaselineError(
+                f"baseline/{self.model} found fewer than 2 options in the item", source="models.baselines"
+            )
+        if self.model == "random-choice":
+            k, raw = random_choice(len(cands), seed=self.seed, key=sid), {}
+        else:
+            k, scores = lexical_choice(paper, cands, mask=mask)
+            raw = {"scores": [round(float(x), 4) for x in scores]}
+        return Completion(
+            text=f"<answer>{k}</answer>", output_tokens=3, finish_reason="stop", raw={"baseline": self.model, **raw}
+        )
 
     def run(self, sample: Sample | None) -> Completion:
         if sample is None:
@@ -184,3 +219,51 @@ class BaselineBackend:
             return cut_words(sentences[best], n), {"source_field": name, "sentences": [best]}
         chosen.sort()
         return " ".join(sentences[i] for i in chosen), {"source_field": name, "sentences": chosen}
+
+
+# ---- multiple-choice baselines -----------------------------------------------------------------------------------
+_PAPER_BLOCK = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)
+_CANDIDATE_BLOCK = re.compile(r"<Candidate>\s*Candidate \[(\d+)\]:\n?(.*?)</Candidate>", re.DOTALL)
+
+
+def choice_fields(item: Any, prompt: str = "") -> tuple[str, list[str], str, str]:
+    """(paper text, candidate texts in slot order, mask, item id) from an item's fields or its prompt."""
+    from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
+
+    if is_cloze_sample(item):  # a round sample of the cloze family: its full item
+        item = sample_to_item(item)
+    mask = str(getattr(item, "mask", "") or CLOZE_MASK)
+    sid = str(getattr(item, "sample_id", "") or "")
+    paper = str(getattr(item, "paper", "") or "")
+    cands = [str(getattr(c, "text", "") or "") for c in getattr(item, "candidates", []) or []]
+    if paper and cands and all(cands):
+        return paper, cands, mask, sid
+    text = prompt or str(getattr(item, "prompt", "") or "")
+    m = _PAPER_BLOCK.search(text)
+    found = sorted((int(i), t) for i, t in _CANDIDATE_BLOCK.findall(text))
+    return (m.group(1) if m else paper), [t for _, t in found] or cands, mask, sid or text[:64]
+
+
+def random_choice(n: int, *, seed: int = 0, key: str = "") -> int:
+    """A uniformly random option index in 0..n-1, fixed by (seed, item key)."""
+    import random
+
+    return random.Random(f"{seed}:{key}").randrange(n)
+
+
+def mask_context(paper: str, mask: str = CLOZE_MASK, words: int = MASK_WINDOW_WORDS) -> str:
+    """The words around the mask (the paper's opening when the mask is missing)."""
+    at = paper.find(mask)
+    if at < 0:
+        return " ".join(paper.split()[: 2 * words])
+    before = paper[:at].split()[-words:]
+    after = paper[at + len(mask) :].split()[:words]
+    return " ".join(before + after)
+
+
+def lexical_choice(paper: str, candidates: list[str], *, mask: str = CLOZE_MASK) -> tuple[int, list[float]]:
+    """The candidate whose text scores highest under BM25 for the words around the mask (ties: lowest index)."""
+    query = mask_context(paper, mask)
+    scores = BM25Retriever().scores(query, candidates)
+    best = max(range(len(candidates)), key=lambda i: (float(scores[i]), -i))
+    return best, [float(x) for x in scores]

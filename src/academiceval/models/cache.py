@@ -8,19 +8,27 @@ generation options and the rendered prompt's sha256 — the same inputs inspect_
 completions are cached; errors are not (a transient error must be retried, a permanent one is in the record).
 Storage is one SQLite file in the workspace (`store.artifacts.Layout.response_cache`, WAL), separate from the
 main database so a fast run's writes do not contend with other stages. Kill -9 safe: a row is committed or absent.
+
+A damaged cache file (overwritten header, truncated, garbage pages) never stops a run: it is only a cache. The
+damage is reported on stderr, the file is moved aside as `responses.sqlite.corrupt-<UTC time>` (kept for a
+post-mortem) and an empty cache takes its place; the answers it held are lost, the run's records are not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from academiceval.errors import ConfigError
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.store.artifacts import Layout
 
@@ -41,6 +49,7 @@ CREATE TABLE IF NOT EXISTS prompt_memo (
 );
 """
 _CHUNK = 500  # keys per IN (...) query
+log = logging.getLogger(__name__)
 _last_second: tuple[int, str] = (-1, "")
 
 
@@ -95,6 +104,7 @@ class ResponseCache:
         self._uncommitted: set[str] = set()  # response keys written in the open transaction
         self._txn_started = 0.0
         self._conn: sqlite3.Connection | None = None
+        self.recovered: list[str] = []  # where damaged cache files were moved (one per recovery)
 
     @classmethod
     def in_workspace(cls, home: Path, *, enabled: bool = True, batch: int = 1) -> ResponseCache:
@@ -103,34 +113,99 @@ class ResponseCache:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            try:
+                try:
+                    self._conn = self._open()
+                except sqlite3.DatabaseError as e:
+                    if not _is_damage(e):
+                        raise
+                    self._set_aside(e)
+                    self._conn = self._open()
+            except sqlite3.OperationalError as e:  # not damage: the path cannot be opened (a directory, no rights)
+                raise ConfigError(
+                    f"cannot open the response cache: {e}",
+                    source=str(self.path),
+                    hint="check that it is a writable file (or remove it), or run with --no-cache",
+                ) from None
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=60000")
             conn.executescript(SCHEMA)
-            self._conn = conn
-        return self._conn
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_aside(self, error: sqlite3.DatabaseError) -> Path:
+        """Move the damaged file (and its WAL/SHM) aside, say so, and let the next use open an empty cache."""
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+        self._pending = 0
+        self._uncommitted.clear()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(f"{self.path}{suffix}")
+            if src.exists():
+                os.replace(src, Path(f"{aside}{suffix}"))
+        self.recovered.append(str(aside))
+        log.warning(
+            "response cache %s is damaged (%s): moved aside to %s; continuing with an empty cache "
+            "(answers are re-requested; run records are unaffected)",
+            self.path,
+            error,
+            aside.name,
+        )
+        return aside
+
+    def _guard(self, fn, *args: Any, default: Any = None) -> Any:
+        """Run a cache operation; on damage found mid-run, set the file aside and return `default` (a miss)."""
+        try:
+            return fn(*args)
+        except sqlite3.DatabaseError as e:
+            if not _is_damage(e):
+                raise
+            self._set_aside(e)
+            return default
 
     def get(self, key: str) -> Completion | None:
         if not self.enabled:
             return None
-        row = self.conn.execute("SELECT completion FROM response WHERE key=?", (key,)).fetchone()
+        row = self._guard(lambda: self.conn.execute("SELECT completion FROM response WHERE key=?", (key,)).fetchone())
         if row is None:
             return None
+        try:
+            completion = Completion.model_validate_json(row[0])
+        except ValueError:  # a row that is not a Completion (written by something else): a miss
+            return None
         self.hits += 1
-        return Completion.model_validate_json(row[0])
+        return completion
 
     def get_many(self, keys: list[str]) -> dict[str, Completion]:
         """Bulk lookup (a replay of thousands of samples must not pay one query each)."""
         out: dict[str, Completion] = {}
         if not self.enabled:
             return out
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
-            sql = f"SELECT key, completion FROM response WHERE key IN ({','.join('?' * len(chunk))})"
-            for k, blob in self.conn.execute(sql, chunk):
-                out[k] = Completion.model_validate_json(blob)
+
+        def read() -> None:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i : i + _CHUNK]
+                sql = f"SELECT key, completion FROM response WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, blob in self.conn.execute(sql, chunk).fetchall():
+                    try:
+                        out[k] = Completion.model_validate_json(blob)
+                    except ValueError:
+                        continue
+
+        self._guard(read)
         self.hits += len(out)
         return out
 
@@ -140,10 +215,14 @@ class ResponseCache:
             return 0
         have: set[str] = set()
         keys = list(rows)
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
-            sql = f"SELECT key FROM response WHERE key IN ({','.join('?' * len(chunk))})"
-            have.update(k for (k,) in self.conn.execute(sql, chunk))
+
+        def read() -> None:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i : i + _CHUNK]
+                sql = f"SELECT key FROM response WHERE key IN ({','.join('?' * len(chunk))})"
+                have.update(k for (k,) in self.conn.execute(sql, chunk).fetchall())
+
+        self._guard(read)
         missing = [k for k in keys if k not in have]
         for k in missing:
             prompt_sha256, identity, completion = rows[k]
@@ -155,10 +234,14 @@ class ResponseCache:
         out: dict[str, str] = {}
         if not self.enabled:
             return out
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
-            sql = f"SELECT key, prepared FROM prompt_memo WHERE key IN ({','.join('?' * len(chunk))})"
-            out.update(self.conn.execute(sql, chunk).fetchall())
+
+        def read() -> None:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i : i + _CHUNK]
+                sql = f"SELECT key, prepared FROM prompt_memo WHERE key IN ({','.join('?' * len(chunk))})"
+                out.update(self.conn.execute(sql, chunk).fetchall())
+
+        self._guard(read)
         return out
 
     def put_memo(self, key: str, prepared_json: str) -> None:
@@ -166,6 +249,15 @@ class ResponseCache:
             self._write("INSERT OR REPLACE INTO prompt_memo VALUES (?,?)", (key, prepared_json))
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        try:
+            self._write_once(sql, args)
+        except sqlite3.DatabaseError as e:
+            if not _is_damage(e):
+                raise
+            self._set_aside(e)  # rows of the open transaction go with it; the records still hold those answers
+            self._write_once(sql, args)
+
+    def _write_once(self, sql: str, args: tuple[Any, ...]) -> None:
         conn = self.conn
         if self._pending == 0:
             conn.execute("BEGIN")
@@ -198,12 +290,17 @@ class ResponseCache:
 
     def flush(self) -> None:
         if self._pending and self._conn is not None:
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.DatabaseError as e:
+                if not _is_damage(e):
+                    raise
+                self._set_aside(e)
         self._pending = 0
         self._uncommitted.clear()
 
     def count(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM response").fetchone()[0])
+        return int(self._guard(lambda: self.conn.execute("SELECT COUNT(*) FROM response").fetchone()[0], default=0))
 
     def clear(self, *, model: str | None = None) -> int:
         sql, args = ("DELETE FROM response", ()) if model is None else ("DELETE FROM response WHERE model=?", (model,))
@@ -214,3 +311,14 @@ class ResponseCache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _is_damage(error: sqlite3.DatabaseError) -> bool:
+    """A damaged file ("file is not a database", "database disk image is malformed"), as opposed to a busy
+    database, a constraint or a programming error (those are not the file's fault and are raised)."""
+    if isinstance(error, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return False
+    if isinstance(error, sqlite3.OperationalError):
+        text = str(error).lower()
+        return "malformed" in text or "not a database" in text or "corrupt" in text
+    return True

@@ -18,10 +18,12 @@ INVENTED_AUTHORS = ("Hartwell", "Okonkwo", "Lindqvist", "Ferreira", "Nakamura", 
 
 
 def cite_copy(sample: Sample) -> str:
-    """Cites each listed paper by its list number."""
+    """Cites each listed paper by its list number, and by nothing else: a listed title may itself read like a
+    citation (an unlinked SCALAR reference is listed by its printed marker, "Smith et al., 2020"), and copying
+    it would add an author-year citation the list does not number."""
     if not sample.citations:
         return "No cited papers were listed for this paper."
-    lines = [f"Prior work has studied {c.title} [{i}]." for i, c in enumerate(sample.citations, 1)]
+    lines = [f"This section builds on the listed work [{i}]." for i in range(1, len(sample.citations) + 1)]
     return " ".join(lines)
 
 

@@ -68,9 +68,42 @@ class RefusedAnswerError(BackendError):
 
 
 class RequestRejectedError(BackendError):
-    """A 4xx other than 429 / context length: the request itself is wrong; retrying will not help."""
+    """A 4xx other than 429 / context length / auth: the request itself is wrong; retrying will not help."""
 
     code = "rejected"
+
+
+class AuthError(BackendError):
+    """401/402/403 on a request: the key (or the account behind it) was refused. Retrying within the run does not
+    help, but the answer is not final either: after the key is fixed, a plain rerun asks again."""
+
+    code = "auth"
+
+
+# ---- which recorded errors are final ----------------------------------------------------------------------
+# A rerun of the same command skips every sample whose last record is *final*: an answer, or an error that the
+# same request would get again (the prompt is too long, the answer was empty or refused, the server rejects the
+# request itself, the sample was skipped for overflow). Every other error — auth, rate limits, server errors,
+# timeouts, connection failures, garbled bodies, an internal error, and any code this version does not know —
+# is requested again by a plain rerun: only final answers are final.
+FINAL_ERROR_CODES = frozenset({"context_length", "empty_answer", "refused", "rejected", "skipped_overflow"})
+RETRY_ON_RERUN_CODES = frozenset(
+    {"auth", "rate_limited", "server_error", "timeout", "connection", "malformed_response", "transient", "internal"}
+)
+_AUTH_STATUSES = ("HTTP 401", "HTTP 402", "HTTP 403")
+
+
+def is_final(error_code: str | None, error: str | None = None, retryable: bool = False) -> bool:
+    """True when a record with this error is finished for good (a rerun skips it); False: a rerun asks again.
+
+    `error` is the recorded message: records written before `auth` existed typed a 401 as `rejected`."""
+    if retryable:
+        return False
+    if error_code is None:
+        return error is None
+    if error_code not in FINAL_ERROR_CODES:
+        return False
+    return not (error_code == "rejected" and error is not None and error.startswith(_AUTH_STATUSES))
 
 
 class MissingAPIKeyError(ConfigError):

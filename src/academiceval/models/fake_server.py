@@ -2,9 +2,13 @@
 
 It answers deterministically from the prompt (the same prompt always gets the same answer, built from the
 prompt's own words so metrics see overlap), counts requests per prompt hash, and injects faults on demand:
-  * transient faults (429 with Retry-After, 500, a hang longer than the client's timeout, a cut JSON body) on
-    the first `transient_attempts` requests of a chosen fraction of prompts — a retry then succeeds;
-  * permanent faults (empty content, a refusal, invalid UTF-8 in the answer) on a chosen fraction of prompts;
+  * transient faults (429 with Retry-After, 500, a hang longer than the client's timeout, a cut JSON body, a
+    `content` that is a number, a body trickled out slowly) on the first `transient_attempts` requests of a chosen
+    fraction of prompts — a retry then succeeds;
+  * permanent faults (empty content, a refusal, invalid UTF-8 in the answer, non-text content) on a chosen
+    fraction of prompts;
+  * `fail_all=401` (or any status): every chat request answers that status while it is set (a key that lists
+    models but may not generate; set it back to None to "fix the key");
   * a context-length error (HTTP 400, vLLM's wording) for prompts longer than `context_window` "tokens"
     (whitespace words, a stand-in tokenizer).
 Which prompts get which fault is decided by a seeded hash of the prompt, so a run is reproducible. Binds
@@ -24,8 +28,8 @@ from typing import Any
 
 from aiohttp import web
 
-TRANSIENT_KINDS = ("429", "500", "timeout", "malformed")
-PERMANENT_KINDS = ("empty", "refusal", "invalid_utf8", "malformed")
+TRANSIENT_KINDS = ("429", "500", "timeout", "malformed", "nonstring", "slow")
+PERMANENT_KINDS = ("empty", "refusal", "invalid_utf8", "malformed", "nonstring")
 
 
 @dataclass
@@ -41,6 +45,8 @@ class FakeServerConfig:
     hang_s: float = 30.0  # how long a "timeout" fault stalls (the client should give up first)
     api_key: str | None = None  # if set, requests must carry it; a wrong key gets a 401 that echoes it (like some APIs)
     answer_words: int = 24
+    slow_body_s: float = 0.2  # a "slow" fault sends its (good) body in 4 pieces over this many seconds
+    fail_all: int | None = None  # while set, every chat request answers this HTTP status (e.g. 401)
 
 
 @dataclass
@@ -49,6 +55,7 @@ class ServerStats:
     in_flight: int = 0
     completed: int = 0
     by_prompt: Counter[str] = field(default_factory=Counter)  # sha256(prompt) -> requests seen
+    by_model_prompt: Counter[tuple[str, str]] = field(default_factory=Counter)  # (model, sha256) -> requests seen
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)  # distinct Authorization values seen (tests only)
@@ -91,6 +98,21 @@ class FakeOpenAIServer:
         self.app = web.Application(client_max_size=64 * 1024**2)
         self.app.router.add_get("/v1/models", self.models)
         self.app.router.add_post("/v1/chat/completions", self.chat)
+        self.app.router.add_get("/_stats", self.stats_json)
+
+    async def stats_json(self, request: web.Request) -> web.Response:
+        """Counters for benchmarks that run the server in its own process."""
+        st = self.stats
+        return web.json_response(
+            {
+                "total": st.total,
+                "completed": st.completed,
+                "distinct_prompts": len(st.by_prompt),
+                "max_per_prompt": max(st.by_prompt.values(), default=0),
+                "by_status": {str(k): v for k, v in st.by_status.items()},
+                "faults": dict(st.faults),
+            }
+        )
 
     def _auth_error(self, request: web.Request) -> web.Response | None:
         header = request.headers.get("Authorization", "")
@@ -131,6 +153,11 @@ class FakeOpenAIServer:
         cfg, st = self.config, self.stats
         if (err := self._auth_error(request)) is not None:
             return err
+        if cfg.fail_all is not None:
+            st.faults[f"fail_all_{cfg.fail_all}"] += 1
+            return web.json_response(
+                {"error": {"message": f"failing every request with {cfg.fail_all}"}}, status=cfg.fail_all
+            )
         try:
             payload = await request.json()
             prompt = "\n".join(str(m.get("content", "")) for m in payload["messages"])
@@ -141,7 +168,8 @@ class FakeOpenAIServer:
             return web.json_response({"error": {"message": f"The model `{model}` does not exist."}}, status=404)
         digest = prompt_hash(prompt)
         st.by_prompt[digest] += 1
-        seen = st.by_prompt[digest]
+        st.by_model_prompt[(model, digest)] += 1
+        seen = st.by_model_prompt[(model, digest)]  # each model's first attempts fail (two runs, one server)
         if cfg.latency_s:
             await asyncio.sleep(cfg.latency_s)
         transient = _pick(cfg.transient, _unit(cfg.seed, "transient", digest))
@@ -163,6 +191,8 @@ class FakeOpenAIServer:
                     status=200,
                     content_type="application/json",
                 )
+            if transient == "nonstring":
+                return web.json_response({"choices": [{"message": {"content": 42}, "finish_reason": "stop"}]})
         n_words = len(prompt.split())
         if cfg.context_window is not None and n_words > cfg.context_window:
             st.faults["context_length"] += 1
@@ -184,6 +214,8 @@ class FakeOpenAIServer:
             message = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
         elif permanent == "malformed":
             return web.Response(body=b"<html>502 Bad Gateway</html>", status=200, content_type="application/json")
+        elif permanent == "nonstring":
+            message["content"] = [1, 2, 3]
         body = {
             "id": f"chatcmpl-{digest[:12]}",
             "object": "chat.completion",
@@ -198,7 +230,21 @@ class FakeOpenAIServer:
         raw = json.dumps(body).encode("utf-8")
         if permanent == "invalid_utf8":
             raw = raw.replace(b'"content": "', b'"content": "\xff\xfe ', 1)
+        if transient == "slow" and seen <= cfg.transient_attempts:
+            return await self._trickle(request, raw)
         return web.Response(body=raw, status=200, content_type="application/json")
+
+    async def _trickle(self, request: web.Request, raw: bytes) -> web.StreamResponse:
+        """A good answer sent in four pieces with pauses (a slow proxy; the client's total timeout covers it)."""
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp.content_length = len(raw)
+        await resp.prepare(request)
+        step = max(1, len(raw) // 4 + 1)
+        for i in range(0, len(raw), step):
+            await resp.write(raw[i : i + step])
+            await asyncio.sleep(self.config.slow_body_s / 4)
+        await resp.write_eof()
+        return resp
 
 
 @dataclass
@@ -290,6 +336,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--context-window", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--retry-after", type=float, default=0.05, help="Retry-After seconds of a 429 fault")
+    ap.add_argument("--hang", type=float, default=30.0, help="seconds a timeout fault stalls")
+    ap.add_argument("--slow-body", type=float, default=0.2, help="seconds a slow fault takes to send its body")
+    ap.add_argument("--transient-attempts", type=int, default=1, help="first attempts of a faulty prompt that fail")
     a = ap.parse_args(argv)
 
     def pairs(items: list[str]) -> dict[str, float]:
@@ -302,6 +352,10 @@ def main(argv: list[str] | None = None) -> None:
         transient=pairs(a.fault),
         permanent=pairs(a.permanent),
         context_window=a.context_window,
+        retry_after_s=a.retry_after,
+        hang_s=a.hang,
+        slow_body_s=a.slow_body,
+        transient_attempts=a.transient_attempts,
     )
     web.run_app(FakeOpenAIServer(cfg).app, host="127.0.0.1", port=a.port, access_log=None, print=print)
 

@@ -25,6 +25,7 @@ import aiohttp
 
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.errors import (
+    AuthError,
     BackendError,
     ConnectionFailedError,
     ContextLengthError,
@@ -233,9 +234,17 @@ class OpenAIBackend:
         low = f"{code} {message}".lower()
         if status in (400, 413, 422) and any(m in low for m in _CONTEXT_MARKERS):
             return ContextLengthError(f"HTTP {status}: {message}", hint="lower --context-length or use truncation")
+        if status in (401, 402, 403):
+            return AuthError(
+                f"HTTP {status}: {message}",
+                hint="check the key (--api-key-env) or the account; a rerun requests these samples again",
+            )
         return RequestRejectedError(f"HTTP {status}: {message}")
 
     def _parse(self, body: bytes) -> Completion:
+        """The body of a 200 answer → a Completion, or a typed error. Every field is checked for its type: a
+        server (or a proxy in front of it) that sends a number, a list of non-text parts or an object where the
+        protocol promises text gets `MalformedResponseError`, never an `internal: TypeError`."""
         extras: dict[str, Any] = {}
         try:
             text = body.decode("utf-8")
@@ -247,31 +256,55 @@ class OpenAIBackend:
             choice = data["choices"][0]
             message = choice.get("message") or {}
             content = message.get("content")
+            refusal = message.get("refusal")
             finish = choice.get("finish_reason")
             usage = data.get("usage") or {}
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             snippet = self._redact(text[:120]).replace("\n", " ")
             raise MalformedResponseError(f"not a chat completion: {snippet!r}") from None
-        refusal = message.get("refusal")
+        if finish is not None and not isinstance(finish, str):
+            finish = str(finish)
         if refusal or finish == "content_filter":
             raise RefusedAnswerError(f"the model refused: {str(refusal or finish)[:200]}")
-        if content is None or (isinstance(content, str) and not content.strip()):
+        content = _content_text(content)
+        if content is None or not content.strip():
             raise EmptyAnswerError(f"empty answer (finish_reason={finish})")
-        if not isinstance(content, str):  # content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         if "\ufffd" in content and "invalid_utf8" not in extras:
             extras["replacement_chars"] = content.count("\ufffd")
-        if data.get("model"):
+        if isinstance(data.get("model"), str) and data["model"]:
             extras["served_model"] = data["model"]
-        if data.get("system_fingerprint"):
+        if isinstance(data.get("system_fingerprint"), str) and data["system_fingerprint"]:
             extras["system_fingerprint"] = data["system_fingerprint"]
+        if not isinstance(usage, dict):
+            usage = {}
         return Completion(
             text=content,
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
+            input_tokens=_count(usage.get("prompt_tokens")),
+            output_tokens=_count(usage.get("completion_tokens")),
             finish_reason=finish,
             raw=extras,
         )
+
+
+def _content_text(content: Any) -> str | None:
+    """`message.content` as text: a string, or a list of content parts (`{"type": "text", "text": ...}`) joined.
+    Anything else (a number, an object, a part without text) is a malformed response."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text", ""), str) for p in content):
+        return "".join(p.get("text", "") for p in content)
+    shown = json.dumps(content)[:80] if not isinstance(content, bytes) else repr(content[:80])
+    raise MalformedResponseError(
+        f"message.content is a {type(content).__name__}, not text: {shown}",
+        hint="the server (or a proxy) does not speak the chat-completions protocol; a rerun retries this sample",
+    )
+
+
+def _count(value: Any) -> int | None:
+    """A token count from `usage`, or None when the server sent something that is not a count."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 async def _check(backend: OpenAIBackend) -> None:  # pragma: no cover - manual use

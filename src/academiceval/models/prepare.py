@@ -133,6 +133,9 @@ def prepare_prompt(
         tokenizer=tok.identity(),
     )
 
+    if sample.task == "citation_cloze" and probe is None and rag is None:
+        return _prepare_choice(sample, tok, budget, templates_dir, on_overflow, base)
+
     parts = Parts(fields=dict(sample.fields), demos=list(sample.demos), citations=list(sample.citations))
     if probe is not None:
         probed, why = probe_parts(sample, probe)
@@ -185,6 +188,60 @@ def prepare_prompt(
                 f"tokens, more than the budget {budget}"
             ),
         )
+    return _finish(base, update)
+
+
+class _ChoiceCounter:
+    """The tokenizer as `rounds.cloze.prompt.fit_item` uses it (count; longest prefix within n tokens)."""
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.tok = tok
+        self.name = tok.name
+
+    def count(self, text: str) -> int:
+        return self.tok.count(text)
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        return [self.tok.count(t) for t in texts]
+
+    def prefix(self, text: str, n: int) -> str:
+        return self.tok.truncate_tail(text, n)
+
+
+def _prepare_choice(
+    sample: Sample,
+    tok: Tokenizer,
+    budget: int | None,
+    templates_dir: str | Path | None,
+    on_overflow: str,
+    base: PreparedPrompt,
+) -> PreparedPrompt:
+    """Citation-cloze items: rendered by the family's own template; when over budget only content is cut (the
+    question paper around the mask first, then every candidate evenly), never an instruction or an option
+    (`rounds.cloze.prompt.fit_item`)."""
+    from academiceval.rounds.cloze.prompt import fit_item, render_item
+    from academiceval.rounds.cloze.samples import sample_to_item
+
+    item = sample_to_item(sample)
+    prompt = render_item(item, templates_dir=templates_dir)
+    full = tok.count_prompt(prompt)
+    if budget is None or full <= budget or on_overflow == "skip":
+        update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
+        if budget is not None and full > budget:
+            update.update(skipped=True, policy="skip", reason=f"input of {full} tokens exceeds the budget {budget}")
+        return _finish(base, update)
+    fitted = fit_item(item, budget - tok.prompt_overhead, _ChoiceCounter(tok), templates_dir=templates_dir)
+    n = tok.count_prompt(fitted.prompt)
+    policy = "+".join(p for p, on in (("paper-cut", fitted.paper_cut), ("candidates-cut", fitted.candidates_cut)) if on)
+    update = {
+        "prompt": fitted.prompt,
+        "input_tokens": n,
+        "full_tokens": full,
+        "tokens_cut": max(0, full - n),
+        "policy": policy or "none",
+    }
+    if fitted.over_budget:
+        update.update(skipped=True, reason=f"the instructions alone need more than the budget {budget}")
     return _finish(base, update)
 
 

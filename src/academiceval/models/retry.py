@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
@@ -19,22 +20,60 @@ from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import RateLimitedError, ServerError, TransientBackendError
 from academiceval.rounds.models import Sample
 
+DEFAULT_MAX_WAIT_S = 300.0  # `run --max-wait`: the most one request may spend waiting between its attempts
+SHOW_WAIT_S = 5.0  # waits at least this long are reported to `on_wait` (the progress line shows them)
+
+WaitFn = Callable[[float, BaseException], None]  # (seconds about to be waited, the error that caused it)
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
+    """How one request is retried. `max_wait_s` bounds the total time a request spends *waiting* between its
+    attempts: a `Retry-After` (or a backoff) that would take it past the bound ends the request at once as
+    `rate_limited` (retryable: a rerun asks again), so a server answering `Retry-After: 86400` never makes a run
+    sit silent for hours. Waits of `show_wait_s` or more are reported to `on_wait` before they start."""
+
     max_attempts: int = 6
     initial_s: float = 0.5
     max_backoff_s: float = 60.0
-    max_retry_after_s: float = 300.0  # a server asking for longer than this is treated as this
+    max_wait_s: float = DEFAULT_MAX_WAIT_S
+    show_wait_s: float = SHOW_WAIT_S
+    on_wait: WaitFn | None = field(default=None, compare=False)
 
     def wait(self, state: RetryCallState, rng: random.Random | None = None) -> float:
         """Retry-After when the server gave one, else full-jitter exponential backoff."""
         exc = state.outcome.exception() if state.outcome else None
         after = getattr(exc, "retry_after", None)
         if after is not None:
-            return min(float(after), self.max_retry_after_s)
+            return float(after)
         cap = min(self.max_backoff_s, self.initial_s * (2 ** (state.attempt_number - 1)))
         return (rng or random).uniform(0, cap)
+
+
+class _WaitBudget:
+    """The waiting left to one request; `before_sleep` gives up (as rate_limited) instead of overrunning it."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+        self.left = policy.max_wait_s
+
+    def spend(self, seconds: float, error: BaseException) -> None:
+        if seconds > self.left:
+            asked = getattr(error, "retry_after", None)
+            why = (
+                f"the server asked to wait {asked:g} s (Retry-After)"
+                if asked is not None
+                else f"waiting {seconds:.0f} s more for {error.__class__.__name__}"
+            )
+            raise RateLimitedError(
+                f"gave up: {why}, past the wait limit of {self.policy.max_wait_s:g} s",
+                hint="rerun later (this sample is requested again) or raise --max-wait",
+                retry_after=asked,
+                status=getattr(error, "status", None),
+            ) from None
+        self.left -= seconds
+        if self.policy.on_wait is not None and seconds >= self.policy.show_wait_s:
+            self.policy.on_wait(seconds, error)
 
 
 @dataclass
@@ -95,17 +134,25 @@ async def generate_with_retry(
         if policy.max_attempts <= 1:
             raise
         first_error = first
-    stats.retries += 1
+    budget = _WaitBudget(policy)
     state = RetryCallState(None, None, (), {})
     state.attempt_number = 1
     state.set_exception((type(first_error), first_error, first_error.__traceback__))
-    await asyncio.sleep(policy.wait(state))
+    first_wait = policy.wait(state)
+    budget.spend(first_wait, first_error)
+    stats.retries += 1
+    await asyncio.sleep(first_wait)
+
+    def before_sleep(st: RetryCallState) -> None:
+        budget.spend(st.next_action.sleep if st.next_action else 0.0, st.outcome.exception())  # type: ignore[union-attr]
+        stats.retries += 1
+
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts - 1),
         wait=lambda st: policy.wait(_shifted(st)),
         retry=retry_if_exception_type(TransientBackendError),
         reraise=True,
-        before_sleep=lambda _s: setattr(stats, "retries", stats.retries + 1),
+        before_sleep=before_sleep,
     )
     return await retrying(attempt)
 

@@ -7,6 +7,7 @@ and is HTML-escaped by jinja2's autoescaping; nothing from a record is ever mark
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
+from academiceval.report.cloze import is_choice, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -58,6 +60,13 @@ def _env():
     env.tests["low_n"] = lb.low_n
     env.globals["min_n_for_ci"] = lb.MIN_N_FOR_CI
     return env
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Temp file, then rename: a report killed mid-write leaves the previous page whole, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _css() -> str:
@@ -112,6 +121,8 @@ def examples(
                     if rec is None:
                         continue
                     text = f"[error] {rec.error}" if rec.error else _clip(rec.output)
+                    if ref is not None and is_choice(ref) and not rec.error:
+                        text = f"{pick_text(ref, rec.output)}\n\n{text}"
                     score = ""
                     if metric:
                         for (s2, m, _h), sr in run.scores.items():
@@ -119,7 +130,8 @@ def examples(
                                 key = "f" if "f" in sr.values else sorted(sr.values)[0]
                                 score = f"{m} {key} = {sr.values[key]:.3f}"
                     outs.append((run.label, text, score))
-                exs.append(Example(sid, first.arxiv_id, first.published, _clip(ref.label) if ref else None, outs))
+                shown = (question_text(ref) if is_choice(ref) else _clip(ref.label)) if ref else None
+                exs.append(Example(sid, first.arxiv_id, first.published, shown, outs))
             if exs:
                 out[(rnd, task, setting)] = exs
     return out
@@ -144,7 +156,7 @@ def render(
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
     extra = paired.markdown(results) + contamination.markdown(results) + ladder.markdown(results)
-    md.write_text(lb.to_markdown(results, prefer_metric) + extra, encoding="utf-8")
+    _write_atomic(md, lb.to_markdown(results, prefer_metric) + extra)
 
     metric = results.primary_metric(None, prefer_metric)
     figures: list[plots.Figure] = []
@@ -180,7 +192,8 @@ def render(
         "rounds": sorted({(r.round, r.round_manifest_sha256) for r in results.rows}),
     }
     index = out / "index.html"
-    index.write_text(
+    _write_atomic(
+        index,
         env.get_template("index.html.j2").render(
             **common,
             tables=lb.tables(results, prefer_metric),
@@ -189,17 +202,16 @@ def render(
             overview=_overview(results, prefer_metric),
             empty_window=lb.empty_window_text(results),
         ),
-        encoding="utf-8",
     )
     ex = out / "examples.html"
-    ex.write_text(
+    _write_atomic(
+        ex,
         env.get_template("examples.html.j2").render(
             **common,
             metric=metric,
             groups=examples(results, runs, metric, per_task=examples_per_task, rounds_dir=rounds_dir),
             task_titles=lb.TASK_TITLES,
         ),
-        encoding="utf-8",
     )
     return ReportPaths(
         out_dir=out,

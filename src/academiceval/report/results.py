@@ -24,6 +24,7 @@ from academiceval import __version__
 from academiceval.report.contamination import ContaminationGap
 from academiceval.report.ladder import Ladder
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
+from academiceval.scores.mcq import CHOICE_TASKS
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.paired import PairedDiff
 from academiceval.scores.windows import Window, in_window
@@ -139,6 +140,10 @@ class Results(BaseModel):
         if prefer:
             for k in keys:
                 if k == prefer or k.startswith(prefer):
+                    return k
+        if task in CHOICE_TASKS:  # multiple choice (citation cloze) ranks by accuracy
+            for k in keys:
+                if k == "accuracy" or k.startswith("accuracy@"):
                     return k
         return keys[0] if keys else None
 

@@ -116,6 +116,10 @@ def render_prompt(
     length_words: int | None = None,
 ) -> str:
     """The full prompt of a sample. variant None → "demos" when the sample (or the override) has demos."""
+    if sample.task == "citation_cloze":  # the multiple-choice family renders through its own template
+        from academiceval.rounds.cloze.prompt import render_sample
+
+        return render_sample(sample, templates_dir=templates_dir)
     demos = sample.demos if demos_override is None else demos_override
     if variant is None:
         variant = "demos" if demos else "plain"

@@ -3,6 +3,7 @@ stored verbatim in the run's `run.json` (`RunSpec.config`)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -47,6 +48,20 @@ class RunConfig(StrictConfig):
     def _connections(cls, v: int) -> int:
         if v < 1:
             raise ConfigError("--max-connections must be at least 1")
+        return v
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, v: float) -> float:
+        if not (math.isfinite(v) and v > 0):  # inf used to fail every sample with OverflowError (issue 10, #10)
+            raise ConfigError(f"--timeout {v}: must be a finite number of seconds above 0 (e.g. 600)")
+        return v
+
+    @field_validator("limit", "context_length")
+    @classmethod
+    def _positive(cls, v: int | None, info: Any) -> int | None:
+        if v is not None and v < 1:
+            raise ConfigError(f"--{info.field_name.replace('_', '-')} {v}: must be a whole number of at least 1")
         return v
 
     @field_validator("run_name")

@@ -20,10 +20,12 @@ from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
+from academiceval.models.errors import is_final
 from academiceval.models.registry import load_backend, parse_spec
 from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
+from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
 from academiceval.runs.summary import RunSummary, now_iso
@@ -193,6 +195,7 @@ async def run_round_async(
         return summary
 
     owned = backend is None  # a backend passed in belongs to the caller, who closes it
+    lock: RunLock | None = None  # one writer per run directory (runs.lock)
     if backend is None:
         backend = load_backend(
             model_spec,
@@ -215,6 +218,7 @@ async def run_round_async(
         release = "+release" if view.manifest.release is not None else ""
         run_dir = layout.run_dir(view.name, config.run_name or run_dir_name(config, context_length) + release)
         summary.run_dir = run_dir
+        lock = RunLock(run_dir).acquire()  # a second run of the same model/round refuses, naming the holder
         spec = RunSpec(
             round=view.name,
             round_manifest_sha256=view.manifest_sha256,
@@ -253,7 +257,7 @@ async def run_round_async(
         for s in samples:
             summary.config(s.task, s.setting).selected += 1
             rec = existing.get(s.sample_id)
-            if rec is not None and not rec.retryable:
+            if rec is not None and is_final(rec.error_code, rec.error, rec.retryable):  # models.errors decides
                 summary.config(s.task, s.setting).already_done += 1
             else:
                 todo.append(s)
@@ -290,5 +294,7 @@ async def run_round_async(
             summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
         return summary
     finally:
+        if lock is not None:
+            lock.release()
         if owned:
             await backend.aclose()

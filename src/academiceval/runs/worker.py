@@ -20,7 +20,7 @@ from academiceval.errors import AcademicEvalError
 from academiceval.models.base import Backend, Completion, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
-from academiceval.models.errors import BackendError, EmptyAnswerError
+from academiceval.models.errors import BackendError, EmptyAnswerError, is_final
 from academiceval.models.generate import Generator, Outcome
 from academiceval.models.postprocess import postprocess
 from academiceval.models.prepare import probe_parts
@@ -140,7 +140,8 @@ class SampleWorker:
     ) -> RunRecord:
         common = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts)
         if isinstance(out, BackendError):
-            return self._record(sample, prep, error=str(out), error_code=out.code, retryable=out.retryable, **common)
+            retryable = not is_final(out.code)  # auth, 429, 5xx, timeouts: a rerun asks again (models.errors)
+            return self._record(sample, prep, error=str(out), error_code=out.code, retryable=retryable, **common)
         if isinstance(out, AcademicEvalError):
             return self._record(sample, prep, error=str(out), error_code=out.code, **common)
         if isinstance(out, BaseException):  # a backend bug must not sink the batch; recorded, retried next run

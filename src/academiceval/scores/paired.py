@@ -80,9 +80,8 @@ def permutation_p(diffs: np.ndarray, *, seed: int, resamples: int = PERMUTATIONS
     """Two-sided paired permutation p of mean(diffs) = 0 (exact when 2^n ≤ resamples)."""
     from scipy import stats
 
-    if diffs.size < 2:
-        return 1.0  # one pair: its two sign flips are ±d, so the exact two-sided p is 1 (scipy refuses n=1)
-    if not np.any(diffs):
+    if diffs.size < 2 or not np.any(diffs):
+        # one pair: its two sign flips give the same |mean|, so the exact p is 1 (scipy refuses n < 2)
         return 1.0
     zeros = np.zeros_like(diffs)
     res = stats.permutation_test(

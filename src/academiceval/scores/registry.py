@@ -34,7 +34,12 @@ from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
-PLUGIN_MODULES: tuple[str, ...] = ("academiceval.scores.builtin", "academiceval.scores.citations")
+PLUGIN_MODULES: tuple[str, ...] = (
+    "academiceval.scores.builtin",
+    "academiceval.scores.citations",
+    "academiceval.scores.accuracy",
+    "academiceval.scores.leval_metrics",
+)
 
 NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
 

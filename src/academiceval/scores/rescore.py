@@ -20,6 +20,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
+from academiceval.scores.mcq import CHOICE_TASKS
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob, Scorer
 from academiceval.store.artifacts import (
@@ -146,7 +147,10 @@ def score_runs(
             progress=progress,
             skipped=res.skipped,
         )
-        for metric in chosen:
+        run_metrics = chosen
+        if config.metrics is None and records and all(r.task in CHOICE_TASKS for r in records.values()):
+            run_metrics = registry.resolve(["accuracy"])  # a multiple-choice run: the default is accuracy
+        for metric in run_metrics:
             scorer = scorers.get(metric.name)
             if scorer is None:
                 home_now = opts.home or home_of_run(rd)

@@ -10,6 +10,7 @@ check that the real client survives exactly what live arXiv does to it.
 from __future__ import annotations
 
 import json
+import math
 import random
 import socket
 import sys
@@ -48,17 +49,46 @@ class FaultConfig:
     @classmethod
     def parse(cls, spec: str | None) -> FaultConfig:
         """ "429=0.1,500=0.05,retry_after=1,seed=7" → FaultConfig."""
-        cfg = cls()
+        values: dict[str, object] = {}
+        defaults = cls()
         for part in (spec or "").split(","):
             if not part.strip():
                 continue
             k, _, v = part.partition("=")
             k = k.strip()
             name = f"rate_{k}" if k in FAULT_KINDS else k
-            if not hasattr(cfg, name):
+            if not hasattr(defaults, name):
                 raise ValueError(f"unknown fault setting {k!r}; use {', '.join(FAULT_KINDS)}, retry_after, seed, ...")
-            cur = getattr(cfg, name)
-            setattr(cfg, name, type(cur)(v in ("1", "true", "yes")) if isinstance(cur, bool) else type(cur)(v))
+            cur = getattr(defaults, name)
+            values[name] = v.strip() in ("1", "true", "yes") if isinstance(cur, bool) else type(cur)(v)
+        return cls.from_json(values)
+
+    @classmethod
+    def from_json(cls, data: object) -> FaultConfig:
+        """A configuration POSTed to `/_faults`, checked field by field so a bad value is refused with a 400
+        instead of being stored and breaking every later request (a string where a rate belongs, a list)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"the fault configuration must be a JSON object, not {type(data).__name__}")
+        cfg = cls()
+        for key, value in data.items():
+            if key not in cls.__dataclass_fields__:
+                raise ValueError(f"unknown fault setting {key!r}; known: {', '.join(cls.__dataclass_fields__)}")
+            cur = getattr(cfg, key)
+            if isinstance(cur, bool):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{key} must be true or false, got {value!r}")
+            elif isinstance(cur, int):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"{key} must be an integer, got {value!r}")
+            else:
+                if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                    raise ValueError(f"{key} must be a finite number, got {value!r}")
+                if key.startswith("rate_") and not 0.0 <= value <= 1.0:
+                    raise ValueError(f"{key} is a probability and must lie in [0, 1], got {value!r}")
+                if not key.startswith("rate_") and value < 0:
+                    raise ValueError(f"{key} must not be negative, got {value!r}")
+                value = float(value)
+            setattr(cfg, key, value)
         return cfg
 
 
@@ -211,9 +241,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         n = int(self.headers.get("Content-Length") or 0)
         try:
-            data = json.loads(self.rfile.read(n) or b"{}")
-            cfg = FaultConfig(**{k: v for k, v in data.items() if k in FaultConfig.__dataclass_fields__})
-        except (ValueError, TypeError) as e:
+            cfg = FaultConfig.from_json(json.loads(self.rfile.read(n) or b"{}"))
+        except ValueError as e:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors too
             self._json({"error": str(e)}, 400)
             return
         self.server.set_faults(cfg)

@@ -246,6 +246,10 @@ def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iter
     interrupted write), a line that is not JSON or not a valid record is skipped and described in `bad`."""
     if not path.exists():
         return
+    if not path.is_file():  # a directory (or a device) where a JSONL file belongs: described, never opened
+        if bad is not None:
+            bad.append(f"{path.name}: not a regular file (skipped)")
+        return
     with path.open("rb") as f:
         for i, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
@@ -266,7 +270,11 @@ def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
     """Whole lines, one write and one flush (an interrupted write leaves at worst one torn last line)."""
     if not records:
         return
-    with path.open("ab") as fh:
+    try:
+        fh = path.open("ab")
+    except OSError as e:  # a directory where the file belongs, no permission, ...
+        raise ArtifactError(f"cannot append to {path.name}: {e.strerror}", source=str(path)) from None
+    with fh:
         fh.write(b"".join(r.model_dump_json().encode() + b"\n" for r in records))
         fh.flush()
 
@@ -518,8 +526,12 @@ def write_run_spec(run_dir: Path, spec: RunSpec) -> None:
 def read_run_spec(run_dir: Path) -> RunSpec | None:
     """The run's spec, None when the directory holds none; an ArtifactError when it is not a RunSpec."""
     p = Path(run_dir) / RUN_SPEC
-    if not p.is_file():
+    if not p.exists():
         return None
+    if not p.is_file():
+        raise ArtifactError(
+            f"{RUN_SPEC} is not a regular file", source=str(p), hint="remove it, or delete the run directory"
+        )
     try:
         return RunSpec.model_validate_json(p.read_bytes())
     except ValidationError as e:
@@ -650,8 +662,11 @@ class RecordWriter:
         f = self._files.get((task, setting))
         if f is None:
             path = records_file(self.run_dir, task, setting)
-            cut_torn_tail(path)
-            f = self._files[(task, setting)] = path.open("ab")
+            try:
+                cut_torn_tail(path)
+                f = self._files[(task, setting)] = path.open("ab")
+            except OSError as e:  # a directory where the records file belongs, no permission, disk gone, ...
+                raise ArtifactError(f"cannot append to {path.name}: {e.strerror}", source=str(path)) from None
         return f
 
     def append(self, record: RunRecord, *, urgent: bool = True) -> None:

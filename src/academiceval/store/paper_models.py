@@ -103,6 +103,9 @@ class Citation(BaseModel):
     style: Literal["numeric", "author_year", "alphabetic"]
     reference_indices: list[int] = Field(default_factory=list)  # resolved Reference.index values
     grouped: bool = False  # True when it sits in a group with other citations
+    # Annotations the source itself gave this citation (pre-parsed papers only), kept verbatim so they can be
+    # compared with ours, e.g. {"scalar_citation_type": "method"} from a SCALAR paper object.
+    source_labels: dict[str, str] = Field(default_factory=dict)
 
 
 class Paper(BaseModel):

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from academiceval.errors import ConfigError
 from academiceval.store.artifacts import Layout
 from academiceval.store.paper_models import Paper, PaperMeta
 
@@ -91,6 +92,36 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else Path(DEFAULT_HOME)
 
 
+class WorkspaceDatabaseError(ConfigError):
+    """The workspace database cannot be used: not an SQLite file, damaged pages, or a path that cannot be opened."""
+
+    code = "workspace_database"
+
+
+def is_unusable(error: sqlite3.Error) -> bool:
+    """The file itself is the problem (not SQLite, damaged, cannot be opened) — not a busy or locked database."""
+    if not isinstance(error, sqlite3.DatabaseError) or isinstance(
+        error, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError
+    ):
+        return False
+    if isinstance(error, sqlite3.OperationalError):
+        text = str(error).lower()
+        return any(m in text for m in ("malformed", "not a database", "unable to open", "corrupt"))
+    return True
+
+
+def damaged_database(path: Path, error: sqlite3.Error) -> WorkspaceDatabaseError:
+    """The one message for a workspace database that SQLite refuses (on connect, or later on a damaged page)."""
+    if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
+        hint = "check that the path is a writable file and its directory exists"
+    else:
+        hint = (
+            f"move it aside (mv {path.name} {path.name}.bad) and restore a backup, or rebuild the workspace "
+            "with mirror/collect and ingest; run `sqlite3 FILE 'PRAGMA integrity_check'` to see the damage"
+        )
+    return WorkspaceDatabaseError(f"the workspace database is unusable ({error})", source=str(path), hint=hint)
+
+
 class Workspace:
     """Handle on a workspace directory. Cheap to create; one SQLite connection per thread."""
 
@@ -122,21 +153,26 @@ class Workspace:
     @property
     def db(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=60000")
-            self._local.conn = conn
-            self._local.applied = set()
-        if len(self._local.applied) != len(_SCHEMAS):
-            # A stage imported after this connection opened registered its tables late: create them now.
-            for name, ddl in list(_SCHEMAS.items()):
-                if name not in self._local.applied:
-                    conn.executescript(ddl)
-                    self._local.applied.add(name)
+        try:
+            if conn is None:
+                conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None, check_same_thread=False)
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA busy_timeout=60000")
+                self._local.conn = conn
+                self._local.applied = set()
+            if len(self._local.applied) != len(_SCHEMAS):
+                # A stage imported after this connection opened registered its tables late: create them now.
+                for name, ddl in list(_SCHEMAS.items()):
+                    if name not in self._local.applied:
+                        conn.executescript(ddl)
+                        self._local.applied.add(name)
+        except sqlite3.DatabaseError as e:  # not a database / damaged: one line naming the file, never a traceback
+            if not is_unusable(e):  # e.g. "database is locked": not the file's fault, never "restore a backup"
+                raise
+            raise damaged_database(self.db_path, e) from None
         return conn
 
     def ensure_schema(self, ddl: str) -> None:

@@ -1,7 +1,9 @@
-"""Real Related Work samples from the unarXive sample, for the citation metrics' tests and benchmark.
+"""Real Related Work samples from the unarXive sample and SCALAR's paper objects, for the citation metrics' tests
+and benchmark.
 
 The demo round has no Related Work samples (the sample papers' citations do not resolve to workspace papers), so
-this builds them the way the round builder does, straight from parsed papers (`sources.mirror.unarxive`): the
+this builds them the way the round builder does, straight from pre-parsed papers (`sources.mirror.unarxive` and
+`sources.mirror.scalar_papers`, whose ICLR papers carry every inline citation span): the
 label is the paper's related-work section(s); the citation list is the references its in-text citations inside
 that section link to (title from the parsed reference, else the raw entry), padded with as many distractors
 (references the paper cites elsewhere only), shuffled with the sample's seed — numbered in the prompt in this
@@ -16,11 +18,29 @@ import random
 from pathlib import Path
 
 from academiceval.rounds.models import CitedPaper, Sample
+from academiceval.sources.mirror.records import MirrorRecord
+from academiceval.sources.mirror.scalar_papers import is_scalar_paper_object, paper_object_to_records
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
 from academiceval.store.paper_models import NON_BODY_ROLES, SectionRole
 from academiceval.testing.sample_round import UNARXIVE, write_round
 
 ROUND = "2022-12-relwork"
+SCALAR_PAPERS = ("samples/scalar_paper_obj_anno", "samples/scalar_paper_obj_more")
+
+
+def _question_papers(corpus: Path) -> list[MirrorRecord]:
+    """Every pre-parsed question paper: the unarXive sample's papers, then SCALAR's (its first record per file)."""
+    out: list[MirrorRecord] = []
+    with (corpus / UNARXIVE).open(encoding="utf-8") as f:
+        out.extend(unarxive_to_paper(json.loads(line)) for line in f)
+    for folder in SCALAR_PAPERS:
+        for path in sorted((corpus / folder).glob("*.json")):
+            data = json.loads(path.read_bytes())
+            if is_scalar_paper_object(data):
+                first = next(paper_object_to_records(data, path=str(path)), None)
+                if isinstance(first, MirrorRecord):
+                    out.append(first)
+    return out
 
 
 def _ref_title(ref) -> str:
@@ -28,53 +48,49 @@ def _ref_title(ref) -> str:
 
 
 def related_work_samples(corpus: Path, *, round_name: str = ROUND, body_chars: int = 20_000) -> list[Sample]:
-    """One zero-shot Related Work sample per unarXive paper whose related-work section cites references."""
+    """One zero-shot Related Work sample per pre-parsed paper whose related-work section cites references."""
     out: list[Sample] = []
-    with (corpus / UNARXIVE).open(encoding="utf-8") as f:
-        for line in f:
-            rec = unarxive_to_paper(json.loads(line))
-            p = rec.paper
-            if p is None:
-                continue
-            rw = {i for i, s in enumerate(p.sections) if s.role == SectionRole.related_work}
-            cited = sorted({j for c in p.citations if c.section_index in rw for j in c.reference_indices})
-            if not rw or not cited:
-                continue
-            elsewhere = sorted(
-                {j for c in p.citations if c.section_index not in rw for j in c.reference_indices} - set(cited)
+    for rec in _question_papers(corpus):
+        p = rec.paper
+        if p is None:
+            continue
+        rw = {i for i, s in enumerate(p.sections) if s.role == SectionRole.related_work}
+        cited = sorted({j for c in p.citations if c.section_index in rw for j in c.reference_indices})
+        if not rw or not cited:
+            continue
+        elsewhere = sorted(
+            {j for c in p.citations if c.section_index not in rw for j in c.reference_indices} - set(cited)
+        )
+        seed = int(hashlib.sha256(p.arxiv_id.encode()).hexdigest()[:8], 16)
+        rng = random.Random(seed)
+        distractors = rng.sample(elsewhere, min(len(cited), len(elsewhere)))
+        corpus_list = [CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited]
+        corpus_list += [
+            CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id, distractor=True)
+            for j in distractors
+        ]
+        rng.shuffle(corpus_list)
+        body = "\n\n".join(
+            s.text for i, s in enumerate(p.sections) if i not in rw and s.role not in NON_BODY_ROLES and s.text
+        )[:body_chars]
+        label = "\n\n".join(p.sections[i].text for i in sorted(rw) if p.sections[i].text)
+        out.append(
+            Sample(
+                sample_id=f"related_work/zero-shot/{p.arxiv_id}",
+                round=round_name,
+                task="related_work",
+                setting="zero-shot",
+                split="test",
+                arxiv_id=p.arxiv_id,
+                paper_id=p.paper_id,
+                published=rec.meta.published,
+                primary_category=rec.meta.primary_category,
+                fields={"body": body, "title": p.title, "abstract": p.abstract},
+                citations=corpus_list,
+                label=label,
+                seed=seed,
             )
-            seed = int(hashlib.sha256(p.arxiv_id.encode()).hexdigest()[:8], 16)
-            rng = random.Random(seed)
-            distractors = rng.sample(elsewhere, min(len(cited), len(elsewhere)))
-            corpus_list = [
-                CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited
-            ]
-            corpus_list += [
-                CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id, distractor=True)
-                for j in distractors
-            ]
-            rng.shuffle(corpus_list)
-            body = "\n\n".join(
-                s.text for i, s in enumerate(p.sections) if i not in rw and s.role not in NON_BODY_ROLES and s.text
-            )[:body_chars]
-            label = "\n\n".join(p.sections[i].text for i in sorted(rw) if p.sections[i].text)
-            out.append(
-                Sample(
-                    sample_id=f"related_work/zero-shot/{p.arxiv_id}",
-                    round=round_name,
-                    task="related_work",
-                    setting="zero-shot",
-                    split="test",
-                    arxiv_id=p.arxiv_id,
-                    paper_id=p.paper_id,
-                    published=rec.meta.published,
-                    primary_category=rec.meta.primary_category,
-                    fields={"body": body, "title": p.title, "abstract": p.abstract},
-                    citations=corpus_list,
-                    label=label,
-                    seed=seed,
-                )
-            )
+        )
     return out
 
 

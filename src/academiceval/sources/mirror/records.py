@@ -48,12 +48,58 @@ class MirrorRecord:
     paper: Paper | None = field(default=None, repr=False)
 
 
-def decode_bytes(data: bytes) -> str:
-    """UTF-8, else Latin-1 (a few real `.abs` files are Latin-1)."""
+class RecordWarning(RecordParseError):
+    """Something in a file was repaired on the way in (invalid UTF-8 bytes, NUL characters): the record is kept,
+    the repair is recorded with its file and line (`mirror_error`, code `record_warning`) and reported as a note,
+    never stored silently."""
+
+    code = "record_warning"
+
+
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def _lines_of(text: str, needle: str, limit: int = 5) -> str:
+    """'3, 17, 40' — the (first few) 1-based line numbers holding `needle`."""
+    found = [str(n) for n, line in enumerate(text.split("\n"), 1) if needle in line]
+    more = f" and {len(found) - limit} more" if len(found) > limit else ""
+    return ", ".join(found[:limit]) + more
+
+
+def decode_bytes(data: bytes, *, path: str = "", warnings: list[RecordWarning] | None = None) -> str:
+    """UTF-8; a file with no UTF-8 sequence at all is Latin-1 (a few real `.abs` files are); a UTF-8 file with
+    some bad bytes keeps its UTF-8 and gets U+FFFD for those bytes (decoding all of it as Latin-1 would garble
+    every accented name in it). NUL characters are removed. Each repair is appended to `warnings` with the
+    file and the lines concerned."""
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        if _UTF8_MULTIBYTE.search(data) is None:
+            text = data.decode("latin-1")
+            _warn(warnings, "not UTF-8: read as Latin-1", path, text, None)
+        else:
+            text = data.decode("utf-8", errors="replace")
+            _warn(warnings, "invalid UTF-8 bytes replaced by U+FFFD", path, text, "\ufffd")
+    return strip_nuls(text, path=path, warnings=warnings)
+
+
+def strip_nuls(
+    text: str, *, path: str = "", warnings: list[RecordWarning] | None = None, line: int | None = None
+) -> str:
+    """`text` without NUL characters (they end strings in C tools and SQLite's text functions)."""
+    if "\x00" not in text:
+        return text
+    if warnings is not None:
+        where = f"{path}:{line}" if line is not None else f"{path}:{_lines_of(text, chr(0))}"
+        warnings.append(RecordWarning(f"{text.count(chr(0))} NUL character(s) removed", source=where))
+    return text.replace("\x00", "")
+
+
+def _warn(warnings: list[RecordWarning] | None, message: str, path: str, text: str, needle: str | None) -> None:
+    if warnings is None:
+        return
+    where = f"{path}:{_lines_of(text, needle)}" if needle else path
+    warnings.append(RecordWarning(message, source=where))
 
 
 def rfc2822(s: str) -> datetime:
@@ -154,7 +200,11 @@ def parse_abs_record(text: str, *, path: str = "", fmt: str = "abs", version_hin
 def read_abs_text(
     text: str, *, path: str = "", fmt: str = "abs", version_hint: int | None = None
 ) -> Iterator[MirrorRecord | RecordParseError]:
-    """Every record of an `.abs` file or a mailing listing (records separated by lines of dashes)."""
+    """Every record of an `.abs` file or a mailing listing (records separated by lines of dashes). NUL characters
+    are removed first, with a `RecordWarning` naming the lines."""
+    repairs: list[RecordWarning] = []
+    text = strip_nuls(text, path=path, warnings=repairs)
+    yield from repairs
     chunks = [c for c in _SEPARATOR.split(text) if c.strip()]
     for i, chunk in enumerate(chunks):
         try:
@@ -205,22 +255,42 @@ def kaggle_to_record(d: dict[str, Any], *, path: str = "", fmt: str = "kaggle") 
 
 
 def read_json_lines(
-    lines: Iterator[str],
+    lines: Iterator[str] | Iterator[bytes],
     convert: Callable[..., MirrorRecord],
     *,
     path: str = "",
     what: str = "record",
 ) -> Iterator[MirrorRecord | RecordParseError]:
     """One record per JSON line through `convert(obj, path=where)`; a bad line becomes a located error and the
-    file goes on (a truncated download must not cost the lines before and after it)."""
-    for n, line in enumerate(lines, 1):
+    file goes on (a truncated download must not cost the lines before and after it).
+
+    Lines may be bytes (the file opened in binary): a line that is not UTF-8 is decoded with U+FFFD for its bad
+    bytes, and NUL characters (raw, or `\\u0000` escapes) are removed from every string; each repair is
+    yielded as a `RecordWarning` at `file:line` before the line's record."""
+    for n, raw in enumerate(lines, 1):
+        where = f"{path}:{n}"
+        if isinstance(raw, bytes):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw.decode("utf-8", errors="replace")
+                yield RecordWarning("invalid UTF-8 bytes replaced by U+FFFD", source=where)
+        else:
+            line = raw
         if not line.strip():
             continue
-        where = f"{path}:{n}"
+        if "\x00" in line:  # a raw NUL is not even valid JSON: remove it rather than lose the line
+            repairs: list[RecordWarning] = []
+            line = strip_nuls(line, path=path, warnings=repairs, line=n)
+            yield from repairs
         try:
             d = json.loads(line)
             if not isinstance(d, dict):
                 raise RecordParseError("line is not a JSON object", source=where)
+            if "\\u0000" in line:
+                d, removed = _without_nuls(d)
+                if removed:
+                    yield RecordWarning(f"{removed} NUL character(s) removed", source=where)
             yield convert(d, path=where)
         except json.JSONDecodeError as e:
             yield RecordParseError(f"invalid JSON: {e.msg}", source=where, hint="truncated or corrupted line")
@@ -230,7 +300,32 @@ def read_json_lines(
             yield RecordParseError(f"invalid {what}: {e}".splitlines()[0], source=where)
 
 
-def read_kaggle_lines(lines: Iterator[str], *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+def _without_nuls(obj: Any) -> tuple[Any, int]:
+    """`obj` with NUL characters removed from every string (keys included); how many were removed."""
+    if isinstance(obj, str):
+        n = obj.count("\x00")
+        return (obj.replace("\x00", "") if n else obj), n
+    if isinstance(obj, list):
+        total, out = 0, []
+        for v in obj:
+            v, k = _without_nuls(v)
+            out.append(v)
+            total += k
+        return out, total
+    if isinstance(obj, dict):
+        total, outd = 0, {}
+        for key, v in obj.items():
+            key, k1 = _without_nuls(key)
+            v, k2 = _without_nuls(v)
+            outd[key] = v
+            total += k1 + k2
+        return outd, total
+    return obj, 0
+
+
+def read_kaggle_lines(
+    lines: Iterator[str] | Iterator[bytes], *, path: str = ""
+) -> Iterator[MirrorRecord | RecordParseError]:
     return read_json_lines(lines, kaggle_to_record, path=path)
 
 

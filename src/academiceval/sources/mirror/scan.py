@@ -2,8 +2,9 @@
 
 Formats: `abs` (one `.abs` record), `listing` (mailing listing: `.abs` records concatenated), `kaggle`
 (arxiv-metadata-oai-snapshot JSON lines, whatever the extension), `unarxive` (unarXive JSONL), `atom` (saved API
-response: raw XML, or a recorded JSON wrapper with a `body`), `scalar` (SCALAR metadata JSON), `pdf` (a PDF
-named by arXiv id). Anything else is skipped and counted.
+response: raw XML, or a recorded JSON wrapper with a `body`), `scalar` (SCALAR metadata JSON), `scalar_paper` (a
+SCALAR paper object with its cited papers' texts), `pdf` (a PDF named by arXiv id). Anything else is skipped and
+counted.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ from academiceval.sources.errors import RecordParseError
 from academiceval.sources.ids import id_from_filename
 from academiceval.sources.mirror.records import (
     MirrorRecord,
+    RecordWarning,
     decode_bytes,
     read_abs_text,
     read_atom,
     read_kaggle_lines,
     read_scalar,
 )
+from academiceval.sources.mirror.scalar_papers import is_scalar_paper_object, read_scalar_paper_object
 from academiceval.sources.mirror.unarxive import read_unarxive_lines
 
-FORMATS = ("abs", "listing", "kaggle", "unarxive", "atom", "scalar", "pdf")
+FORMATS = ("abs", "listing", "kaggle", "unarxive", "atom", "scalar", "scalar_paper", "pdf")
 Item = MirrorRecord | RecordParseError
 
 
@@ -83,21 +86,44 @@ def detect(path: Path) -> FoundFile:
                     return FoundFile(path, "atom")
                 if isinstance(data, list) and any(isinstance(x, dict) and "metadata" in x for x in data[:50]):
                     return FoundFile(path, "scalar")
+                if is_scalar_paper_object(data):
+                    return FoundFile(path, "scalar_paper")
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return FoundFile(path, "skipped")
     return FoundFile(path, "skipped")
 
 
 def find_files(root: Path) -> list[FoundFile]:
-    """Every file under root with its format, in a stable (sorted) order; hidden directories are skipped."""
+    """Every file under root with its format, in a stable (sorted) order; hidden directories are skipped.
+
+    Directory links are followed (a mirror is often assembled from links), but each real directory is entered
+    once and each real file read once: a link back to a parent, or links that form a loop, would otherwise make
+    the walk branch at every level and never end."""
     if root.is_file():  # a single file is a (small) mirror too: `--source listing.txt`
         return [detect(root)]
     out: list[FoundFile] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        st = os.stat(dirpath)
+        if (st.st_dev, st.st_ino) in seen_dirs:
+            dirnames[:] = []
+            continue
+        seen_dirs.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in sorted(filenames):
-            if not fn.startswith("."):
-                out.append(detect(Path(dirpath) / fn))
+            if fn.startswith("."):
+                continue
+            path = Path(dirpath) / fn
+            try:
+                fst = path.stat()
+            except OSError:  # a dangling link
+                out.append(FoundFile(path, "skipped"))
+                continue
+            if (fst.st_dev, fst.st_ino) in seen_files:
+                continue
+            seen_files.add((fst.st_dev, fst.st_ino))
+            out.append(detect(path))
     return out
 
 
@@ -107,12 +133,13 @@ def read_file(found: FoundFile) -> Iterator[Item]:
     try:
         if found.fmt in ("abs", "listing"):
             hint = id_from_filename(path.stem)
-            yield from read_abs_text(
-                decode_bytes(path.read_bytes()), path=where, fmt=found.fmt, version_hint=hint[1] if hint else None
-            )
+            repairs: list[RecordWarning] = []
+            text = decode_bytes(path.read_bytes(), path=where, warnings=repairs)
+            yield from repairs  # bad bytes and NULs are repaired and recorded with file and line, never silent
+            yield from read_abs_text(text, path=where, fmt=found.fmt, version_hint=hint[1] if hint else None)
         elif found.fmt in ("kaggle", "unarxive"):
             reader = read_kaggle_lines if found.fmt == "kaggle" else read_unarxive_lines
-            with path.open("r", encoding="utf-8", errors="replace") as f:
+            with path.open("rb") as f:  # bytes: each line is decoded (and repaired, with a warning) on its own
                 yield from reader(iter(f), path=where)
         elif found.fmt == "atom":
             raw = path.read_bytes()
@@ -126,5 +153,7 @@ def read_file(found: FoundFile) -> Iterator[Item]:
             yield from read_atom(raw, path=where)
         elif found.fmt == "scalar":
             yield from read_scalar(json.loads(path.read_bytes()), path=where)
+        elif found.fmt == "scalar_paper":
+            yield from read_scalar_paper_object(json.loads(path.read_bytes()), path=where)
     except (OSError, json.JSONDecodeError) as e:
         yield RecordParseError(f"cannot read file: {e}", source=where)

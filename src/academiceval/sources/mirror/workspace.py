@@ -14,7 +14,7 @@ from pathlib import Path
 
 from academiceval.sources.errors import RecordParseError, SourceError
 from academiceval.sources.mirror.index import FormatStats, cached_index
-from academiceval.sources.mirror.records import MirrorRecord, merge_records
+from academiceval.sources.mirror.records import MirrorRecord, RecordWarning, merge_records
 from academiceval.sources.mirror.scan import find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.models import PaperMeta
@@ -113,6 +113,9 @@ def index_mirror(
                 st.files += 1
                 pending: list[MirrorRecord] = []
                 for item in read_file(found):
+                    if isinstance(item, RecordWarning):  # repaired (bad bytes, NULs): a located note, not an error
+                        notes.append(item)
+                        continue
                     if isinstance(item, RecordParseError):
                         st.errors += 1
                         errors.append(item)

@@ -1,0 +1,240 @@
+"""`academiceval leval import|run`: L-Eval's task files as a round, run with any backend into L-Eval prediction
+files (then `academiceval score-predictions --format leval` / `judge-predictions`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from academiceval.cli.common import HomeOption, console, err_console, fail, summary_table
+
+app = typer.Typer(help="L-Eval tasks: import them as a round, run a model on it.", no_args_is_help=True)
+
+
+@app.command("import")
+def import_(
+    data_dir: Annotated[Path, typer.Argument(help="L-Eval's LEval-data directory (or one of its subfolders).")],
+    round_name: Annotated[
+        str | None, typer.Option("--round", help="Round name: written to <home>/rounds/NAME.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Round directory to write instead of <home>/rounds/NAME.")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
+    home: HomeOption = None,
+) -> None:
+    """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.rounds.leval import read_task_dir
+    from academiceval.rounds.leval_run import write_round
+    from academiceval.store.artifacts import Layout
+
+    if not data_dir.is_dir():
+        raise fail(f"{data_dir} is not a directory")
+    if out is None:
+        if not round_name:
+            raise fail("give --round NAME (or --out DIR)")
+        try:
+            out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
+        except AcademicEvalError as e:
+            raise fail(str(e)) from None
+    wanted = [t.strip() for t in tasks.split(",")] if tasks else None
+    items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
+    if not items:
+        raise fail(f"no L-Eval task files found under {data_dir}")
+    write_round(items, out, source=str(data_dir))
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it.task] = counts.get(it.task, 0) + 1
+    console.print(summary_table(f"L-Eval round {out}", ["task", "items"], sorted(counts.items())))
+
+
+@app.command("run")
+def run(
+    round_dir: Annotated[Path, typer.Argument(help="A round written by `academiceval leval import`.")],
+    model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH, or baseline/leval-lead).")],
+    out: Annotated[Path, typer.Option(help="Directory for <task>.pred.jsonl files.")],
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: all).")] = None,
+    length_instruction: Annotated[
+        bool, typer.Option(help="Add L-Eval's length instruction to open-ended items (LIE).")
+    ] = True,
+    budget_tokens: Annotated[
+        int | None, typer.Option(help="Cut documents to this many tokens (whitespace words), L-Eval's way.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 4,
+) -> None:
+    """Ask the model every item (temperature 0, 512 new tokens) and write L-Eval prediction files."""
+    import asyncio
+
+    from academiceval.errors import AcademicEvalError
+    from academiceval.rounds.leval_run import load_round
+    from academiceval.runs.leval import LeadBaseline, run_items
+
+    try:
+        items = load_round(round_dir, tasks=[t.strip() for t in tasks.split(",")] if tasks else None)
+    except (OSError, ValueError) as e:
+        raise fail(f"{type(e).__name__}: {e}") from None
+    try:
+        if model == "baseline/leval-lead":
+            backend = LeadBaseline()
+        else:
+            from academiceval.models.registry import load_backend
+
+            backend = load_backend(model, base_url=base_url)
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+
+    async def go() -> dict[str, Path]:
+        try:
+            return await run_items(
+                items,
+                backend,
+                out,
+                length_instruction=length_instruction,
+                budget_tokens=budget_tokens,
+                concurrency=concurrency,
+            )
+        finally:
+            await backend.aclose()
+
+    written = asyncio.run(go())
+    for task, path in sorted(written.items()):
+        err_console.print(f"{task}: {path}")
+
+
+elaip_app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
+
+
+@elaip_app.command("run")
+def elaip_run(
+    rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).", exists=True)],
+    model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH).")],
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
+    setting: Annotated[str, typer.Option(help="full | rag-bm25 | rag-dense | evidence.")] = "full",
+    runs: Annotated[int, typer.Option(help="Independent runs to average (ElaipBench: 3).")] = 3,
+    cot: Annotated[bool, typer.Option(help="Ask for step-by-step reasoning (4096 tokens).")] = False,
+    top_k: Annotated[int, typer.Option(help="Passages kept by retrieval settings.")] = 5,
+    parser: Annotated[str, typer.Option(help="Answer parser: strict (tags only) or lenient.")] = "strict",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Strict set-match accuracy overall and for SA/MA, averaged over runs, unparsed answers counted."""
+    import asyncio
+    import json
+    import sys
+
+    from academiceval.errors import AcademicEvalError
+    from academiceval.models.generate import Generator
+    from academiceval.models.registry import load_backend
+    from academiceval.rounds.elaip import PROMPT_SHA256, read_file
+    from academiceval.runs.elaip import run_items
+    from academiceval.scores.elaip import score_answer, summarize_runs
+
+    items, rejects = read_file(rows)
+    if not items:
+        raise fail(f"no usable rows in {rows} ({len(rejects)} rejected)")
+    try:
+        backend = load_backend(model, base_url=base_url)
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+
+    async def go() -> list[list[dict]]:
+        try:
+            return await run_items(items, Generator(backend), setting=setting, runs=runs, cot=cot, top_k=top_k)
+        finally:
+            await backend.aclose()
+
+    try:
+        responses = asyncio.run(go())
+    except ValueError as e:
+        raise fail(str(e)) from None
+    by_id = {i.sample_id: i for i in items}
+    scored = [[score_answer(by_id[r["sample_id"]], r["response"], parser=parser) for r in run] for run in responses]  # type: ignore[arg-type]
+    summary = {
+        **summarize_runs(scored),
+        "rejected_rows": rejects,
+        "setting": setting,
+        "cot": cot,
+        "parser": parser,
+        "prompt_sha256": PROMPT_SHA256,
+        "model": model,
+        "note": "ElaipBench data, academiceval protocol (ElaipBench's prompt and parser are unpublished)",
+    }
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        return
+    table_rows = []
+    for key in ("all", "SA-MCQ", "MA-MCQ"):
+        s = summary[key]
+        mean = "-" if s["mean_accuracy"] is None else f"{s['mean_accuracy']:.2f} ± {s['sd_accuracy']:.2f}"
+        table_rows.append((key, s["n_per_run"], runs, mean, s["unparsed_total"]))
+    console.print(
+        summary_table(
+            f"ElaipBench strict accuracy ({model}, {setting}{', CoT' if cot else ''})",
+            ["questions", "n", "runs", "accuracy % (mean ± sd)", "unparsed"],
+            table_rows,
+        )
+    )
+    if rejects:
+        err_console.print(f"{len(rejects)} rows rejected (see --json)")
+
+
+@elaip_app.command("generate")
+def elaip_generate(
+    paper: Annotated[str, typer.Argument(help="A stored paper: its paper_id or arXiv id.")],
+    generator: Annotated[str, typer.Option(help="Generator model spec.")],
+    reference: Annotated[list[str], typer.Option(help="Reference model spec(s) for the adversarial filter.")],
+    review: Annotated[Path, typer.Option(help="JSONL file the questions are appended to, for human review.")],
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL for all models.")] = None,
+    n: Annotated[int, typer.Option(help="Questions to ask the generator for.")] = 3,
+    setting: Annotated[str, typer.Option(help="What the reference models see: full | evidence | rag-bm25.")] = "full",
+    home: Annotated[Path | None, typer.Option("--home", envvar="ACADEMICEVAL_HOME", help="Workspace.")] = None,
+) -> None:
+    """ElaipBench-STYLE questions about one stored paper (labelled as not ElaipBench): verbatim evidence per
+    option checked, questions any reference model answers correctly dropped, everything written for review."""
+    import asyncio
+
+    from academiceval.errors import AcademicEvalError
+    from academiceval.models.generate import Generator
+    from academiceval.models.registry import load_backend
+    from academiceval.scores.elaip import generate_and_filter
+    from academiceval.store import Workspace
+
+    ws = Workspace(home)
+    try:
+        stored = ws.get_paper(paper) or ws.get_paper_by_arxiv(paper)
+    finally:
+        ws.close()
+    if stored is None:
+        raise fail(f"no stored paper {paper!r}; ingest it first")
+    text = "\n\n".join(x for x in (stored.title, stored.abstract, stored.body()) if x)
+    try:
+        gen = load_backend(generator, base_url=base_url)
+        refs = {spec: load_backend(spec, base_url=base_url) for spec in reference}
+    except AcademicEvalError as e:
+        raise fail(str(e)) from None
+
+    async def go() -> dict:
+        try:
+            return await generate_and_filter(
+                stored.arxiv_id or stored.paper_id,
+                text,
+                Generator(gen),
+                {k: Generator(v) for k, v in refs.items()},
+                n=n,
+                setting=setting,
+                review_file=str(review),
+            )
+        finally:
+            for b in (gen, *refs.values()):
+                await b.aclose()
+
+    out = asyncio.run(go())
+    statuses: dict[str, int] = {}
+    for r in out["records"]:  # type: ignore[union-attr]
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    console.print(
+        summary_table(
+            f"ElaipBench-style questions for {paper} → {review}", ["status", "questions"], sorted(statuses.items())
+        )
+    )

@@ -1,0 +1,88 @@
+"""The `accuracy` metric: multiple-choice items (citation cloze, ElaipBench format) scored 0/1 per item.
+
+Each ScoreRecord carries `values = {"accuracy": 0|1, "unparsed": 0|1}` — an unparsed answer counts as wrong and
+is also counted on its own, so a summary shows both the accuracy and the unparsed rate with their bootstrap
+intervals — and `details` with the gold slot, the parsed choice, the parser and the rule that read it (see
+`scores.mcq`). The gold label decides how an answer is read: an index ("2"), a letter ("C"), or a set of
+letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `parser` ("strict" default,
+or "lenient").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from academiceval.scores.mcq import METRIC, score_response
+from academiceval.scores.models import ScoreRecord
+from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
+
+CHOICE_GOLD = re.compile(r"^(?:\d{1,2}|[A-Za-z](?:\s*[,;]?\s*[A-Za-z])*)$")  # "2", "C", "A,C", "AC"
+
+
+def n_choices_of(sample: Any) -> int:
+    fields = getattr(sample, "fields", None) or {}
+    n = sum(1 for k in fields if k.startswith("candidate_"))
+    return n or 4
+
+
+class AccuracyMetric:
+    metric_name = METRIC
+
+    def __init__(self, parser: str = "strict") -> None:
+        if parser not in ("strict", "lenient"):
+            raise ValueError(f"unknown parser {parser!r}: strict or lenient")
+        self.parser = parser
+        self.chash = config_hash({"metric": METRIC, "parser": parser, "rule": "last <answer>, gold decides form"})
+
+    def score_run(self, job: RunJob) -> list[ScoreRecord]:
+        metric, chash = self.metric_name, self.chash
+        new: list[ScoreRecord] = []
+        pending = job.todo(metric, chash)
+        for k, rec in enumerate(pending):
+            bad = job.unusable(rec, metric, chash)
+            if bad is None and not CHOICE_GOLD.match((job.label_of(rec) or "").strip()):
+                why = f"sample {rec.sample_id} is not a multiple-choice item (its label is not an option)"
+                bad = job.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
+            if bad is None:
+                gold = (job.label_of(rec) or "").strip()
+                sample = job.samples.get(rec.sample_id)
+                sc = score_response(
+                    rec.sample_id,
+                    rec.output,
+                    gold,
+                    n_choices=n_choices_of(sample),
+                    parser=self.parser,  # type: ignore[arg-type]
+                )
+                bad = job.record(
+                    rec,
+                    metric,
+                    chash,
+                    values={"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0},
+                    details={
+                        "gold": sc.gold,
+                        "choice": sc.choice,
+                        "parser": sc.parser,
+                        "rule": sc.rule,
+                        "output_sha256": output_sha(rec.output),
+                    },
+                )
+            new.append(bad)
+            if k % 200 == 0 or k == len(pending) - 1:
+                job.tick(metric, k + 1, len(pending))
+        job.emit(new)
+        return new
+
+
+def _build(opts: MetricOptions) -> AccuracyMetric:
+    return AccuracyMetric(parser=str(getattr(getattr(opts, "config", None), "mcq_parser", "strict")))
+
+
+register(
+    Metric(
+        METRIC,
+        build=_build,
+        needs=Needs(reference=True),
+        summary="multiple choice: 1 when the last <answer>…</answer> names the gold option (unparsed = wrong, counted)",
+    )
+)

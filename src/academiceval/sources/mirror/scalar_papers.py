@@ -1,0 +1,251 @@
+"""SCALAR paper objects → the store's own schema (`PaperMeta` + pre-parsed `Paper`), for the question paper and
+for every cited paper the object carries with its text.
+
+A SCALAR paper object (`paper_obj_anno/<arxiv id>.json` in LibrAIResearch/scalar) holds one ICLR paper as
+crawled from ar5iv: `sections` keyed "N Heading" with `content` and inline `citations` (`start_pos`/`end_pos`
+into that content, `text`, `paper_id` = the bib id such as "bib.bib12", `single_citation`, `citation_type`), and
+`references.data` keyed by bib id with the cited paper's arXiv id, title, authors, abstract and its own
+`sections`. Only references SCALAR could link to arXiv are in `references.data`; a citation of any other bib id
+still becomes a `Reference` (raw text = the printed marker, no id) so that every span keeps its reference.
+
+Dates: the object has none. The question paper's v1 date is approximated from above by the last day of the
+month its id encodes (like PDF stamps, `stamped.id_month_end`); indexing SCALAR's metadata file in the same
+mirror replaces it with the exact date (records merge on the earlier v1 date). Cited papers get the same
+approximation, recorded as one note per file. SCALAR's own annotations (`citation_type`, `single_citation`)
+are kept in `Citation.source_labels` so ours can be compared with them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from academiceval.papers.models import Citation, Paper, Reference, Section
+from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
+from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.mirror.records import MirrorRecord
+from academiceval.sources.mirror.stamped import ApproximateDateNote, id_month_end
+from academiceval.sources.mirror.unarxive import heading_role
+from academiceval.sources.models import PaperMeta
+from academiceval.sources.names import make_author
+
+PARSER_VERSION = "scalar-paper-object/1"
+QUESTION_SOURCE = "scalar"  # the question paper's records (same source name as SCALAR's metadata file)
+CITED_SOURCE = "scalar-ref"  # papers present only as the cited text inside another paper's object
+META_SOURCE = "scalar_paper"  # PaperMeta.source of both (the mirror format's name; SCALAR's metadata file wins ties)
+APPROX_WARNING = "v1 date approximated from above by the month of the arXiv id (no date in the SCALAR object)"
+_HEADING = re.compile(r"^\s*(?P<num>(?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(?P<head>.+?)\s*\\?\s*$")
+_BIB_NUM = re.compile(r"(\d+)$")
+
+
+def is_scalar_paper_object(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("sections"), dict)
+        and isinstance(data.get("references"), dict)
+        and "paper_id" in data
+    )
+
+
+def split_heading(key: str) -> tuple[str | None, str]:
+    """ "3 The MultiTP Dataset" → ("3", "The MultiTP Dataset"); trailing ar5iv backslashes dropped."""
+    m = _HEADING.match(key)
+    if m:
+        return m.group("num"), m.group("head").rstrip("\\ ").strip()
+    return None, key.rstrip("\\ ").strip()
+
+
+def _sections(raw: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    out = []
+    for key, sec in raw.items():
+        if isinstance(sec, dict):
+            out.append((str(key), str(sec.get("content") or ""), list(sec.get("citations") or [])))
+    return out
+
+
+def _bib_order(bib_id: str) -> tuple[int, str]:
+    m = _BIB_NUM.search(bib_id)
+    return (int(m.group(1)) if m else 1_000_000, bib_id)
+
+
+def _year(value: object) -> int | None:
+    m = re.search(r"\b(1[89]\d\d|20\d\d)\b", str(value or ""))
+    return int(m.group(1)) if m else None
+
+
+def _versionless(raw: object) -> str | None:
+    try:
+        return parse_arxiv_id(str(raw or "").strip())[0] if raw else None
+    except InvalidArxivIdError:
+        return None
+
+
+def _plain_sections(raw: dict[str, Any]) -> list[Section]:
+    out: list[Section] = []
+    for key, content, _ in _sections(raw):
+        number, heading = split_heading(key)
+        out.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=content))
+    return out
+
+
+def _at(d: object) -> datetime:
+    return datetime.combine(d, datetime.min.time(), tzinfo=UTC)  # type: ignore[arg-type]
+
+
+def paper_object_to_records(
+    data: dict[str, Any], *, path: str = ""
+) -> Iterator[MirrorRecord | RecordParseError | ApproximateDateNote]:
+    """The question paper first, then each cited paper that has text; problems are yielded, never raised."""
+    try:
+        arxiv_id, version = parse_arxiv_id(str(data.get("paper_id") or ""))
+    except InvalidArxivIdError as e:
+        yield RecordParseError(f"SCALAR paper object without an arXiv id: {e.message}", source=path)
+        return
+    published = id_month_end(arxiv_id)
+    if published is None:
+        yield RecordParseError(f"cannot date SCALAR paper {arxiv_id}", source=path)
+        return
+    refs_raw = (data.get("references") or {}).get("data") or {}
+    refs_raw = refs_raw if isinstance(refs_raw, dict) else {}
+    sections_raw = _sections(data.get("sections") or {})
+    cited_ids = {str(c.get("paper_id")) for _, _, cs in sections_raw for c in cs if c.get("paper_id")}
+    order = sorted(set(refs_raw) | cited_ids, key=_bib_order)
+    index = {bib: i for i, bib in enumerate(order)}
+    references: list[Reference] = []
+    marker_of: dict[str, str] = {}
+    for _, _, cs in sections_raw:
+        for c in cs:
+            marker_of.setdefault(str(c.get("paper_id")), str(c.get("text") or ""))
+    for bib in order:
+        r = refs_raw.get(bib) if isinstance(refs_raw.get(bib), dict) else None
+        if r is None:
+            references.append(Reference(index=index[bib], raw=marker_of.get(bib, bib), label=bib))
+            continue
+        title = " ".join(str(r.get("title") or "").split()).rstrip(".") or None
+        authors = [a.strip() for a in re.split(r",\s*(?:and\s+)?|\s+and\s+", str(r.get("authors") or "")) if a.strip()]
+        raw = " ".join(x for x in (str(r.get("citation") or ""), str(r.get("authors") or ""), title or "") if x)
+        references.append(
+            Reference(
+                index=index[bib],
+                raw=" ".join(raw.split()),
+                label=bib,
+                authors=[a.rstrip(".") for a in authors],
+                year=_year(r.get("year")),
+                title=title,
+                arxiv_id=_versionless(r.get("arxiv_id")),
+            )
+        )
+    sections: list[Section] = []
+    citations: list[Citation] = []
+    bad_spans = 0
+    for si, (key, content, cs) in enumerate(sections_raw):
+        number, heading = split_heading(key)
+        sections.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=content))
+        for c in cs:
+            start, end, text = int(c.get("start_pos", -1)), int(c.get("end_pos", -1)), str(c.get("text") or "")
+            if not (0 <= start < end <= len(content)) or content[start:end] != text:
+                bad_spans += 1
+                continue
+            labels = {"scalar_single_citation": str(bool(c.get("single_citation"))).lower()}
+            if c.get("citation_type"):
+                labels["scalar_citation_type"] = str(c["citation_type"])
+            citations.append(
+                Citation(
+                    section_index=si,
+                    start=start,
+                    end=end,
+                    text=text,
+                    style="numeric" if text.lstrip().startswith("[") else "author_year",
+                    reference_indices=[index[str(c.get("paper_id"))]],
+                    grouped=not bool(c.get("single_citation", True)),
+                    source_labels=labels,
+                )
+            )
+    if bad_spans:
+        yield RecordParseError(f"{bad_spans} citation spans do not match their section text", source=path)
+    title = " ".join(str(data.get("title") or "").split())
+    abstract = " ".join(str(data.get("abstract") or "").split())
+    meta = PaperMeta(
+        arxiv_id=arxiv_id,
+        version=version,
+        title=title,
+        abstract=abstract,
+        published=published,
+        source=META_SOURCE,
+    )
+    paper = Paper(
+        paper_id=f"{QUESTION_SOURCE}:{arxiv_id}",
+        source=QUESTION_SOURCE,
+        arxiv_id=arxiv_id,
+        version=version,
+        title=title,
+        abstract=abstract,
+        sections=sections,
+        references=references,
+        citations=citations,
+        parser_version=PARSER_VERSION,
+        warnings=[APPROX_WARNING],
+    )
+    yield MirrorRecord(meta, _at(published), path=path, fmt="scalar_paper", paper=paper)
+    approximated = 0
+    for bib in order:
+        r = refs_raw.get(bib)
+        if not isinstance(r, dict):
+            continue
+        cited = cited_paper(r)
+        if cited is None:
+            continue
+        cmeta, cpaper = cited
+        approximated += 1
+        yield MirrorRecord(cmeta, _at(cmeta.published), path=f"{path}#{bib}", fmt="scalar_paper", paper=cpaper)
+    yield ApproximateDateNote(
+        f"v1 dates of {arxiv_id} and its {approximated} cited papers approximated from above by the month of "
+        "their arXiv ids (SCALAR paper objects carry no dates; index SCALAR's metadata file for exact ones)",
+        source=path,
+    )
+
+
+def cited_paper(r: dict[str, Any]) -> tuple[PaperMeta, Paper] | None:
+    """A cited paper with text (sections or an abstract) and an arXiv id → its meta and pre-parsed paper."""
+    aid = _versionless(r.get("arxiv_id"))
+    sections_raw = r.get("sections") or {}
+    abstract = " ".join(str(r.get("abstract") or "").split())
+    if aid is None or not (sections_raw or abstract):
+        return None
+    published = id_month_end(aid)
+    if published is None:
+        return None
+    title = " ".join(str(r.get("title") or "").split()).rstrip(".")
+    authors = [a.strip() for a in re.split(r",\s*(?:and\s+)?|\s+and\s+", str(r.get("authors") or "")) if a.strip()]
+    meta = PaperMeta(
+        arxiv_id=aid,
+        title=title or aid,
+        abstract=abstract,
+        authors=[make_author(a.rstrip(".")) for a in authors],
+        published=published,
+        source=META_SOURCE,
+    )
+    paper = Paper(
+        paper_id=f"{CITED_SOURCE}:{aid}",
+        source=CITED_SOURCE,
+        arxiv_id=aid,
+        title=title,
+        abstract=abstract,
+        sections=_plain_sections(sections_raw) if isinstance(sections_raw, dict) else [],
+        parser_version=PARSER_VERSION,
+        warnings=[APPROX_WARNING],
+    )
+    return meta, paper
+
+
+def read_scalar_paper_object(data: Any, *, path: str = "") -> Iterator[MirrorRecord | RecordParseError]:
+    """Reader for `scan.read_file` (records and errors only; the date approximation is stated in each
+    `Paper.warnings` instead of a note, since the mirror index keeps notes for PDF stamps only)."""
+    if not is_scalar_paper_object(data):
+        yield RecordParseError("not a SCALAR paper object (needs paper_id, sections, references)", source=path)
+        return
+    for item in paper_object_to_records(data, path=path):
+        if not isinstance(item, ApproximateDateNote):
+            yield item

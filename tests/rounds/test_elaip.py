@@ -1,0 +1,209 @@
+"""ElaipBench-format rows (written here in that schema; the data set is not in the corpus): import, strict
+set-match scoring, SA/MA breakdown, N-run averaging, unparsed answers, and intra-paper retrieval settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from academiceval.rounds import elaip
+from academiceval.runs.elaip import retrieval_for, run_items
+from academiceval.scores.elaip import score_answer, summarize, summarize_runs
+
+
+@pytest.fixture(scope="module")
+def paper(corpus: Path) -> str:
+    path = corpus / "samples" / "unarXive_sample" / "arXiv_src_2212_086.jsonl"
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            text = "\n\n".join(p["text"] for p in d["body_text"])
+            if len(text.split()) > 4000:
+                return text
+    raise AssertionError("no long paper in the sample")
+
+
+def _question(stem: str, opts: list[str]) -> str:
+    return stem + "\n" + "\n".join(f"{letter}. {o}" for letter, o in zip("ABCD", opts, strict=True))
+
+
+@pytest.fixture(scope="module")
+def rows(paper: str) -> list[dict]:
+    evidence = elaip.sentences(paper)[len(elaip.sentences(paper)) * 2 // 3]
+    base = {"paper_id": "2212.00001", "paper_content": paper, "relevant_passage": evidence}
+    return [
+        {
+            **base,
+            "question_type": "SA-MCQ",
+            "question": _question(f"Which statement holds? {evidence}", list("wxyz")),
+            "answer": "C",
+        },
+        {**base, "question_type": "MA-MCQ", "question": _question("Which hold?", list("wxyz")), "answer": "A, C"},
+        {**base, "question_type": "MA-MCQ", "question": _question("Which also hold?", list("wxyz")), "answer": "BCD"},
+        {**base, "question_type": "SA-MCQ", "question": _question("Bad row", list("wxyz")), "answer": "AB"},
+        {**base, "question_type": "TF", "question": "True?", "answer": "A"},
+        {**base, "question_type": "MA-MCQ", "question": _question("Bad", list("wxyz")), "answer": "E"},
+    ]
+
+
+def test_import_counts_rejects(rows: list[dict], tmp_path: Path) -> None:
+    path = tmp_path / "elabench.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    items, rejects = elaip.read_file(path)
+    assert [i.sample_id for i in items] == ["elaipbench/0", "elaipbench/1", "elaipbench/2"]
+    assert [i.answer for i in items] == ["C", "AC", "BCD"]
+    assert items[0].options == {"A": "w", "B": "x", "C": "y", "D": "z"} and items[0].source == "ElaipBench"
+    assert [r["row"] for r in rejects] == [3, 4, 5]
+    assert "SA-MCQ with 2" in rejects[0]["reason"] and "question_type" in rejects[1]["reason"]
+
+
+def test_strict_set_match_breakdown_and_runs(rows: list[dict]) -> None:
+    items, _ = elaip.read_rows(rows)
+    sa, ma1, ma2 = items
+    run1 = [
+        score_answer(sa, "<answer>C</answer>"),
+        score_answer(ma1, "<answer>A, C</answer>"),
+        score_answer(ma2, "<answer>B, C</answer>"),
+    ]  # MA subset: no partial credit
+    run2 = [
+        score_answer(sa, "<answer>A, C</answer>"),
+        score_answer(ma1, "I think A and C"),
+        score_answer(ma2, "<answer>D C B</answer>"),
+    ]
+    run3 = [
+        score_answer(sa, "Answer: C", parser="lenient"),
+        score_answer(ma1, "<answer>CA</answer>"),
+        score_answer(ma2, "<answer>B, C, E</answer>"),
+    ]
+    assert [s.value for s in run1] == [1, 1, 0]
+    assert [s.value for s in run2] == [0, 0, 1] and run2[1].predicted is None  # unparsed: no tags
+    assert [s.value for s in run3] == [1, 1, 0] and run3[2].predicted is None  # "E" is not an option
+    assert run3[1].predicted == "AC"  # a letter run is read as a set
+    assert score_answer(ma2, "<answer>AE</answer>").predicted is None
+    one = summarize(run1)
+    assert one["all"] == {"n": 3, "correct": 2, "accuracy": pytest.approx(200 / 3), "unparsed": 0}
+    assert one["SA-MCQ"]["accuracy"] == 100.0 and one["MA-MCQ"]["accuracy"] == 50.0
+    agg = summarize_runs([run1, run2, run3])
+    assert agg["runs"] == 3 and agg["all"]["mean_accuracy"] == pytest.approx((200 / 3 + 100 / 3 + 200 / 3) / 3)
+    assert agg["all"]["unparsed_total"] == 2 and agg["SA-MCQ"]["mean_accuracy"] == pytest.approx(200 / 3)
+
+
+def test_passages_and_retrieval_settings(rows: list[dict], paper: str) -> None:
+    items, _ = elaip.read_rows(rows)
+    item = items[0]
+    retriever, count = retrieval_for("rag-bm25")
+    chunks = elaip.passages(paper, size=512, count=count)
+    assert len(chunks) > 5 and all(count(c) <= 512 for c in chunks)
+    assert " ".join(" ".join(chunks).split()) == " ".join(" ".join(elaip.sentences(paper)).split())  # nothing lost
+    for setting in ("rag-bm25", "rag-dense"):
+        retriever, count = retrieval_for(setting)
+        text, meta = elaip.context_for(item, setting, top_k=3, retriever=retriever, count=count)
+        assert meta["top_k"] == 3 and len(meta["chosen"]) == 3 and meta["passages"] == len(chunks)
+        assert " ".join(item.relevant_passage.split()) in " ".join(text.split()), setting  # evidence retrieved
+    full, meta = elaip.context_for(item, "full")
+    assert full == paper and meta == {"setting": "full"}
+    prompt = elaip.render(item, elaip.context_for(item, "evidence")[0], cot=True)
+    assert "Exactly one of the options" in prompt and prompt.endswith("final answer in the tags.")
+    with pytest.raises(ValueError):
+        elaip.context_for(item, "web")
+    with pytest.raises(ValueError, match="retriever"):
+        elaip.context_for(item, "rag-bm25")
+
+
+def test_run_n_times_with_a_backend(rows: list[dict]) -> None:
+    import asyncio
+    from dataclasses import dataclass
+
+    items, _ = elaip.read_rows(rows)
+    gold = {i.question.strip()[:40]: i.answer for i in items}
+
+    @dataclass
+    class Reply:
+        text: str
+
+    class Oracle:  # answers right on run 0 and 2, in the letter-run format on run 1, and fails once
+        model = "oracle"
+        calls = 0
+
+        async def generate(self, prompt, options):
+            Oracle.calls += 1
+            if Oracle.calls == 4:
+                raise TimeoutError("slow")
+            answer = next(a for q, a in gold.items() if q in prompt)
+            return Reply(f"<answer>{answer if options.seed != 1 else answer[::-1]}</answer>")
+
+    runs = asyncio.run(run_items(items, Oracle(), setting="evidence", runs=3, concurrency=1))
+    assert [len(r) for r in runs] == [3, 3, 3] and runs[1][0]["error"] == "TimeoutError: slow"
+    scored = [[score_answer(i, r["response"]) for i, r in zip(items, run, strict=True)] for run in runs]
+    agg = summarize_runs(scored)
+    assert agg["all"]["mean_accuracy"] == pytest.approx((100 + 200 / 3 + 100) / 3)
+    assert agg["all"]["unparsed_total"] == 1
+
+
+def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.models.fake_server import start_in_thread
+    from academiceval.papers.models import Paper, Section
+    from academiceval.store import Workspace
+
+    path = tmp_path / "elabench.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    home = tmp_path / "ws"
+    ws = Workspace(home)
+    ws.put_paper(
+        Paper(
+            paper_id="p1",
+            arxiv_id="2212.00001",
+            title="T",
+            abstract="A.",
+            sections=[Section(heading="Intro", text=rows[0]["paper_content"][:3000])],
+        )
+    )
+    ws.close()
+    with start_in_thread() as server:
+        res = CliRunner().invoke(
+            app,
+            [
+                "elaip",
+                "run",
+                str(path),
+                "--model",
+                "openai/fake-model",
+                "--base-url",
+                server.url,
+                "--setting",
+                "evidence",
+                "--runs",
+                "2",
+                "--json",
+            ],
+        )
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.stdout)
+        assert out["runs"] == 2 and out["all"]["n_per_run"] == 3 and len(out["rejected_rows"]) == 3
+        assert 0 <= out["all"]["unparsed_total"] <= 6 and out["prompt_sha256"]
+        assert server.stats.total == 6
+        review = tmp_path / "review.jsonl"
+        args = [
+            "elaip",
+            "generate",
+            "2212.00001",
+            "--generator",
+            "openai/fake-model",
+            "--reference",
+            "openai/fake-model",
+            "--review",
+            str(review),
+            "--base-url",
+            server.url,
+            "--home",
+            str(home),
+        ]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output  # the fake generator writes no JSON: nothing to review, no crash
+        res = CliRunner().invoke(app, [*args[:2], "nope", *args[3:]])
+        assert res.exit_code == 2 and "no stored paper" in res.output
