@@ -138,3 +138,46 @@ def test_inspect_cli_finds_tasks_through_the_entry_point(home: Path, tmp_path: P
     assert log.eval.task_args["round"] == ROUND
     assert [s.metadata["setting"] for s in log.samples] == ["random:1"] * 3
     assert "rouge-l" in log.samples[0].scores
+
+
+def test_citation_cloze_through_inspect_scores_as_our_accuracy(corpus: Path, tmp_path: Path) -> None:
+    """The citation-cloze family (SCALAR paper objects) as an inspect task: accuracy equals `score_runs`'."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, get_model
+
+    from academiceval.integrations.inspect.core import select
+    from academiceval.integrations.inspect.log import log_to_run
+    from academiceval.integrations.inspect.tasks import citation_cloze
+    from academiceval.rounds.cloze.build import build_cloze_round
+    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.rescore import score_runs
+    from academiceval.sources.mirror.workspace import index_mirror
+    from academiceval.store import Workspace
+    from academiceval.store.artifacts import load_run
+
+    home = tmp_path / "ws"
+    ws = Workspace(home)
+    index_mirror(ws, corpus / "samples" / "scalar_paper_obj_anno")
+    index_mirror(ws, corpus / "metadata" / "scalar_iclr2025_metadata.json")
+    build_cloze_round(ws, "cloze", overrides={"max_questions": 6}, seed=7)
+    ws.close()
+    sel = select("cloze", "citation_cloze", setting=None, home=home)
+    assert sel.samples
+    answers = [f"<answer>{s.label if i % 2 == 0 else 'Z'}</answer>" for i, s in enumerate(sel.samples)]
+    model = get_model(
+        "mockllm/model", custom_outputs=[ModelOutput.from_content(model="mockllm/model", content=a) for a in answers]
+    )
+    [log] = inspect_eval(
+        citation_cloze(round="cloze", home=str(home)),
+        model=model,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_samples=1,
+    )
+    assert log.status == "success", log.error
+    ours_in_inspect = {s.id: s.scores["accuracy"].value for s in log.samples}
+    run_dir = log_to_run(log, home=home)
+    score_runs([run_dir], ScoreConfig(metrics=["accuracy"]), home=home)
+    ours = {r.sample_id: r.values["accuracy"] for r in load_run(run_dir).scores.values() if r.metric == "accuracy"}
+    assert ours == ours_in_inspect
+    assert 0 < sum(ours.values()) < len(ours)  # the gold answers right, the invented option wrong

@@ -48,12 +48,17 @@ class Selection:
 
 
 def select(
-    round: str, task: str, *, setting: str = "zero-shot", split: str = "test", home: str | Path | None = None
+    round: str, task: str, *, setting: str | None = "zero-shot", split: str = "test", home: str | Path | None = None
 ) -> Selection:
-    """The samples of `task` in `setting` and `split` of a round (a name under HOME/rounds or a directory)."""
+    """The samples of `task` in `setting` (every setting when empty) and `split` of a round (a name under
+    HOME/rounds or a directory)."""
     layout = Layout.of(resolve_home(home))
     loaded = load_round(layout.find_round(round))
-    configs = [c for c, info in loaded.manifest.configs.items() if info.task == task and info.setting == setting]
+    configs = [
+        c
+        for c, info in loaded.manifest.configs.items()
+        if info.task == task and (not setting or info.setting == setting)
+    ]
     if not configs:
         have = sorted({(i.task, i.setting) for i in loaded.manifest.configs.values()})
         raise ConfigError(
@@ -63,7 +68,7 @@ def select(
     samples = [s for c in sorted(configs) for s in loaded.samples(c, split=split)]
     if not samples:
         raise ConfigError(f"round {loaded.name} has no {task} {setting} samples in split {split!r}")
-    return Selection(loaded, task, setting, split, samples)
+    return Selection(loaded, task, setting or "all", split, samples)
 
 
 def clean_output(task: str, completion: str) -> str:

@@ -102,7 +102,7 @@ def dataset(sel: Selection) -> MemoryDataset:
 def round_task(
     task_name: str,
     round: str,
-    setting: str = "zero-shot",
+    setting: str | None = "zero-shot",
     split: str = "test",
     home: str | None = None,
     metrics: str | list[str] = "rouge-l",
@@ -179,3 +179,17 @@ def related_work(
 ) -> Task:
     """Write the paper's related-work section from its citations."""
     return round_task("related_work", round, setting, split, home, metrics, max_tokens)
+
+
+@task
+def citation_cloze(
+    round: str,
+    setting: str = "",
+    split: str = "test",
+    home: str | None = None,
+    metrics: str = "accuracy",
+    max_tokens: int | None = None,
+) -> Task:
+    """Pick the paper cited at a masked citation among candidates (SCALAR-style; `setting`: easy, medium, hard,
+    or empty for every level); scored by our multiple-choice accuracy (last <answer>…</answer>)."""
+    return round_task("citation_cloze", round, setting or None, split, home, metrics, max_tokens)
