@@ -25,8 +25,8 @@ def release(
 ) -> None:
     """Write ROUND as a publishable dataset folder that `datasets.load_dataset(OUT, CONFIG)` loads.
 
-    By default the test split's labels (the newest window) are withheld, LiveBench-style: `academiceval run
-    --round OUT` still runs a model on it (outputs only), and scoring waits for the labels.
+    By default the test split's labels (the newest window) are withheld, LiveBench-style: `academiceval run OUT
+    --model SPEC` still runs a model on it (outputs only), and scoring waits for the labels.
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.release import release_round

@@ -72,7 +72,7 @@ def release_card(round: LoadedRound, withheld: list[str], n_withheld: int) -> st
         lines += [
             f"The labels of the newest window ({', '.join(withheld)}: papers from {w.test_from} to {w.test_until}, "
             f"{n_withheld} samples) are **withheld**: `label` is empty and `label_tokens` null. Run a model on them "
-            "(`academiceval run --round THIS_DIR --model ...` stores outputs only); they are scored when the labels "
+            "(`academiceval run THIS_DIR --model ...` stores outputs only); they are scored when the labels "
             "are released. A paper's text can still appear in another task's input (the title in the abstract "
             "task's input), and the papers are public: withholding keeps the round's answer key out of crawled "
             "copies of this dataset, it does not hide the papers.",
