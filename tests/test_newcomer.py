@@ -135,6 +135,7 @@ def test_probe_changes_baselines_inputs_and_not_applicable_has_its_own_code(home
     for extra in ([], ["--probe", "title-only"]):
         res = runner.invoke(app, ["run", "demo", "--model", "baseline/lead", "--home", str(home), *extra])
         assert res.exit_code == 0, res.output
+    assert "skipped: not applicable 6" in res.output and "errors:" not in res.output
     plain, probed = (load_run(d) for d in sorted((home / "runs" / "demo").iterdir()))
     if plain.spec.probe:
         plain, probed = probed, plain

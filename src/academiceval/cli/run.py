@@ -213,8 +213,14 @@ def run(
         return
     console.print(summary_table(f"{summary.model} on {summary.round}", summary.COLUMNS, summary.rows()))
     extra = f"requests {summary.requests} (retries {summary.retries}, 429s {summary.rate_limited})"
-    if summary.error_codes:
-        extra += "; errors: " + ", ".join(f"{k} {v}" for k, v in summary.error_codes.most_common())
+    # skipped samples (a probe that does not apply, an overflow under --on-overflow skip) are not errors
+    not_errors = ("not_applicable", "skipped_overflow")
+    errors = [(k, v) for k, v in summary.error_codes.most_common() if k not in not_errors]
+    if errors:
+        extra += "; errors: " + ", ".join(f"{k} {v}" for k, v in errors)
+    skipped = [(k, v) for k, v in summary.error_codes.most_common() if k in not_errors]
+    if skipped:
+        extra += "; skipped: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped)
     err_console.print(f"{extra}; {summary.elapsed_s:.1f} s; records in {summary.run_dir}")
 
 
