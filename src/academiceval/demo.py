@@ -31,6 +31,7 @@ from academiceval.runs.runner import run_round
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.rescore import score_runs
 from academiceval.sources import open_source
+from academiceval.sources.mirror.disk import open_index
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
 from academiceval.store.artifacts import MANIFEST, load_round
 from academiceval.store.workspace import Workspace
@@ -195,7 +196,12 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
         st.note = "live arXiv API (no local index)"
         src = open_source("arxiv")
     else:
-        rep = index_mirror(ws, corpus, progress=lambda name, n, total: say("index", n, total, name))
+        # the mirror is read once, into an on-disk index in the workspace (the next run only reads what changed);
+        # the workspace's tables and the query source are both filled from it
+        disk = open_index(
+            corpus, index_dir=ws.home / "mirror-index", progress=lambda name, n, total: say("index", n, total, name)
+        )
+        rep = index_mirror(ws, corpus, index=disk)
         # per format: files, records read, ... (the report's own row layout; shown as it comes)
         st.rows = [(f"{row[0]} (files, records, ...)", " / ".join(map(str, row[1:]))) for row in rep.rows()]
         st.rows += [
@@ -204,7 +210,7 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
             ("PDFs in the mirror", rep.pdfs_found),
         ]
         say("index", 1, 1, "opening the mirror as a query source")
-        src = open_source(str(corpus))
+        src = open_source(str(corpus), index=disk)
     st.seconds = time.perf_counter() - t0
     return src
 

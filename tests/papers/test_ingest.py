@@ -92,3 +92,21 @@ def test_ingest_file_on_demand(workspace, folder: Path, pdf_dir: dict[str, Path]
     with pytest.raises(E.EncryptedPdfError):
         ingest_file(workspace, pdf_dir["encrypted_pdf"])
     assert [e["code"] for e in workspace.ingest_errors()] == ["encrypted_pdf"]
+
+
+def test_pool_is_capped_at_the_number_of_files(tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ingest -j 16` on 3 files must not fork 16 processes (issue 10, #13)."""
+    from academiceval.store import Workspace
+
+    sizes: list[int] = []
+    real = ingest_mod.ProcessPoolExecutor
+
+    def recording(max_workers: int, **kw):  # type: ignore[no-untyped-def]
+        sizes.append(max_workers)
+        return real(max_workers=max_workers, **kw)
+
+    monkeypatch.setattr(ingest_mod, "ProcessPoolExecutor", recording)
+    ws = Workspace(tmp_path / "w")
+    report = ingest_paths(ws, [folder], workers=16)
+    assert sizes == [3] and len(report.results) == 3
+    ws.close()

@@ -28,6 +28,13 @@ def ingest(
     max_pages: Annotated[
         int, typer.Option("--max-pages", min=1, help="Reject documents longer than this (books, proceedings).")
     ] = 400,
+    executor: Annotated[
+        str, typer.Option("--executor", help="local (process pool) or ray (a Ray cluster; extra [ray]).")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="Ray cluster address (host:port or ray://host:port); default: a local Ray."),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Parse PDFs into structured papers (title, abstract, sections, references, citations).
@@ -38,9 +45,14 @@ def ingest(
 
     Bad files (empty, HTML saved as .pdf, encrypted, scanned, truncated, ...) are recorded with a reason.
     """
+    from academiceval.errors import ConfigError
     from academiceval.papers.ingest import IngestResult, find_pdfs, ingest_paths
     from academiceval.store import Workspace
 
+    if executor not in ("local", "ray"):
+        raise fail(f"unknown executor {executor!r}: use local or ray")
+    if address and executor != "ray":
+        raise fail("--address needs --executor ray")
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise fail(f"no such file or directory: {', '.join(map(str, missing))}")
@@ -54,7 +66,13 @@ def ingest(
         def advance(r: IngestResult) -> None:
             bar.update(task, advance=1, description=f"ingest {Path(r.path).name[:40]}")
 
-        report = ingest_paths(ws, files, workers=workers, progress=advance, max_pages=max_pages)
+        try:
+            report = ingest_paths(
+                ws, files, workers=workers, progress=advance, max_pages=max_pages,
+                executor=executor, ray_address=address,  # type: ignore[arg-type]
+            )  # fmt: skip
+        except ConfigError as e:
+            raise fail(str(e)) from e
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for r in report.ok + report.skipped:

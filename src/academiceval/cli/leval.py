@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, summary_table
+from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, summary_table
 
 app = typer.Typer(help="L-Eval tasks: import them as a round, run a model on it.", no_args_is_help=True)
 
@@ -60,9 +60,10 @@ def run(
         bool, typer.Option(help="Add L-Eval's length instruction to open-ended items (LIE).")
     ] = True,
     budget_tokens: Annotated[
-        int | None, typer.Option(help="Cut documents to this many tokens (whitespace words), L-Eval's way.")
+        int | None,
+        typer.Option(callback=at_least_one, help="Cut documents to this many tokens (whitespace words), L-Eval's way."),
     ] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 4,
+    concurrency: Annotated[int, typer.Option(callback=at_least_one, help="Requests in flight.")] = 4,
 ) -> None:
     """Ask the model every item (temperature 0, 512 new tokens) and write L-Eval prediction files."""
     import asyncio
@@ -112,9 +113,9 @@ def elaip_run(
     model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH).")],
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
     setting: Annotated[str, typer.Option(help="full | rag-bm25 | rag-dense | evidence.")] = "full",
-    runs: Annotated[int, typer.Option(help="Independent runs to average (ElaipBench: 3).")] = 3,
+    runs: Annotated[int, typer.Option(callback=at_least_one, help="Independent runs to average (ElaipBench: 3).")] = 3,
     cot: Annotated[bool, typer.Option(help="Ask for step-by-step reasoning (4096 tokens).")] = False,
-    top_k: Annotated[int, typer.Option(help="Passages kept by retrieval settings.")] = 5,
+    top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
     parser: Annotated[str, typer.Option(help="Answer parser: strict (tags only) or lenient.")] = "strict",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -186,7 +187,7 @@ def elaip_generate(
     reference: Annotated[list[str], typer.Option(help="Reference model spec(s) for the adversarial filter.")],
     review: Annotated[Path, typer.Option(help="JSONL file the questions are appended to, for human review.")],
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL for all models.")] = None,
-    n: Annotated[int, typer.Option(help="Questions to ask the generator for.")] = 3,
+    n: Annotated[int, typer.Option(callback=at_least_one, help="Questions to ask the generator for.")] = 3,
     setting: Annotated[str, typer.Option(help="What the reference models see: full | evidence | rag-bm25.")] = "full",
     home: Annotated[Path | None, typer.Option("--home", envvar="ACADEMICEVAL_HOME", help="Workspace.")] = None,
 ) -> None:

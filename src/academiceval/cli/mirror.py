@@ -29,9 +29,24 @@ DirArg = Annotated[
 
 
 @app.command("index")
-def index(directory: DirArg, home: HomeOption = None) -> None:
+def index(
+    directory: DirArg,
+    home: HomeOption = None,
+    index_only: Annotated[
+        bool,
+        typer.Option(
+            "--index-only",
+            help="Only bring the on-disk index (HOME/mirror-index) up to date; do not copy every record into the "
+            "workspace tables (for the full Kaggle snapshot: collect/update query the index instead).",
+        ),
+    ] = False,
+) -> None:
     """Read every arXiv record under DIRECTORY into the workspace (metadata, pre-parsed unarXive papers, PDF
-    locations). Unreadable records are recorded with their reason and the rest goes on; running it again is safe."""
+    locations). Unreadable records are recorded with their reason and the rest goes on; running it again is safe.
+    The mirror is read once, into an on-disk index in the workspace: a grown snapshot adds only its new lines, a
+    killed run resumes; `mirror serve --home`, and collect/update with ACADEMICEVAL_MIRROR_INDEX_DIR=HOME/mirror-index,
+    query it."""
+    from academiceval.sources.mirror.disk import open_index
     from academiceval.sources.mirror.workspace import index_mirror
     from academiceval.store.workspace import Workspace
 
@@ -42,7 +57,11 @@ def index(directory: DirArg, home: HomeOption = None) -> None:
         def tick(name: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, description=f"indexing {name[:40]}")
 
-        report = index_mirror(ws, directory, progress=tick)
+        disk = open_index(directory, index_dir=ws.home / "mirror-index", progress=tick)
+        if index_only:
+            console.print(f"on-disk index {disk.db_path}: {len(disk):,} papers, {len(disk.errors)} unreadable records")
+            return
+        report = index_mirror(ws, directory, index=disk)
     cols = ["format", "files", "records read", "papers stored (record kept)", "unreadable"]
     console.print(summary_table(f"mirror index: {report.root}", cols, report.rows()))
     console.print(
@@ -71,9 +90,14 @@ def serve(
             "retry_after=1,slow_seconds=2,seed=7'. Also per request with ?_fault=KIND or POST /_faults (JSON).",
         ),
     ] = None,
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Serve from the workspace's on-disk index of DIRECTORY (built if missing)."),
+    ] = None,
 ) -> None:
     """Answer the arXiv API protocol over DIRECTORY on 127.0.0.1: /api/query (search_query, id_list, start,
-    max_results, sortBy, sortOrder), /pdf/<id>, /_stats (request counters), /_faults. Stop with Ctrl-C or SIGTERM."""
+    max_results, sortBy, sortOrder), /oai2 (OAI-PMH, metadataPrefix=arXiv), /pdf/<id>, /_stats (request
+    counters), /_faults. Stop with Ctrl-C or SIGTERM."""
     from academiceval.sources.server import FaultConfig, make_server
 
     try:
@@ -81,7 +105,14 @@ def serve(
     except ValueError as e:
         raise fail(str(e)) from e
     err_console.print(f"loading {directory} …")
-    server = make_server(directory, port, faults)
+    index_dir = None
+    if home is not None:
+        from academiceval.store.workspace import resolve_home
+
+        index_dir = resolve_home(home) / "mirror-index"
+    from academiceval.sources.mirror.disk import open_index
+
+    server = make_server(directory, port, faults, index=open_index(directory, index_dir=index_dir))
     host, real_port = server.server_address[:2]
     console.print(f"serving {len(server.index)} papers at http://{host}:{real_port}/api/query (Ctrl-C to stop)")
 
@@ -96,3 +127,35 @@ def serve(
     finally:
         server.server_close()
         console.print(f"served: {server.stats_json()}")
+
+
+@app.command("harvest")
+def harvest(
+    directory: DirArg,
+    since: Annotated[str, typer.Option("--from", help="First datestamp (YYYY-MM-DD) to harvest.")],
+    until: Annotated[str | None, typer.Option("--until", help="Last datestamp (default: up to now).")] = None,
+    set_: Annotated[str | None, typer.Option("--set", help="OAI set, e.g. physics:astro-ph, cs, math.")] = None,
+    url: Annotated[str, typer.Option("--url", help="OAI-PMH endpoint.")] = "https://export.arxiv.org/oai2",
+    min_interval: Annotated[float, typer.Option("--min-interval", help="Seconds between requests.")] = 3.0,
+    home: HomeOption = None,
+) -> None:
+    """Bring the on-disk index of DIRECTORY up to date by OAI-PMH (arXiv's bulk interface): every record stamped
+    since --from, merged with the mirror's records (a monthly update without re-downloading the snapshot)."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.sources.mirror.disk import open_index
+    from academiceval.sources.oai import OaiHarvester, harvest_into
+    from academiceval.store.workspace import Workspace
+
+    ws = Workspace(home)
+    disk = open_index(directory, index_dir=ws.home / "mirror-index")
+    before = len(disk)
+    try:
+        with OaiHarvester(url, min_interval=min_interval) as h:
+            n, seconds = harvest_into(disk, h, since, until, set_)
+    except AcademicEvalError as e:
+        raise fail(str(e)) from e
+    console.print(
+        f"harvested {n:,} records in {seconds:.1f} s ({h.stats.requests} requests, {h.stats.retries} retried, "
+        f"{h.stats.restarts} restarts, {len(h.stats.errors)} unreadable); index {disk.db_path}: "
+        f"{before:,} → {len(disk):,} papers"
+    )

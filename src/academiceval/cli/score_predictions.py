@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, summary_table
+from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, summary_table
 
 
 def score_predictions(
@@ -80,7 +80,7 @@ def judge_predictions(
     protocol: Annotated[
         str, typer.Option(help="Verdict parsing: 'leval-compatible' or 'strict'.")
     ] = "leval-compatible",
-    concurrency: Annotated[int, typer.Option(help="Judge requests in flight.")] = 8,
+    concurrency: Annotated[int, typer.Option(callback=at_least_one, help="Judge requests in flight.")] = 8,
     cache: Annotated[
         Path | None, typer.Option(help="Response cache file (SQLite): a re-run never asks the judge twice.")
     ] = None,

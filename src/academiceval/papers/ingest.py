@@ -128,10 +128,34 @@ def ingest_paths(
     strict: bool = False,
     progress: Callable[[IngestResult], None] | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
+    executor: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
 ) -> IngestReport:
     """Ingest files and directories (recursively, `*.pdf`). `progress` is called once per file as it
     finishes. With `strict=True`, an `IngestBatchError` is raised after the batch if any file failed
-    (everything that could be stored is stored first)."""
+    (everything that could be stored is stored first). `executor="ray"` parses on a Ray cluster
+    (`ingest_ray.py`; `ray_address` None = a local Ray with `workers` CPUs) — same stored results."""
+    shutdown: Callable[[], None] | None = None
+    if executor == "ray":  # connect before any work: a wrong address is a clear error, not a half-done batch
+        from academiceval.papers.ingest_ray import connect
+
+        shutdown = connect(ray_address, num_cpus=max(1, workers))
+    try:
+        return _ingest(ws, paths, workers, strict, progress, max_pages, executor)
+    finally:
+        if shutdown is not None:
+            shutdown()
+
+
+def _ingest(
+    ws: Workspace,
+    paths: Iterable[str | os.PathLike[str]],
+    workers: int,
+    strict: bool,
+    progress: Callable[[IngestResult], None] | None,
+    max_pages: int,
+    executor: str,
+) -> IngestReport:
     files = find_pdfs(paths)
     report = IngestReport()
 
@@ -160,7 +184,7 @@ def ingest_paths(
         queued.add(sha)
         todo.append((str(f), sha))
     outcome: dict[str, IngestResult] = {}
-    for r in _run(todo, workers, max_pages):
+    for r in _run(todo, workers, max_pages, executor):
         res = _store(ws, *r)
         outcome[res.sha256] = res
         done(res)
@@ -182,8 +206,13 @@ def ingest_paths(
 
 
 def _run(
-    todo: list[tuple[str, str]], workers: int, max_pages: int
+    todo: list[tuple[str, str]], workers: int, max_pages: int, executor: str = "local"
 ) -> Iterator[tuple[str, str, Paper | None, dict[str, str | None] | None]]:
+    if executor == "ray":
+        from academiceval.papers.ingest_ray import run_on_ray
+
+        yield from run_on_ray(todo, max_pages)
+        return
     if workers <= 1 or len(todo) <= 1:
         for path, sha in todo:
             yield _parse_job(path, sha, max_pages)
@@ -191,7 +220,8 @@ def _run(
     # fork where the platform has it: workers start instantly with everything imported; they only parse and
     # never touch the parent's SQLite connection (all writes happen in the parent)
     method = "fork" if "fork" in get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(method)) as pool:
+    # never more processes than files: `-j 16` on 2 files forks 2
+    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context(method)) as pool:
         futures = [pool.submit(_parse_job, path, sha, max_pages) for path, sha in todo]
         for fut in as_completed(futures):
             yield fut.result()

@@ -28,7 +28,8 @@ def open_source(source: str = "arxiv", api_url: str | None = None, **client_opts
     if path.exists():  # a mirror directory, or a single data file
         from academiceval.sources.mirror import MirrorSource
 
-        opts = {k: v for k, v in client_opts.items() if k in ("id_batch_size", "progress")}
+        keep = ("id_batch_size", "progress", "index", "index_path", "index_dir")  # index*: see MirrorSource
+        opts = {k: v for k, v in client_opts.items() if k in keep}
         return MirrorSource(path, **opts)
     raise SourceError(
         f"unknown source {source!r}", hint="use 'arxiv' (live), a mirror directory, or --api-url URL of a server"

@@ -1,9 +1,10 @@
 """`mirror serve`: an HTTP server on 127.0.0.1 that speaks the arXiv export API over a local mirror, with faults.
 
 Endpoints: `GET /api/query` (search_query, id_list, start, max_results, sortBy, sortOrder → Atom shaped like
-arXiv's), `GET /pdf/<id>` (the mirror's PDF), `GET /_stats` (JSON request counters), `GET|POST /_faults` (read or
-replace the fault configuration as JSON). Faults are injected at the configured rates from a seeded RNG, or forced
-for one request with `_fault=429|500|slow|truncate|empty|html` in the query string — so tests and benchmarks can
+arXiv's), `GET /oai2` (OAI-PMH bulk metadata, `oai_server.py`), `GET /pdf/<id>` (the mirror's PDF), `GET /_stats`
+(JSON request counters), `GET|POST /_faults` (read or replace the fault configuration as JSON). Faults are
+injected at the configured rates from a seeded RNG, or forced for one request with
+`_fault=429|500|503|slow|truncate|empty|html` in the query string — so tests and benchmarks can
 check that the real client survives exactly what live arXiv does to it.
 """
 
@@ -25,9 +26,10 @@ from urllib.parse import parse_qs, unquote, urlparse
 from academiceval.sources.atom import write_feed
 from academiceval.sources.errors import QuerySyntaxError
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.mirror.index import MirrorIndex, load_index
+from academiceval.sources.mirror.disk import DiskIndex, open_index
+from academiceval.sources.mirror.index import MirrorIndex
 
-FAULT_KINDS = ("429", "500", "slow", "truncate", "empty", "html")
+FAULT_KINDS = ("429", "500", "slow", "truncate", "empty", "html", "503")
 MAX_RESULTS_CAP = 2000  # arXiv serves at most 2,000 records per page
 
 
@@ -41,6 +43,7 @@ class FaultConfig:
     rate_truncate: float = 0.0
     rate_empty: float = 0.0
     rate_html: float = 0.0
+    rate_503: float = 0.0  # 503 + Retry-After: OAI-PMH flow control (arXiv's bulk endpoint answers this way)
     retry_after: float = 1.0  # seconds sent with 429 (fractions allowed, for fast tests)
     slow_seconds: float = 2.0
     seed: int = 0
@@ -106,12 +109,15 @@ class MirrorServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, index: MirrorIndex, port: int = 0, faults: FaultConfig | None = None) -> None:
+    def __init__(self, index: MirrorIndex | DiskIndex, port: int = 0, faults: FaultConfig | None = None) -> None:
         self.index = index
         self.faults = faults or FaultConfig()
         self.stats = Stats()
         self.lock = threading.Lock()
         self.rng = random.Random(self.faults.seed)
+        self.oai_page_size = 1000  # records per OAI-PMH ListRecords page (arXiv's size); tests make it small
+        self.oai_expire_every = 0  # >0: every Nth resumptionToken is answered badResumptionToken (expired)
+        self.oai_token_uses = 0
         super().__init__(("127.0.0.1", port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -187,6 +193,10 @@ class _Handler(BaseHTTPRequestHandler):
             ra = self.server.faults.retry_after
             ra_s = str(int(ra)) if float(ra).is_integer() else f"{ra:g}"
             self._send(429, b"Rate exceeded.", "text/plain", {"Retry-After": ra_s})
+        elif kind == "503":
+            ra = self.server.faults.retry_after
+            ra_s = str(int(ra)) if float(ra).is_integer() else f"{ra:g}"
+            self._send(503, b"Service unavailable: retry later.", "text/plain", {"Retry-After": ra_s})
         elif kind == "500":
             self._send(500, b"<html><body>Internal Server Error</body></html>", "text/html")
         elif kind == "html":
@@ -219,6 +229,9 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path in ("/api/query", "/query"):
                 self.server.count(api_requests=1)
                 self._query(qs)
+            elif url.path in ("/oai2", "/oai"):
+                self.server.count(api_requests=1)
+                self._oai(qs)
             elif url.path.startswith("/pdf/"):
                 self.server.count(pdf_requests=1)
                 self._pdf(unquote(url.path[len("/pdf/") :]), qs)
@@ -260,6 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
         sort_by = qs.get("sortBy", "relevance")
         sort_order = qs.get("sortOrder", "descending")
         query, id_list = qs.get("search_query", "").strip(), qs.get("id_list", "").strip()
+        total: int | None = None
         try:
             if id_list:
                 ids = [s.strip() for s in id_list.split(",") if s.strip()]
@@ -270,8 +284,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if query:
                     allowed = {r.meta.arxiv_id for r in idx.search(query)}
                     recs = [r for r in recs if r.meta.arxiv_id in allowed]
-            elif query:
-                recs = idx.search(query, sort_by=sort_by, sort_order=sort_order)
+            elif query:  # only the page is read (the disk index decodes just these rows)
+                total, recs = idx.search_page(
+                    query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order
+                )
             else:
                 recs = []
         except QuerySyntaxError as e:
@@ -280,13 +296,16 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as e:  # invalid ids, etc.: arXiv answers 400 with an error entry
             self._error_feed(f"incorrect id format: {e}", 400)
             return
-        page = recs[start : start + max_results]
+        if total is None:
+            total, page = len(recs), recs[start : start + max_results]
+        else:
+            page = recs
         title = f"search_query={query}&id_list={id_list}&start={start}&max_results={max_results}"
 
         def body_fn(items=page) -> tuple[bytes, str]:
             body = write_feed(
                 [r.meta for r in items],
-                total_results=len(recs),
+                total_results=total,
                 start=start,
                 items_per_page=max_results,
                 query_title=title,
@@ -301,6 +320,32 @@ class _Handler(BaseHTTPRequestHandler):
             body, ctype = body_fn([])
             self._send(200, body, ctype)
             return
+        if self._fault(kind, body_fn):
+            return
+        body, ctype = body_fn()
+        self.server.count(ok=1)
+        self._send(200, body, ctype)
+
+    def _oai(self, qs: dict[str, str]) -> None:
+        """OAI-PMH (`oai_server.py`); faults as on the query API, `empty` = a page cut short of its records."""
+        from academiceval.sources.oai_server import respond
+
+        kind = self.server.pick_fault(qs.get("_fault"), is_pdf=False)
+        params = {k: v for k, v in qs.items() if not k.startswith("_")}
+        base = f"http://127.0.0.1:{self.server.server_address[1]}/oai2"
+
+        def body_fn() -> tuple[bytes, str]:
+            return respond(self.server.index, params, base, self.server.oai_page_size), "text/xml; charset=utf-8"
+
+        srv = self.server
+        if "resumptionToken" in params and srv.oai_expire_every > 0:
+            with srv.lock:
+                srv.oai_token_uses += 1
+                expire = srv.oai_token_uses % srv.oai_expire_every == 0
+            if expire:  # an expired token, as a real server does after a while
+                params = {"verb": params.get("verb", ""), "resumptionToken": "expired"}
+        if kind == "empty":
+            kind = "truncate"
         if self._fault(kind, body_fn):
             return
         body, ctype = body_fn()
@@ -359,13 +404,28 @@ class ServerHandle:
         self.stop()
 
 
-def make_server(directory: str | Path, port: int = 0, faults: FaultConfig | None = None) -> MirrorServer:
-    return MirrorServer(load_index(directory), port=port, faults=faults)
+def make_server(
+    directory: str | Path,
+    port: int = 0,
+    faults: FaultConfig | None = None,
+    *,
+    index: MirrorIndex | DiskIndex | None = None,
+    index_path: str | Path | None = None,
+) -> MirrorServer:
+    """`index`: one already open; else `open_index` (a disk index at `index_path`, or in memory)."""
+    return MirrorServer(index or open_index(directory, index_path=index_path), port=port, faults=faults)
 
 
-def serve_in_thread(directory: str | Path, port: int = 0, faults: FaultConfig | None = None) -> ServerHandle:
+def serve_in_thread(
+    directory: str | Path,
+    port: int = 0,
+    faults: FaultConfig | None = None,
+    *,
+    index: MirrorIndex | DiskIndex | None = None,
+    index_path: str | Path | None = None,
+) -> ServerHandle:
     """Start `mirror serve` in a background thread on 127.0.0.1 (port 0 = any free port)."""
-    server = make_server(directory, port, faults)
+    server = make_server(directory, port, faults, index=index, index_path=index_path)
     t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     t.start()
     port_ = server.server_address[1]

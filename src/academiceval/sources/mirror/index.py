@@ -194,6 +194,20 @@ class MirrorIndex:
         order = sorted(hits, key=keyf, reverse=(sort_order == "descending"))
         return [self._docs[i].rec for i in order]
 
+    def search_page(
+        self,
+        query: str | Node,
+        *,
+        start: int = 0,
+        max_results: int | None = 100,
+        sort_by: str = "submittedDate",
+        sort_order: str = "descending",
+    ) -> tuple[int, list[MirrorRecord]]:
+        """(total hits, one page of them): the reader API shared with the on-disk index (`disk.DiskIndex`)."""
+        hits = self.search(query, sort_by=sort_by, sort_order=sort_order)
+        start = max(0, start)
+        return len(hits), hits[start:] if max_results is None else hits[start : start + max(0, max_results)]
+
     def _eval(self, node: Node) -> set[int]:
         if isinstance(node, BoolOp):
             left = self._eval(node.left)

@@ -27,6 +27,7 @@ from academiceval.sources.names import make_author, parse_authors
 SOURCE_RANK = {
     "atom": 6,
     "arxiv-api": 6,
+    "arxiv-oai": 6,
     "kaggle": 5,
     "abs": 4,
     "unarxive": 3,

@@ -10,7 +10,8 @@ from pathlib import Path
 from academiceval.sources.base import FeedPage, SortBy, SortOrder, iter_pages
 from academiceval.sources.errors import InvalidArxivIdError, NotAPdfError, UnknownIdError
 from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
-from academiceval.sources.mirror.index import MirrorIndex, Progress, load_index
+from academiceval.sources.mirror.disk import DiskIndex, open_index
+from academiceval.sources.mirror.index import MirrorIndex, Progress
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.pdf import is_complete_pdf
 
@@ -22,9 +23,22 @@ class MirrorSource:
     cost reports compare directly with the live client; `pdf_requests` counts PDF copies.
     """
 
-    def __init__(self, root: str | Path, *, id_batch_size: int = 100, progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        id_batch_size: int = 100,
+        progress: Progress | None = None,
+        index: MirrorIndex | DiskIndex | None = None,
+        index_path: str | Path | None = None,
+        index_dir: str | Path | None = None,
+    ) -> None:
+        """`index`: one already open (the demo's, read once); else `open_index` (on disk when `index_path`,
+        `index_dir` or `ACADEMICEVAL_MIRROR_INDEX_DIR` says where, in memory otherwise)."""
         self.root = Path(root)
-        self.index: MirrorIndex = load_index(self.root, progress)
+        self.index: MirrorIndex | DiskIndex = index or open_index(
+            self.root, index_path=index_path, index_dir=index_dir, progress=progress
+        )
         self.id_batch_size = id_batch_size
         self.requests_made = 0
         self.pdf_requests = 0
@@ -44,10 +58,11 @@ class MirrorSource:
         sort_order: SortOrder = "descending",
     ) -> FeedPage:
         self._count()
-        hits = self.index.search(query, sort_by=sort_by, sort_order=sort_order)
         start = max(0, start)
-        items = [r.meta for r in hits[start : start + max(0, max_results)]]
-        return FeedPage(total_results=len(hits), start=start, items=items)
+        total, page = self.index.search_page(
+            query, start=start, max_results=max(0, max_results), sort_by=sort_by, sort_order=sort_order
+        )
+        return FeedPage(total_results=total, start=start, items=[r.meta for r in page])
 
     def iter_search(
         self,

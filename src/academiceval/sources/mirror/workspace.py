@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from academiceval.sources.errors import RecordParseError, SourceError
 from academiceval.sources.mirror.index import FormatStats, cached_index
@@ -70,18 +71,24 @@ class MirrorIndexReport:
 
 
 def index_mirror(
-    ws: Workspace, directory: str | Path, progress: Progress | None = None, *, batch: int = 2000
+    ws: Workspace,
+    directory: str | Path,
+    progress: Progress | None = None,
+    *,
+    batch: int = 2000,
+    index: Any = None,
 ) -> MirrorIndexReport:
     """Store every record under `directory` in the workspace; bounded memory.
 
     Files are streamed one by one and written in transactions of `batch` records; a record of a paper the
     workspace already holds is merged with it (`merge_records`: newer version wins, empty fields filled), so
     formats can arrive in any order and a huge Kaggle snapshot never has to fit in memory. When this process has
-    already built the in-memory index of the directory (e.g. `MirrorSource`), that index is reused.
+    already built the in-memory index of the directory (e.g. `MirrorSource`), that index is reused; so is
+    `index` (a `DiskIndex` brought up to date, or a `MirrorIndex`): then nothing is parsed twice.
     """
     root = Path(directory).resolve()
     report = MirrorIndexReport(root=str(root))
-    cached = cached_index(root)
+    cached = index if index is not None else cached_index(root)
     errors: list[SourceError] = []
     notes: list[SourceError] = []
     pdfs: dict[str, tuple[int | None, Path]] = {}
@@ -89,8 +96,14 @@ def index_mirror(
     stored: set[str] = set()
     if cached is not None:
         report.formats, report.skipped_files = dict(cached.stats), cached.skipped_files
-        errors, pdfs, notes = list(cached.errors), dict(cached.pdfs), list(cached.notes)
-        _write(ws, list(cached.iter_records()), report, stored, batch)
+        errors, pdfs, notes = list(cached.errors), dict(cached.pdfs.items()), list(cached.notes)
+        chunk: list[MirrorRecord] = []
+        for rec in cached.iter_records():  # streamed: a disk index may hold millions
+            chunk.append(rec)
+            if len(chunk) >= batch:
+                _write(ws, chunk, report, stored, batch)
+                chunk = []
+        _write(ws, chunk, report, stored, batch)
         if progress:
             progress("(already indexed in this process)", 1, 1)
     else:

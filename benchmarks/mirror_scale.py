@@ -1,0 +1,259 @@
+"""The on-disk mirror index at arXiv's scale: build time, memory and query latency for N Kaggle records.
+
+1. generates a Kaggle-format snapshot of N records (`arxiv-metadata-oai-snapshot.json` lines) by transforming the
+   real records of ../shared/corpus/metadata (Kaggle, .abs, listings, SCALAR: 9.2k papers): new ids and v1 dates
+   spread over 2007-04 … 2026-10 (a growing monthly volume, like arXiv's), real titles and abstracts, real
+   author lists shuffled, real category strings, 30% of papers with a later version; written under /tmp;
+2. indexes it with `DiskIndex` in a child process (peak RSS of that process = `ru_maxrss` of the child);
+3. appends 1% more lines and times the incremental update (only the new lines are read);
+4. runs the queries `graph update` issues through `MirrorSource` (what collect/update call): date-window +
+   category pages (`window_query`, pages of 2,000, oldest first) and author queries restricted to a window
+   (`author_query`, pages of 100), timing each call including decoding the page's records.
+
+The last line is exactly
+`mirror_scale: records N, index_s S, records_per_s R, peak_rss_mb M, query_p50_ms Q50, query_p95_ms Q95`
+(queries of both kinds together; each kind also has its own line above).
+
+    nice python benchmarks/mirror_scale.py --records 100000
+    nice python benchmarks/mirror_scale.py --records 2700000 --workdir /tmp/mirror_scale   # deleted afterwards
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+FIRST_MONTH = (2007, 4)
+LAST_MONTH = (2026, 10)
+
+
+def _months() -> list[tuple[int, int]]:
+    out, (y, m) = [], FIRST_MONTH
+    while (y, m) <= LAST_MONTH:
+        out.append((y, m))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def material() -> dict[str, list]:
+    """Pools of real fields from the corpus' metadata records (read with the project's own readers)."""
+    from academiceval.sources.mirror.index import MirrorIndex
+
+    idx = MirrorIndex.build((CORPUS / "metadata").resolve())
+    titles, abstracts, authors, cats, comments, journals = [], [], [], [], [], []
+    for r in idx.iter_records():
+        m = r.meta
+        titles.append(m.title)
+        if m.abstract:
+            abstracts.append(m.abstract)
+        if m.authors:
+            authors.append([a.name for a in m.authors])
+        if m.categories:
+            cats.append(" ".join(m.categories))
+        if m.comment:
+            comments.append(m.comment)
+        if m.journal_ref:
+            journals.append(m.journal_ref)
+    return {"titles": titles, "abstracts": abstracts, "authors": authors, "cats": cats, "comments": comments,
+            "journals": journals}  # fmt: skip
+
+
+def _rfc(dt: datetime) -> str:
+    return dt.strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+def generate(path: Path, n: int, pool: dict[str, list], *, seed: int = 13, append: bool = False) -> None:
+    """Write a synthetic snapshot of n records; `append`: n more, all in the month after the last (a new month)."""
+    rng = random.Random(seed + int(append))
+    months = [(2026, 11)] if append else _months()
+    weights = [1 + i / len(months) * 2 for i in range(len(months))]  # volume grows ~3x over the span
+    total_w = sum(weights)
+    # records per month (ids increase with dates, like arXiv's)
+    per_month = [max(1, int(w / total_w * n)) for w in weights]
+    bounds, acc = [], 0
+    for c in per_month:
+        acc += c
+        bounds.append(acc)
+    with path.open("a" if append else "w", encoding="utf-8") as f:
+        mi = 0
+        for i in range(n):
+            while mi < len(bounds) - 1 and i >= bounds[mi]:
+                mi += 1
+            y, m = months[mi]
+            seq = i - (bounds[mi - 1] if mi else 0)
+            aid = f"{y % 100:02d}{m:02d}.{seq:05d}" if seq < 100000 else f"{y % 100:02d}{m:02d}.{seq}"
+            v1 = datetime(y, m, 1, tzinfo=UTC) + timedelta(seconds=rng.randrange(27 * 86400))
+            versions = [{"version": "v1", "created": _rfc(v1)}]
+            if rng.random() < 0.3:
+                versions.append({"version": "v2", "created": _rfc(v1 + timedelta(days=rng.randrange(1, 400)))})
+            names = list(rng.choice(pool["authors"]))
+            rng.shuffle(names)
+            authors = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            rec = {
+                "id": aid,
+                "submitter": names[0],
+                "authors": authors,
+                "title": rng.choice(pool["titles"]),
+                "comments": rng.choice(pool["comments"]) if rng.random() < 0.7 else None,
+                "journal-ref": rng.choice(pool["journals"]) if rng.random() < 0.3 else None,
+                "doi": None,
+                "report-no": None,
+                "categories": rng.choice(pool["cats"]),
+                "license": None,
+                "abstract": "  " + rng.choice(pool["abstracts"]) + "\n",
+                "versions": versions,
+                "update_date": (v1.date() + timedelta(days=1)).isoformat(),
+                "authors_parsed": [[nm.split()[-1], " ".join(nm.split()[:-1]), ""] for nm in names],
+            }
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
+def child_index(mirror: Path, db: Path, workers: int | None) -> None:
+    """Runs in a child process: build (or update) the index, print a JSON line of figures."""
+    from academiceval.sources.mirror.disk import DiskIndex
+
+    t0 = time.perf_counter()
+    idx = DiskIndex(db, mirror, workers=workers)
+    rep = idx.update()
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(
+        json.dumps(
+            {
+                "seconds": time.perf_counter() - t0,
+                "records": len(idx),
+                "lines": rep.lines_read,
+                "added": rep.records_added,
+                "errors": rep.errors,
+                "grown": rep.files_grown,
+                "rss_mb": me.ru_maxrss / 1024,
+                "worker_rss_mb": kids.ru_maxrss / 1024,
+                "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+            }
+        )
+    )
+
+
+def run_child(mirror: Path, db: Path, workers: int | None) -> dict:
+    cmd = [sys.executable, __file__, "--child", str(mirror), str(db), str(-1 if workers is None else workers)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def queries(mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_author: int) -> dict[str, list[float]]:
+    from academiceval.graph.names import author_query, window_query
+    from academiceval.sources.mirror import MirrorSource
+    from academiceval.sources.mirror.disk import DiskIndex
+
+    src = MirrorSource(mirror, index=DiskIndex(db, mirror))
+    rng = random.Random(5)
+    months = _months()
+    all_cats = sorted({c for s in pool["cats"] for c in s.split()})
+    astro = [c for c in all_cats if c.startswith("astro-ph")]
+    times: dict[str, list[float]] = {"window": [], "author": []}
+    cpu: dict[str, list[float]] = {"window": [], "author": []}
+    index_only: list[float] = []  # the same window queries without decoding the page: hits counted and ordered
+    hits: dict[str, int] = {"window": 0, "author": 0}
+    for _ in range(n_window):  # one month (the monthly update's window) over a graph's categories
+        y, m = rng.choice(months[len(months) // 2 :])
+        since = date(y, m, 1)
+        until = (since + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+        cats = rng.sample(astro, rng.randint(1, len(astro))) + rng.sample(all_cats, rng.randint(0, 3))
+        q = window_query(since, until, cats)
+        t0 = time.perf_counter()
+        src.index.search_page(q, start=0, max_results=0, sort_by="submittedDate", sort_order="ascending")
+        index_only.append(time.perf_counter() - t0)
+        t0, c0 = time.perf_counter(), time.process_time()
+        page = src.search(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
+        times["window"].append(time.perf_counter() - t0)
+        cpu["window"].append(time.process_time() - c0)
+        hits["window"] += len(page.items)
+    for _ in range(n_author):  # a candidate author's papers in the update window (update step 2)
+        name = rng.choice(rng.choice(pool["authors"]))
+        y, m = rng.choice(months[len(months) // 2 :])
+        since = date(y, m, 1)
+        q = author_query(name, since=since - timedelta(days=365), until=since)
+        t0, c0 = time.perf_counter(), time.process_time()
+        page = src.search(q, start=0, max_results=100, sort_by="submittedDate", sort_order="descending")
+        times["author"].append(time.perf_counter() - t0)
+        cpu["author"].append(time.process_time() - c0)
+        hits["author"] += len(page.items)
+    print(f"  window queries, index only (total + ordered ids, no page decoded): wall {_pct(index_only)}")
+    for k, v in times.items():
+        print(f"  {k} queries: {len(v)}, mean hits {hits[k] / max(1, len(v)):.0f}, wall {_pct(v)}; CPU {_pct(cpu[k])}")
+    return times
+
+
+def _pct(v: list[float]) -> str:
+    q = statistics.quantiles(v, n=20) if len(v) > 1 else v * 19
+    return f"p50 {statistics.median(v) * 1000:.1f} ms, p95 {q[18] * 1000:.1f} ms, max {max(v) * 1000:.1f} ms"
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        w = int(sys.argv[4])
+        child_index(Path(sys.argv[2]), Path(sys.argv[3]), None if w < 0 else w)
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/academiceval_mirror_scale"))
+    ap.add_argument("--window-queries", type=int, default=60)
+    ap.add_argument("--author-queries", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=None, help="parse workers (default: 1 for files over 64 MB)")
+    ap.add_argument("--keep", action="store_true", help="keep the generated snapshot and index")
+    args = ap.parse_args()
+    n = args.records
+    work = args.workdir
+    if REPO in work.resolve().parents:
+        print("refusing to write inside the repository; use a /tmp directory", file=sys.stderr)
+        return 2
+    shutil.rmtree(work, ignore_errors=True)
+    mirror = work / "mirror"
+    mirror.mkdir(parents=True)
+    snap, db = mirror / "arxiv-metadata-oai-snapshot.json", work / "index.sqlite"
+    try:
+        pool = material()
+        t0 = time.perf_counter()
+        generate(snap, n, pool)
+        size = snap.stat().st_size
+        print(f"generated {n:,} records ({size / 1e6:,.0f} MB) in {time.perf_counter() - t0:.1f} s -> {snap}")
+        built = run_child(mirror, db, args.workers)
+        print(
+            f"  index: {built['records']:,} records in {built['seconds']:.1f} s wall, {built['cpu_s']:.1f} s CPU "
+            f"(writer + parse workers), {built['errors']} unreadable, peak RSS {built['rss_mb']:.0f} MB "
+            f"(parse worker {built['worker_rss_mb']:.0f} MB), index file {db.stat().st_size / 1e6:,.0f} MB "
+            f"({db.stat().st_size / size:.2f}x the snapshot)"
+        )
+        grow = max(1, n // 100)
+        generate(snap, grow, pool, append=True)
+        upd = run_child(mirror, db, args.workers)
+        print(
+            f"  incremental: +{grow:,} lines appended -> {upd['lines']:,} lines read, {upd['added']:,} added in "
+            f"{upd['seconds']:.1f} s (grown files: {upd['grown']}), peak RSS {upd['rss_mb']:.0f} MB"
+        )
+        times = queries(mirror, db, pool, args.window_queries, args.author_queries)
+        allq = times["window"] + times["author"]
+        q = statistics.quantiles(allq, n=20)
+        print(
+            f"mirror_scale: records {n}, index_s {built['seconds']:.1f}, "
+            f"records_per_s {n / built['seconds']:.0f}, peak_rss_mb {built['rss_mb'] + built['worker_rss_mb']:.0f}, "
+            f"query_p50_ms {statistics.median(allq) * 1000:.1f}, query_p95_ms {q[18] * 1000:.1f}"
+        )
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

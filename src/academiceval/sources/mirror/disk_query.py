@@ -1,0 +1,216 @@
+"""Query evaluation over a `DiskIndex`, with the matching rules of the in-memory index (`index.py` docstring).
+
+A query tree is compiled to a SQL condition on table `rec r`. Parts the postings answer exactly — v1/updated date
+windows, `cat:`, `id:` — stay in SQL, and a whole exact query is counted, sorted and paged by SQLite (only the
+page's rows are decoded). `au:` is a surname posting lookup (a superset: given names are checked in Python
+against the stored author keys); `ti:` uses the FTS5 title pre-filter for plain-ASCII words; other text terms
+have no SQL form. A query with an inexact part fetches its SQL candidates (id, dates, categories, author keys)
+and evaluates the whole tree on them in Python — so the results equal the in-memory index's.
+
+A date window next to a `cat:`/`au:` term is pushed into that term's posting lookup (`cat_q(cat, pub)`,
+`author_q(skey, pub)`): the window + categories query `update` issues is one index range scan per category.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
+
+from academiceval.sources.errors import InvalidArxivIdError
+from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.mirror.index import _author_match, _text_matcher, text_tokens
+from academiceval.sources.mirror.records import MirrorRecord
+from academiceval.sources.models import PaperMeta
+from academiceval.sources.names import key_tokens
+from academiceval.sources.query import BoolOp, DateRange, Node, parse_query
+
+if TYPE_CHECKING:
+    from academiceval.sources.mirror.disk import DiskIndex
+
+SEP = "\x1f"
+Window = tuple[int, int] | None
+
+
+@dataclass
+class Plan:
+    sql: str | None  # None: no SQL restriction (every row is a candidate)
+    params: list[Any] = field(default_factory=list)
+    exact: bool = True
+    cat: tuple[str, list[Any]] | None = None  # a `cat:` posting condition, kept apart so ORs of them merge
+
+
+def _cat_plan(cond: str, params: list[Any]) -> Plan:
+    return Plan(f"r.rid IN (SELECT c.rid FROM cat c WHERE {cond})", params, cat=(cond, params))
+
+
+def _window(node: DateRange) -> tuple[int, int]:
+    lo = int(node.start.replace(tzinfo=UTC).timestamp())
+    hi = int(node.end.replace(tzinfo=UTC, second=59, microsecond=0).timestamp())
+    return lo, hi
+
+
+def _cat_cond(value: str, window: Window) -> tuple[str, list[Any]]:
+    """A range of index `cat_q(cat, pub)`. Postings hold each category and its dotted prefixes ("astro-ph.GA"
+    is also posted as "astro-ph"), so `cat:astro-ph` (= astro-ph or astro-ph.*) is one equality, window included."""
+    v = value.strip()
+    w, wp = (" AND c.pub BETWEEN ? AND ?", list(window)) if window else ("", [])
+    if v.endswith("*"):
+        p = v[:-1]
+        return f"(c.cat >= ? AND c.cat < ?{w})", [p, p + "\U0010ffff", *wp]
+    return f"(c.cat = ?{w})", [v, *wp]
+
+
+def _fts_query(value: str) -> str | None:
+    toks = text_tokens(value.rstrip("*"))
+    if not toks or not all(t.isascii() and t.isalnum() for t in toks):
+        return None
+    if value.endswith("*") and len(toks) == 1:
+        return f"{toks[0]}*"
+    return " ".join(f'"{t}"' for t in toks)
+
+
+def plan(node: Node, window: Window = None) -> Plan:
+    """SQL superset of the node's hits (exact when `Plan.exact`); `window` = an enclosing v1 date window."""
+    if isinstance(node, BoolOp):
+        if node.op == "AND":
+            sub = window
+            for side in (node.left, node.right):
+                if isinstance(side, DateRange) and side.field == "submittedDate":
+                    sub = _window(side)
+            left, right = plan(node.left, sub), plan(node.right, sub)
+            parts = [p for p in (left, right) if p.sql]
+            sql = " AND ".join(f"({p.sql})" for p in parts) or None
+            return Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
+        if node.op == "OR":
+            left, right = plan(node.left, window), plan(node.right, window)
+            if left.cat and right.cat:  # one posting scan for "cat:a OR cat:b OR ..." (each a range of cat_q)
+                return _cat_plan(f"{left.cat[0]} OR {right.cat[0]}", left.cat[1] + right.cat[1])
+            if left.sql is None or right.sql is None:
+                return Plan(None, [], False)
+            return Plan(f"({left.sql}) OR ({right.sql})", left.params + right.params, left.exact and right.exact)
+        left, right = plan(node.left, window), plan(node.right, window)  # ANDNOT
+        if right.exact and right.sql:
+            base = f"({left.sql}) AND " if left.sql else ""
+            return Plan(f"{base}NOT ({right.sql})", left.params + right.params, left.exact)
+        return Plan(left.sql, left.params, False)
+    if isinstance(node, DateRange):
+        col = "r.pub" if node.field == "submittedDate" else "r.usort"
+        return Plan(f"{col} BETWEEN ? AND ?", list(_window(node)))
+    f, v = node.field, node.value
+    if f == "id":
+        try:
+            return Plan("r.arxiv_id = ?", [parse_arxiv_id(v)[0]])
+        except InvalidArxivIdError:
+            return Plan("0")
+    if f == "cat":
+        return _cat_plan(*_cat_cond(v, window))
+    if f == "au":
+        q = key_tokens(v.replace("_", " ").rstrip("*"))
+        if not q:
+            return Plan("0")
+        cond, params = "a.skey = ?", [q[-1]]
+        if window:
+            cond, params = f"{cond} AND a.pub BETWEEN ? AND ?", [*params, *window]
+        return Plan(f"r.rid IN (SELECT a.rid FROM author a WHERE {cond})", params, exact=False)
+    if f == "ti":
+        fq = _fts_query(v)
+        if fq:
+            return Plan("r.rid IN (SELECT rowid FROM title_fts WHERE title_fts MATCH ?)", [fq], exact=False)
+    return Plan(None, [], False)
+
+
+class _Row:
+    """A candidate row; the record's text is decoded only if a text term asks for it."""
+
+    __slots__ = ("_meta", "_tokens", "akeys", "arxiv_id", "blob", "cats", "pub", "rid", "usort")
+
+    def __init__(self, rid: int, pub: int, usort: int, arxiv_id: str, cats: str, akeys: str, blob: bytes) -> None:
+        self.rid, self.pub, self.usort, self.arxiv_id = rid, pub, usort, arxiv_id
+        self.cats, self.akeys, self.blob = cats.split(), akeys, blob
+        self._meta: PaperMeta | None = None
+        self._tokens: dict[str, list[str]] = {}
+
+    def authors(self) -> list[list[str]]:
+        return [a.split() for a in self.akeys.split(SEP)] if self.akeys else []
+
+    def tokens(self, attr: str) -> list[str]:
+        if attr not in self._tokens:
+            if self._meta is None:
+                self._meta = PaperMeta.model_validate_json(zlib.decompress(self.blob))
+            m = self._meta
+            text = {"title": m.title, "abstract": m.abstract, "comment": m.comment, "journal": m.journal_ref}[attr]
+            self._tokens[attr] = text_tokens(text or "")
+        return self._tokens[attr]
+
+
+def _cat_match(cats: list[str], value: str) -> bool:
+    v = value.strip()
+    if v.endswith("*"):
+        return any(c.startswith(v[:-1]) for c in cats)
+    return any(c == v or c.startswith(v + ".") for c in cats)
+
+
+def matches(node: Node, row: _Row) -> bool:
+    """The in-memory index's rules, on one candidate row."""
+    if isinstance(node, BoolOp):
+        if node.op == "AND":
+            return matches(node.left, row) and matches(node.right, row)
+        if node.op == "OR":
+            return matches(node.left, row) or matches(node.right, row)
+        return matches(node.left, row) and not matches(node.right, row)
+    if isinstance(node, DateRange):
+        lo, hi = _window(node)
+        ts = row.pub if node.field == "submittedDate" else row.usort
+        return lo <= ts <= hi
+    f, v = node.field, node.value
+    if f == "au":
+        q = key_tokens(v.replace("_", " ").rstrip("*"))
+        return bool(q) and any(_author_match(toks, q) for toks in row.authors())
+    if f == "cat":
+        return _cat_match(row.cats, v)
+    if f == "id":
+        try:
+            return row.arxiv_id == parse_arxiv_id(v)[0]
+        except InvalidArxivIdError:
+            return False
+    attrs = {"ti": ("title",), "abs": ("abstract",), "co": ("comment",), "jr": ("journal",)}.get(
+        f, ("title", "abstract", "comment")
+    )
+    match = _text_matcher(node)
+    if any(match(row.tokens(a), None) for a in attrs):
+        return True
+    if f in ("all", "rn"):
+        q = key_tokens(v.replace("_", " ").rstrip("*"))
+        return (bool(q) and any(_author_match(t, q) for t in row.authors())) or _cat_match(row.cats, v)
+    return False
+
+
+def run_query(
+    idx: DiskIndex,
+    query: str | Node,
+    *,
+    start: int = 0,
+    max_results: int | None = 100,
+    sort_by: str = "submittedDate",
+    sort_order: str = "descending",
+) -> tuple[int, list[MirrorRecord]]:
+    node = parse_query(query) if isinstance(query, str) else query
+    p = plan(node)
+    where = f"WHERE {p.sql}" if p.sql else ""
+    col = "r.usort" if sort_by == "lastUpdatedDate" else "r.pub"
+    desc = sort_order == "descending"
+    order = f"{col} {'DESC' if desc else 'ASC'}, r.arxiv_id {'DESC' if desc else 'ASC'}"
+    start = max(0, start)
+    c = idx.conn()
+    if p.exact:  # one evaluation: every hit's rid in order (small ints), then decode only the page
+        rids = [r[0] for r in c.execute(f"SELECT r.rid FROM rec r {where} ORDER BY {order}", p.params)]
+        page = rids[start:] if max_results is None else rids[start : start + max(0, max_results)]
+        return len(rids), idx.records_by_rid(page)
+    sql = f"SELECT r.rid, r.pub, r.usort, r.arxiv_id, r.cats, r.akeys, r.meta FROM rec r {where}"
+    hits = [row for row in (_Row(*t) for t in c.execute(sql, p.params)) if matches(node, row)]
+    key = (lambda h: (h.usort, h.arxiv_id)) if sort_by == "lastUpdatedDate" else (lambda h: (h.pub, h.arxiv_id))
+    hits.sort(key=key, reverse=desc)
+    page = hits[start:] if max_results is None else hits[start : start + max(0, max_results)]
+    return len(hits), idx.records_by_rid([h.rid for h in page])

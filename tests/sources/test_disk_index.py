@@ -1,0 +1,212 @@
+"""The on-disk mirror index (`DiskIndex`) against the in-memory one on real corpus files: same records, same query
+answers; plus what only the disk index does — resume after a kill, read only the new lines of a grown snapshot,
+locate truncated and malformed lines."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from academiceval.sources.mirror import MirrorSource
+from academiceval.sources.mirror.disk import DiskIndex, default_index_path, open_index
+from academiceval.sources.query import and_, au, cat, or_, submitted_between
+
+KAGGLE = "metadata/kaggle_arxiv-metadata-oai-snapshot_first200.jsonl"
+
+
+@pytest.fixture(scope="module")
+def disk(mirror_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> DiskIndex:
+    return DiskIndex.build(mirror_dir.resolve(), tmp_path_factory.mktemp("disk") / "index.sqlite", batch=500)
+
+
+def _ids(recs) -> list[str]:  # type: ignore[no-untyped-def]
+    return [r.meta.arxiv_id for r in recs]
+
+
+def test_same_records_stats_and_errors_as_in_memory(disk: DiskIndex, mirror: MirrorSource) -> None:
+    mem = {r.meta.arxiv_id: r for r in mirror.index.iter_records()}
+    got = {r.meta.arxiv_id: r for r in disk.iter_records()}
+    assert got.keys() == mem.keys() and len(got) > 2500
+    assert [k for k in mem if got[k].meta != mem[k].meta] == []
+    assert all(got[k].published_at == mem[k].published_at for k in mem)
+    assert sum(r.paper is not None for r in got.values()) == sum(r.paper is not None for r in mem.values()) == 49
+    assert {k: (v.files, v.records, v.errors) for k, v in disk.stats.items()} == {
+        k: (v.files, v.records, v.errors) for k, v in mirror.index.stats.items()
+    }
+    assert sorted(e.message for e in disk.errors) == sorted(e.message for e in mirror.index.errors)
+    assert disk.skipped_files == mirror.index.skipped_files
+    assert disk.names.merges() == mirror.index.names.merges()
+    assert disk.pdfs.get("2203.00130") == mirror.index.pdfs.get("2203.00130")
+
+
+def test_query_answers_equal_in_memory(disk: DiskIndex, mirror: MirrorSource) -> None:
+    mem = mirror.index
+    rng = random.Random(3)
+    recs = list(mem.iter_records())
+    names = [a.name for r in rng.sample(recs, 40) for a in r.meta.authors[:2]]
+    queries = [
+        'au:del_maestro AND ti:"quantum criticality"',
+        "au:del_maestro ANDNOT (ti:checkerboard OR ti:Pyrochlore)",
+        'au:"A Del Maestro"',
+        "cat:astro-ph.GA",
+        "cat:astro-ph*",
+        "cat:hep-ph OR cat:cs.LG",
+        "abs:galaxy AND cat:astro-ph",
+        "ti:galax*",
+        'ti:"dark matter"',
+        "all:neutrino",
+        "id:1111.2011",
+        "cat:astro-ph ANDNOT cat:astro-ph.GA",
+        str(
+            and_(
+                submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 15, 23, 59)),
+                or_(cat("astro-ph.SR"), cat("gr-qc")),
+            )
+        ),
+        "lastUpdatedDate:[201804010000 TO 201804302359]",
+        *[str(au(n)) for n in names],
+        *[str(and_(au(n), submitted_between(datetime(2017, 1, 1), datetime(2019, 1, 1)))) for n in names[:10]],
+    ]
+    for q in queries:
+        for sort_by in ("submittedDate", "lastUpdatedDate"):
+            want = mem.search(q, sort_by=sort_by, sort_order="ascending")
+            total, page = disk.search_page(q, start=3, max_results=50, sort_by=sort_by, sort_order="ascending")
+            assert total == len(want), q
+            assert _ids(page) == _ids(want[3:53]), q
+        assert _ids(disk.search(q)) == _ids(mem.search(q)), q
+    assert any(len(mem.search(str(au(n)))) > 1 for n in names)
+
+
+def test_mirror_source_and_server_on_the_disk_index(mirror_dir: Path, mirror: MirrorSource, tmp_path: Path) -> None:
+    from academiceval.sources.client import ArxivClient
+    from academiceval.sources.server import serve_in_thread
+
+    src = MirrorSource(mirror_dir, index_dir=tmp_path)
+    assert isinstance(src.index, DiskIndex) and src.index.db_path == default_index_path(mirror_dir, tmp_path)
+    q = "cat:astro-ph.GA"
+    assert [m.arxiv_id for m in src.iter_search(q, page_size=70)] == [m.arxiv_id for m in mirror.iter_search(q)]
+    assert src.fetch_ids(["1111.2011v2", "2203.00130", "9999.99999"]) == mirror.fetch_ids(["1111.2011", "2203.00130"])
+    with serve_in_thread(mirror_dir, index=src.index) as srv:
+        client = ArxivClient(srv.url, min_interval=0)
+        assert [m.arxiv_id for m in client.iter_search(q, page_size=100)] == [m.arxiv_id for m in src.iter_search(q)]
+        client.close()
+    again = open_index(mirror_dir, index_dir=tmp_path)  # a second process: nothing re-read
+    assert len(again) == len(src.index)
+
+
+def _kaggle_lines(corpus: Path) -> list[str]:
+    return (corpus / KAGGLE).read_text().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_grown_snapshot_reads_only_new_lines(corpus: Path, tmp_path: Path, workers: int) -> None:
+    lines = _kaggle_lines(corpus)
+    snap = tmp_path / "m" / "snapshot.json"
+    snap.parent.mkdir()
+    snap.write_text("".join(lines[:120]))
+    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent, workers=workers)  # 1: lines parsed in a worker process
+    idx.update(batch=25)
+    assert len(idx) == 120
+    with snap.open("a") as f:
+        f.write("".join(lines[120:]))
+    rep = idx.update(batch=25)
+    assert rep.files_grown == 1 and rep.lines_read == 80 and rep.records_added == 80 and rep.records_merged == 0
+    assert idx.update().files_unchanged == 1 and len(idx) == 200
+    fresh = DiskIndex.build(snap.parent, tmp_path / "fresh.sqlite")
+    assert [r.meta for r in idx.iter_records()] == [r.meta for r in fresh.iter_records()]
+    # a replaced file (different head) is read again from the start; records merge, nothing doubles
+    snap.write_text("".join(reversed(lines)))
+    rep = idx.update()
+    assert rep.files_read == 1 and rep.records_merged == 200 and len(idx) == 200
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_killed_build_resumes_without_doing_work_twice(corpus: Path, tmp_path: Path, workers: int) -> None:
+    lines = _kaggle_lines(corpus)
+    snap = tmp_path / "m" / "snapshot.json"
+    snap.parent.mkdir()
+    snap.write_text("".join(lines))
+
+    class Killed(Exception):
+        pass
+
+    def die(name: str, done: int, total: int) -> None:
+        if "line 60" in name:  # after the 3rd committed batch of 20
+            raise Killed
+
+    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent, workers=workers)
+    with pytest.raises(Killed):
+        idx.update(progress=die, batch=20)
+    assert len(idx) == 60 and not idx.complete
+    rep = idx.update(batch=20)
+    assert rep.files_grown == 1 and rep.lines_read == 140 and rep.records_added == 140 and rep.records_merged == 0
+    assert idx.complete and len(idx) == 200
+    fresh = DiskIndex.build(snap.parent, tmp_path / "fresh.sqlite")
+    assert [r.meta for r in idx.iter_records()] == [r.meta for r in fresh.iter_records()]
+    assert idx.search_page("cat:hep-ph", max_results=5)[0] == fresh.search_page("cat:hep-ph", max_results=5)[0] > 5
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_truncated_and_malformed_lines_are_located_counted_skipped(corpus: Path, tmp_path: Path, workers: int) -> None:
+    lines = _kaggle_lines(corpus)
+    snap = tmp_path / "m" / "snapshot.json"
+    snap.parent.mkdir()
+    bad_json = lines[5][: len(lines[5]) // 2] + "\n"  # line 6: cut in the middle
+    no_id = json.dumps({**json.loads(lines[7]), "id": "not an id"}) + "\n"  # line 8
+    not_obj = "[1, 2]\n"  # line 9
+    body = [*lines[:5], bad_json, lines[6], no_id, not_obj, *lines[9:50]]
+    tail = lines[50][:100]  # a download in progress: last line without newline
+    snap.write_text("".join(body) + tail)
+    idx = DiskIndex(tmp_path / "i.sqlite", snap.parent, workers=workers)
+    idx.update(batch=7)  # many small commits while the worker reads ahead
+    where = {e.source: e for e in idx.errors}
+    assert set(where) == {f"{snap}:6", f"{snap}:8", f"{snap}:9", f"{snap}:51"}
+    assert "invalid JSON" in where[f"{snap}:6"].message and "byte" in (where[f"{snap}:6"].hint or "")
+    assert "bad id" in where[f"{snap}:8"].message and "not a JSON object" in where[f"{snap}:9"].message
+    assert "truncated last line" in where[f"{snap}:51"].message
+    assert idx.stats["kaggle"].errors == 3 and idx.stats["kaggle"].records == 47 and len(idx) == 47
+    # the download completes: the cut line is read whole, from where the index stopped
+    snap.write_text("".join(body) + "".join(lines[50:]))
+    rep = idx.update()
+    assert rep.files_grown == 1 and rep.records_added == 150 and rep.errors == 0 and len(idx) == 197
+
+
+def test_open_source_uses_the_workspace_index_that_mirror_index_built(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.sources import open_source
+
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    (mirror / "k.jsonl").symlink_to(corpus / KAGGLE)
+    home = tmp_path / "home"
+    monkeypatch.setenv("ACADEMICEVAL_HOME", str(home))
+    monkeypatch.delenv("ACADEMICEVAL_MIRROR_INDEX_DIR", raising=False)
+    assert not isinstance(open_source(str(mirror)).index, DiskIndex)  # small, not indexed yet: in memory
+    res = CliRunner().invoke(app, ["mirror", "index", str(mirror), "--index-only"])
+    assert res.exit_code == 0, res.output
+    src = open_source(str(mirror))  # collect/update's path: now the workspace's disk index
+    assert isinstance(src.index, DiskIndex) and len(src.index) == 200
+    assert src.index.db_path.parent == home / "mirror-index"
+
+
+def test_whole_corpus_same_records_and_papers(corpus: Path, tmp_path: Path) -> None:
+    """Every format of ../shared/corpus (SCALAR paper objects and unarXive both carry pre-parsed papers of some of
+    the same ids): the disk index keeps the merge winner's paper, as the in-memory index does."""
+    from academiceval.sources.mirror.index import MirrorIndex
+
+    root = corpus.resolve()
+    disk = DiskIndex.build(root, tmp_path / "corpus.sqlite")
+    mem = {r.meta.arxiv_id: r for r in MirrorIndex.build(root).iter_records()}
+    got = {r.meta.arxiv_id: r for r in disk.iter_records()}
+    assert got.keys() == mem.keys() and len(got) > 9000
+    assert [k for k in mem if got[k].meta != mem[k].meta] == []
+    assert [k for k in mem if got[k].paper != mem[k].paper] == []
+    assert sum(r.paper is not None for r in got.values()) > 500
