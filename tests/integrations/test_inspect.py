@@ -101,15 +101,25 @@ def test_unknown_setting_names_what_the_round_has(home: Path) -> None:
 
 
 def test_inspect_cli_finds_tasks_through_the_entry_point(home: Path, tmp_path: Path) -> None:
-    """`inspect eval academiceval/title -T round=...` as a user types it: the entry point (declared in
-    pyproject.toml) is simulated with a dist-info on PYTHONPATH, since the shared venv's install may predate it."""
-    ep = tmp_path / "ep"
-    dist = ep / "academiceval_inspect_entrypoint-0.0.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: academiceval-inspect-entrypoint\nVersion: 0.0.0\n")
-    (dist / "entry_points.txt").write_text("[inspect_ai]\nacademiceval = academiceval.integrations.inspect._registry\n")
-    src = Path(__file__).resolve().parents[2] / "src"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ep)]), "INSPECT_DISPLAY": "none"}
+    """`inspect eval academiceval/title -T round=...` as a user types it, through the entry point declared in
+    pyproject.toml. An install that predates the entry point gets it from a dist-info on PYTHONPATH; a current
+    install must not get it twice: inspect finds no task when two distributions declare the package, which is
+    what a PYTHONPATH holding src/ (with its academiceval.egg-info) does — so the subprocess gets no inherited
+    PYTHONPATH and imports the installed (editable) academiceval."""
+    from importlib.metadata import entry_points
+
+    paths: list[str] = []
+    if not any(e.name == "academiceval" for e in entry_points(group="inspect_ai")):
+        ep = tmp_path / "ep"
+        dist = ep / "academiceval_inspect_entrypoint-0.0.0.dist-info"
+        dist.mkdir(parents=True)
+        (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: academiceval-inspect-entrypoint\nVersion: 0.0.0\n")
+        (dist / "entry_points.txt").write_text(
+            "[inspect_ai]\nacademiceval = academiceval.integrations.inspect._registry\n"
+        )
+        paths.append(str(ep))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update({"INSPECT_DISPLAY": "none", **({"PYTHONPATH": os.pathsep.join(paths)} if paths else {})})
     inspect = Path(sys.executable).parent / "inspect"
     cmd = [
         str(inspect),
@@ -129,7 +139,7 @@ def test_inspect_cli_finds_tasks_through_the_entry_point(home: Path, tmp_path: P
         str(tmp_path / "logs"),
     ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.returncode == 0, (out.stdout + out.stderr)[-2000:]
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     [info] = list_eval_logs(str(tmp_path / "logs"))
