@@ -38,14 +38,22 @@ def _same(e: dict, g: dict, types: list[str]) -> bool:
     )
 
 
-def _timed(fn: Callable[[], list[dict]], repeat: int = 3) -> tuple[float, list[dict]]:
-    """Best of `repeat` wall times (the machine is shared; the minimum is the least disturbed run)."""
-    best, out = float("inf"), []
+def _timed_pair(
+    a: Callable[[], list[dict]], b: Callable[[], list[dict]], repeat: int = 7
+) -> tuple[float, list, float, list]:
+    """Best wall time of each of two calls, run alternately `repeat` times: on a shared machine the minimum is
+    the least disturbed run, and alternating gives both sides the same background load."""
+    ta = tb = float("inf")
+    ra: list = []
+    rb: list = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        ra = a()
+        ta = min(ta, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        rb = b()
+        tb = min(tb, time.perf_counter() - t0)
+    return ta, ra, tb, rb
 
 
 def compare(name: str, pairs: list[tuple[str, str]], types: list[str]) -> None:
@@ -62,10 +70,12 @@ def compare(name: str, pairs: list[tuple[str, str]], types: list[str]) -> None:
 
     engine = EngineScorer(types, use_stemmer=True)
     ours = FastRouge(types, use_stemmer=True)
-    t_eng, got_eng = _timed(lambda: [engine.score(a, b) for a, b in pairs])
-    t_ours, got_ours = _timed(lambda: [ours.score(a, b) for a, b in pairs])
-    t_eng_b, got_eng_b = _timed(lambda: engine.score_batch(targets, preds))
-    t_ours_b, got_ours_b = _timed(lambda: ours.score_batch(targets, preds))
+    t_eng, got_eng, t_ours, got_ours = _timed_pair(
+        lambda: [engine.score(a, b) for a, b in pairs], lambda: [ours.score(a, b) for a, b in pairs]
+    )
+    t_eng_b, got_eng_b, t_ours_b, got_ours_b = _timed_pair(
+        lambda: engine.score_batch(targets, preds), lambda: ours.score_batch(targets, preds)
+    )
 
     differ = sum(
         not all(_same(e, g, types) for g in gs)
