@@ -67,7 +67,7 @@ def open_cli_source(source: str, api_url: str | None, min_interval: float = 3.0)
     try:
         return open_source(source, api_url, min_interval=min_interval)
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
 
 
 def collect(
@@ -148,7 +148,7 @@ def collect(
                 seed=seed,
             )
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
     rows: list[tuple[str, object]] = [
         ("authors visited (this run / total)", f"{rep.visited_now} / {rep.visited_total}"),
         ("authors with a first-author paper", rep.nodes),

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, port_number, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    console,
+    err_console,
+    fail,
+    not_negative_seconds,
+    port_number,
+    progress,
+    summary_table,
+)
 
 app = typer.Typer(
     help="Local arXiv bulk mirror: index it into the workspace, or serve it over HTTP like the arXiv API.",
@@ -103,7 +112,7 @@ def serve(
     try:
         faults = FaultConfig.parse(fault)
     except ValueError as e:
-        raise fail(str(e)) from e
+        raise fail(e) from e
     err_console.print(f"loading {directory} …")
     index_dir = None
     if home is not None:
@@ -136,7 +145,9 @@ def harvest(
     until: Annotated[str | None, typer.Option("--until", help="Last datestamp (default: up to now).")] = None,
     set_: Annotated[str | None, typer.Option("--set", help="OAI set, e.g. physics:astro-ph, cs, math.")] = None,
     url: Annotated[str, typer.Option("--url", help="OAI-PMH endpoint.")] = "https://export.arxiv.org/oai2",
-    min_interval: Annotated[float, typer.Option("--min-interval", help="Seconds between requests.")] = 3.0,
+    min_interval: Annotated[
+        float, typer.Option("--min-interval", callback=not_negative_seconds, help="Seconds between requests.")
+    ] = 3.0,
     home: HomeOption = None,
 ) -> None:
     """Bring the on-disk index of DIRECTORY up to date by OAI-PMH (arXiv's bulk interface): every record stamped
@@ -153,7 +164,7 @@ def harvest(
         with OaiHarvester(url, min_interval=min_interval) as h:
             n, seconds = harvest_into(disk, h, since, until, set_)
     except AcademicEvalError as e:
-        raise fail(str(e)) from e
+        raise fail(e) from e
     console.print(
         f"harvested {n:,} records in {seconds:.1f} s ({h.stats.requests} requests, {h.stats.retries} retried, "
         f"{h.stats.restarts} restarts, {len(h.stats.errors)} unreadable); index {disk.db_path}: "

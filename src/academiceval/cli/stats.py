@@ -39,7 +39,7 @@ def stats(
         rnd = load_round(Layout.of(resolve_home(home)).find_round(round_ref), verify=not no_verify)
         table = rs.round_stats(rnd, recount=recount)
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
     w = rnd.manifest.windows
     title = (
         f"round {rnd.name}: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · "

@@ -38,9 +38,10 @@ Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
 class ScoreError(AcademicEvalError):
-    """A run directory cannot be scored as asked."""
+    """A run directory cannot be scored as asked (bad input: a missing round, an unreadable run)."""
 
     code = "score"
+    exit_code = 2
 
 
 @dataclass
