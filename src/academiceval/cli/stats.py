@@ -40,11 +40,7 @@ def stats(
         table = rs.round_stats(rnd, recount=recount)
     except AcademicEvalError as exc:
         raise fail(exc) from None
-    w = rnd.manifest.windows
-    title = (
-        f"round {rnd.name}: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · "
-        f"test {w.test_from}…{w.test_until}"
-    )
+    title = rs.window_title(rnd)
     console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
     if markdown is not None:
         markdown.write_text(rs.markdown(table, title=title), encoding="utf-8")
