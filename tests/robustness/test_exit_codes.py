@@ -83,6 +83,7 @@ def _bad_input_cases(tmp: Path) -> dict[str, list[str]]:
         "mirror": ["mirror", "index", nope, "--home", home],
         "score-predictions": ["score-predictions", nope, "--format", "nonsense"],
         "judge-length-control": ["judge-length-control", nope],
+        "release": ["release", "nosuchround", str(tmp / "out"), "--home", home],
     }
 
 
@@ -102,6 +103,7 @@ def _bad_input_cases(tmp: Path) -> dict[str, list[str]]:
         "mirror",
         "score-predictions",
         "judge-length-control",
+        "release",
     ],
 )
 def test_bad_input_exits_2_with_one_line(command: str, tmp_path: Path) -> None:

@@ -42,6 +42,9 @@ def stats(
         raise fail(exc) from None
     title = rs.window_title(rnd)
     console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
+    for note in rs.split_notes(rnd.manifest):
+        console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:
-        markdown.write_text(rs.markdown(table, title=title), encoding="utf-8")
+        notes = "".join(f"\n- {n}" for n in rs.split_notes(rnd.manifest))
+        markdown.write_text(rs.markdown(table, title=title) + (f"\nNotes:{notes}\n" if notes else ""), encoding="utf-8")
         console.print(f"Markdown written to {markdown}")
