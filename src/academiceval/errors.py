@@ -2,6 +2,15 @@
 
 Every error a batch can survive derives from `AcademicEvalError`; its message is meant for a person and says
 what went wrong, where (`source`), and what to do about it (`hint`).
+
+Exit status (issue 10): the error *class* decides, through `exit_code`, and every command ends with
+`cli.common.fail(err)` so nothing else does. 2 = bad input: `ConfigError` and its kin (artifacts, workspace
+database, missing key, unknown model), an id/query/source/path the user gave (`InvalidArxivIdError`,
+`UnknownIdError`, `QuerySyntaxError`, `SourceNotFoundError`, `SourceRequestError`, `UnsafePathError`), an
+unusable input PDF (`PaperError`), a run that cannot be scored as asked (`ScoreError`), a refused API key
+(`AuthError`). 1 = a failure while working: network or server trouble after retries (`SourceError`,
+`RetriesExhaustedError`, `BackendError`), a failed build (`LeakageError`), a batch with failed files
+(`IngestBatchError`), a locked run, a missing packaged model, a demo step.
 """
 
 from __future__ import annotations

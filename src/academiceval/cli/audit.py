@@ -164,7 +164,7 @@ def audit(
         rnd = load_round(layout.find_round(round_ref), verify=not no_verify)
         result = audit_round(rnd, runs_dir=runs if runs is not None else layout.runs_dir / rnd.manifest.round)
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
     render(result)
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")

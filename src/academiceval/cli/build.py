@@ -180,7 +180,7 @@ def build(
             gate=_gate(gate),
         )
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
     ws = Workspace(home)
     src = None
     if source or api_url:
@@ -189,7 +189,7 @@ def build(
         try:
             src = open_source(source or "arxiv", api_url)
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
     with progress() as bar:
         tasks_ids: dict[str, int] = {}
 
@@ -201,7 +201,7 @@ def build(
         try:
             m = build_round(ws, round_name, config, source=src, force=force, progress=report)
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
     w = m.windows
     if not m.configs:
         console.print("[yellow]no samples were built[/]: the workspace needs papers with both metadata and a parse")

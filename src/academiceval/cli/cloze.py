@@ -84,7 +84,7 @@ def build(
         try:
             backend = load_backend(judge)
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
         role = JudgeClassifier(role_ask(backend, cache=ResponseCache.in_workspace(ws.home)), judge, ws)
     with progress() as bar:
         task = bar.add_task("questions", total=None)
@@ -102,7 +102,7 @@ def build(
                 templates_dir=str(templates) if templates else None,
             )
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
     rows = []
     for cfg, items in rep.items.items():
         slots = [sum(1 for it in items if it.label == str(k)) for k in range(4)]

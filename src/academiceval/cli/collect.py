@@ -67,7 +67,7 @@ def open_cli_source(source: str, api_url: str | None, min_interval: float = 3.0)
     try:
         return open_source(source, api_url, min_interval=min_interval)
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
 
 
 def collect(
@@ -148,7 +148,7 @@ def collect(
                 seed=seed,
             )
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
         # the crawl ends when the queue is empty or the cap is reached: finish the bar either way
         done = bar.tasks[0].completed if bar.tasks else 0
         why = "cap reached" if done >= max_authors else "no more co-authors to visit"

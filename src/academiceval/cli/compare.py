@@ -62,7 +62,7 @@ def compare(
             a.scores, b.scores, a_label=a.label, b_label=b.label, after=window.after, split=split, metrics=metric
         )
     except AcademicEvalError as e:
-        raise fail(str(e)) from e
+        raise fail(e) from e
     if not diffs:
         raise fail("the two runs have no scored samples in common (same metric configuration, task and setting)")
     if as_json:

@@ -99,7 +99,7 @@ def demo(
                 on_stage=on_stage,
             )
         except AcademicEvalError as e:
-            raise fail(str(e)) from e
+            raise fail(e) from e
     console.print(
         summary_table(
             f"demo finished in {summary.wall_s:.1f}s",

@@ -72,7 +72,7 @@ def ingest(
                 executor=executor, ray_address=address,  # type: ignore[arg-type]
             )  # fmt: skip
         except ConfigError as e:
-            raise fail(str(e)) from e
+            raise fail(e) from e
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for r in report.ok + report.skipped:

@@ -37,7 +37,7 @@ def import_(
         try:
             out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
         except AcademicEvalError as e:
-            raise fail(str(e)) from None
+            raise fail(e) from None
     wanted = [t.strip() for t in tasks.split(",")] if tasks else None
     items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
     if not items:
@@ -84,7 +84,7 @@ def run(
 
             backend = load_backend(model, base_url=base_url)
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
     async def go() -> dict[str, Path]:
         try:
@@ -137,7 +137,7 @@ def elaip_run(
     try:
         backend = load_backend(model, base_url=base_url)
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
     async def go() -> list[list[dict]]:
         try:
@@ -148,7 +148,7 @@ def elaip_run(
     try:
         responses = asyncio.run(go())
     except ValueError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     by_id = {i.sample_id: i for i in items}
     scored = [[score_answer(by_id[r["sample_id"]], r["response"], parser=parser) for r in run] for run in responses]  # type: ignore[arg-type]
     summary = {
@@ -213,7 +213,7 @@ def elaip_generate(
         gen = load_backend(generator, base_url=base_url)
         refs = {spec: load_backend(spec, base_url=base_url) for spec in reference}
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
     async def go() -> dict:
         try:

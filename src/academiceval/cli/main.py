@@ -134,7 +134,8 @@ def command() -> Any:
 
 def main() -> None:
     """The console entry point. An `AcademicEvalError` that a command did not catch, or a damaged SQLite file
-    found mid-command, still ends as one line (what, where, what to do) with exit status 2 — never a traceback."""
+    found mid-command, still ends as one line (what, where, what to do) with the error class's exit status (2 bad input,
+    1 a failure) — never a traceback."""
     import sqlite3
 
     from academiceval.cli.common import fail

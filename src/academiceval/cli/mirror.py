@@ -112,7 +112,7 @@ def serve(
     try:
         faults = FaultConfig.parse(fault)
     except ValueError as e:
-        raise fail(str(e)) from e
+        raise fail(e) from e
     err_console.print(f"loading {directory} …")
     index_dir = None
     if home is not None:
@@ -164,7 +164,7 @@ def harvest(
         with OaiHarvester(url, min_interval=min_interval) as h:
             n, seconds = harvest_into(disk, h, since, until, set_)
     except AcademicEvalError as e:
-        raise fail(str(e)) from e
+        raise fail(e) from e
     console.print(
         f"harvested {n:,} records in {seconds:.1f} s ({h.stats.requests} requests, {h.stats.retries} retried, "
         f"{h.stats.restarts} restarts, {len(h.stats.errors)} unreadable); index {disk.db_path}: "

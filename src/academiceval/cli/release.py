@@ -37,7 +37,7 @@ def release(
         rnd = load_round(Layout.of(resolve_home(home)).find_round(round_ref))
         res = release_round(rnd, out, with_labels=with_labels, force=force)
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
     rows = [
         ("configs", len(res.configs)),
         ("samples", res.samples),

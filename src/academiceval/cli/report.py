@@ -88,7 +88,7 @@ def report(
             examples_per_task=examples,
         )
     except AcademicEvalError as e:
-        raise fail(str(e)) from e
+        raise fail(e) from e
     res = paths.results
     assert res is not None
     rows = [

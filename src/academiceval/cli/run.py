@@ -178,7 +178,7 @@ def run(
             limit=limit,
         )
     except (AcademicEvalError, ValueError) as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     ws = resolve_home(home)
     bar = progress()
     task_id = None

@@ -98,7 +98,7 @@ def score(
 
             results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report)
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     rows = []
     for res in results:
         for m in res.summary:

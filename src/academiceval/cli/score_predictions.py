@@ -103,7 +103,7 @@ def judge_predictions(
     try:
         backend = load_backend(judge, base_url=judge_base_url)
     except AcademicEvalError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
     response_cache = ResponseCache(cache) if cache else None
     caller = Generator(backend, cache=response_cache)  # the one model-call path: cache → retry → backend
@@ -163,7 +163,7 @@ def judge_length_control(
         try:
             res = run_length_control(str(d), home=str(home) if home else None, aspect=aspect)
         except (AcademicEvalError, ValueError, OSError) as e:
-            raise fail(f"{d}: {e}") from None
+            raise fail(f"{d}: {e}", code=getattr(e, "exit_code", 2)) from None
         out[str(d)] = {m: r.as_dict() for m, r in res.items()}
     if as_json:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")

@@ -39,12 +39,8 @@ def stats(
         rnd = load_round(Layout.of(resolve_home(home)).find_round(round_ref), verify=not no_verify)
         table = rs.round_stats(rnd, recount=recount)
     except AcademicEvalError as exc:
-        raise fail(str(exc)) from None
-    w = rnd.manifest.windows
-    title = (
-        f"round {rnd.name}: train ≤ {w.train_until} · val {w.val_from}…{w.val_until} · "
-        f"test {w.test_from}…{w.test_until}"
-    )
+        raise fail(exc) from None
+    title = rs.window_title(rnd)
     console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
     for note in rs.split_notes(rnd.manifest):
         console.print(f"[yellow]note:[/] {note}")

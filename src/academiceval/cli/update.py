@@ -92,7 +92,7 @@ def update(
                 progress=tick,
             )
         except AcademicEvalError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
     ref = rep.refine
     rows: list[tuple[str, object]] = [
         ("update id", rep.id),

@@ -78,6 +78,7 @@ class AuthError(BackendError):
     help, but the answer is not final either: after the key is fixed, a plain rerun asks again."""
 
     code = "auth"
+    exit_code = 2  # the key or account is at fault: fix it, then rerun
 
 
 # ---- which recorded errors are final ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ class PaperError(AcademicEvalError):
     """Base for problems with one input PDF; the batch records it and goes on."""
 
     code = "paper_error"
+    exit_code = 2  # the input file is unusable: bad input, not a failure of the tool
     default_hint: str | None = None
 
     def __init__(self, message: str, *, source: str | None = None, hint: str | None = None) -> None:

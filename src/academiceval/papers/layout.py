@@ -46,6 +46,10 @@ class Line:
     last_in_block: bool = False
     col_left: bool = True  # starts in the left half of a two-column page
     marker: bool = False  # begins with a superscript/footnote marker (dropped from the text)
+    # the text with raised numbers after a word kept as "[n]" (AIP/RSC/APS superscript citations: "flows.1,3");
+    # None when the line has none. `text` drops or glues them as before; parse.py uses this only for papers
+    # whose citations are superscripts (see papers.parse._superscript_citations)
+    sup_text: str | None = None
 
 
 @dataclass(slots=True)
@@ -87,6 +91,10 @@ def _is_bold_font(font: str) -> bool:
     return hit
 
 
+# a superscript citation: "1", "1,3", "2–4", "1,3-5" (not "a)", "*", "†" or an exponent like "−3")
+_SUP_CITE = re.compile(r"\d{1,3}(?:\s*[,–\-]\s*\d{1,3})*")
+
+
 def _clean(text: str) -> str:
     if _LIGATURES.search(text):
         text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
@@ -115,17 +123,43 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
             size_sum = 0.0
             bold_chars = 0
             parts: list[str] = []
+            sup_parts: list[str] = []
+            has_sup = False
+            cite_until = -1
             marker = False
-            for s in spans:
+            for si, s in enumerate(spans):
                 t = s["text"]
                 st = t.strip()
                 n = len(st)
                 flags = s["flags"]
+                # a raised number list right after a word or punctuation ("flows.1,3", "shown2–4"): a citation
+                cite = si <= cite_until  # inside a raised number list already taken as a citation
+                if flags & 1 and parts and not cite:
+                    end = si  # the run of consecutive raised spans ("5", "–", "7") read as one
+                    while end + 1 < len(spans) and spans[end + 1]["flags"] & 1:
+                        end += 1
+                    raw = "".join(x["text"] for x in spans[si : end + 1])
+                    run = raw.strip()
+                    before = "".join(parts).rstrip()[-1:]
+                    after = (
+                        raw[-1:] if raw[-1:].isspace() else spans[end + 1]["text"][:1] if end + 1 < len(spans) else ""
+                    )
+                    # an exponent runs into what follows ("O(Re3)"); a citation ends at a space or punctuation
+                    if (
+                        _SUP_CITE.fullmatch(run)
+                        and (before.isalpha() or before in ".,;:)")
+                        and (not after or after.isspace() or after in ".,;:")
+                    ):
+                        sup_parts.append("[" + "".join(run.split()) + "]" + (" " if raw[-1:].isspace() else ""))
+                        has_sup = cite = True
+                        cite_until = end
                 # superscript footnote / affiliation markers glue onto words ("word1"); drop short ones
                 if flags & 1 and n and n <= 3 and not st.isalpha():
                     marker = marker or not parts
                     continue
                 parts.append(t)
+                if not cite:
+                    sup_parts.append(t)
                 if n:
                     nchar += n
                     size_sum += s["size"] * n
@@ -136,18 +170,23 @@ def _page_lines(page: pymupdf.Page, pno: int, block_base: int, vertical: list[st
             text = _clean("".join(parts)).strip()
             if not text:
                 continue
+            sup_text = _clean("".join(sup_parts)).strip() if has_sup else None
             x0, y0, x1, y1 = ln["bbox"]
             size = size_sum / nchar if nchar else 0.0
             bold = nchar > 0 and bold_chars >= 0.6 * nchar
             prev = rows[-1] if rows else None
             # same visual row (PyMuPDF splits at wide gaps, e.g. "1" and "Introduction")
             if prev is not None and abs(prev.y0 - y0) < 2.5 and abs(prev.y1 - y1) < 2.5 and x0 >= prev.x1 - 1:
+                if sup_text is not None or prev.sup_text is not None:
+                    prev.sup_text = f"{prev.sup_text or prev.text} {sup_text or text}"
                 prev.text = f"{prev.text} {text}"
                 prev.x1 = x1
                 prev.bold = prev.bold and bold
                 prev.size = max(prev.size, size) if len(prev.text) < 8 else prev.size
                 continue
-            rows.append(Line(text, x0, y0, x1, y1, size, bold, pno, 0, marker=marker or text[0] in "*∗†‡§¶"))
+            rows.append(
+                Line(text, x0, y0, x1, y1, size, bold, pno, 0, marker=marker or text[0] in "*∗†‡§¶", sup_text=sup_text)
+            )
         if rows:
             blocks.extend(_split_run_in_headings(rows))
     ordered = _reading_order(blocks, width)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pymupdf
@@ -29,12 +30,12 @@ from academiceval.papers.errors import (
 )
 from academiceval.papers.frontmatter import find_abstract, find_title
 from academiceval.papers.layout import extract_layout
-from academiceval.papers.models import Paper, Section, SectionRole
+from academiceval.papers.models import Citation, Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
 
-PARSER_VERSION = "pymupdf-heuristic-2"  # 2: journal front matter (frontmatter.py), bare numbered references
+PARSER_VERSION = "pymupdf-heuristic-3"  # 2: journal front matter, bare numbered references; 3: superscript citations
 DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
@@ -157,6 +158,7 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
         )
     abstract = find_abstract(layout, title_end, headings[0].line)
     sections: list[Section] = []
+    bodies: dict[int, list] = {}  # id(section) -> its body lines (for superscript citations)  # type: ignore[type-arg]
     ref_lines = []
     ref_section = -1
     for k, h in enumerate(headings):
@@ -171,6 +173,7 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
             ref_lines = list(body)
         else:
             sec.text = text_of(body)
+            bodies[id(sec)] = body
         sections.append(sec)
     if ref_section < 0:
         # letters and short papers often end with a labelled list and no "References" heading; it starts after
@@ -182,7 +185,8 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
             hk = max(k for k, h in enumerate(headings) if h.line < start)
             h = headings[hk]
             end = headings[hk + 1].line if hk + 1 < len(headings) else len(lines)
-            sections[hk].text = text_of(lines[max(h.line, h.last) + 1 : start])
+            bodies[id(sections[hk])] = lines[max(h.line, h.last) + 1 : start]
+            sections[hk].text = text_of(bodies[id(sections[hk])])
             ref_lines = lines[start:end]
             ref_section = hk + 1
             sections.insert(ref_section, Section(heading="References", level=1, role=SectionRole.references))
@@ -197,7 +201,10 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
         warnings.append("no Introduction section found")
     if not abstract:
         warnings.append("no abstract found")
-    citations = find_citations(sections, refs, reference_style(refs))
+    style = reference_style(refs)
+    citations = find_citations(sections, refs, style)
+    if style == "numeric":
+        citations = _superscript_citations(sections, bodies, refs, citations)
     if layout.footnotes:
         warnings.append(f"{len(layout.footnotes)} footnote blocks left out of the section text")
     return Paper(
@@ -214,6 +221,33 @@ def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyp
         parser_version=PARSER_VERSION,
         warnings=warnings,
     )
+
+
+def _superscript_citations(
+    sections: list[Section],
+    bodies: dict[int, list],
+    refs: list,
+    found: list[Citation],  # type: ignore[type-arg]
+) -> list[Citation]:
+    """AIP/RSC/APS papers cite with raised numbers ("flows.1,3"), which the layout keeps only in `Line.sup_text`.
+    When those find more numbered citations than the bracket markers did, the sections' text takes the raised
+    numbers as "[1,3]" (so every citation's offsets point into the stored text) and those citations are used.
+    Papers that cite with brackets keep their text unchanged."""
+    if not any(ln.sup_text for body in bodies.values() for ln in body):
+        return found
+    texts = {
+        k: text_of([replace(ln, text=ln.sup_text) if ln.sup_text else ln for ln in bodies[id(sec)]])
+        for k, sec in enumerate(sections)
+        if id(sec) in bodies
+    }
+    trial = [sec.model_copy(update={"text": texts.get(k, sec.text)}) for k, sec in enumerate(sections)]
+    sup = find_citations(trial, refs, "numeric")
+    resolved = sum(1 for c in sup if c.reference_indices)
+    if resolved < 3 or resolved <= 2 * sum(1 for c in found if c.reference_indices):
+        return found
+    for k, text in texts.items():
+        sections[k].text = text
+    return sup
 
 
 # roles an appendix section keeps: a Related Work moved to the appendix is still the paper's related work

@@ -19,6 +19,8 @@ _BRACKET_LABEL = re.compile(r"^\[(\d{1,4}|[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?)\]\s
 _DOT_LABEL = re.compile(r"^(\d{1,4})\.\s+(?=\S)")
 # bare numbers ("7 J. M. Murray, Phys. Rev. ...": APS/RSC/AIP two-column styles)
 _BARE_LABEL = re.compile(r"^(\d{1,4})\s+(?=[A-Z\u00c0-\u024f])")
+# AIP/APS superscript-style lists print the number glued to the first author: "1S. B. Pope, Turbulent Flows"
+_GLUED_LABEL = re.compile(r"^(\d{1,3})(?=[A-Z\u00c0-\u024f])")
 ALPHA_LABEL = re.compile(r"^[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?$")
 _YEAR = re.compile(r"(?<![\d.])((?:19|20)\d{2})[a-z]?(?![\d])")
 _ARXIV = re.compile(
@@ -51,6 +53,14 @@ def split_entries(lines: list[Line]) -> list[tuple[str | None, str]]:
         and _labels_increase(lines, _BARE_LABEL)
     ):
         return _split_by_label(lines, _BARE_LABEL, sequential=True)
+    glued = sum(1 for ln in lines if _GLUED_LABEL.match(ln.text))
+    if (
+        glued >= 3
+        and glued >= 0.15 * len(lines)
+        and _GLUED_LABEL.match(lines[0].text)
+        and _labels_increase(lines, _GLUED_LABEL)
+    ):
+        return _split_by_label(lines, _GLUED_LABEL, sequential=True)
     return [(None, raw) for raw in _split_by_indent(lines)]
 
 

@@ -214,7 +214,7 @@ def summarize_run(
     *,
     after: date | None = None,
     split: str | None = None,
-    expected: Mapping[tuple[str, str], Sequence[tuple[str, date, str]]] | None = None,
+    expected: Mapping[tuple[str, str], Sequence[tuple[str, date, str] | tuple[str, date, str, str]]] | None = None,
     bootstrap: BootstrapConfig | None = None,
     metric_keys: Mapping[tuple[str, str], str] | None = None,
 ) -> list[ResultRow]:
@@ -252,10 +252,12 @@ def summarize_run(
             # only the splits this run was asked for (the runner defaults to test): train/val samples a
             # test-only run never meant to answer are not missing
             run_splits = {split} if split else {r.split for r in run.records.values()}
+            # (sample_id, published, split[, date_precision]): a year/month date counts as in the window only
+            # if all of it lies after the cutoff, exactly as the run's own records are counted above
             not_run = sum(
                 1
-                for sid, pub, sp in expected.get(ts, ())
-                if sid not in have_ids and in_window(pub, after) and sp in run_splits
+                for sid, pub, sp, *prec in expected.get(ts, ())
+                if sid not in have_ids and in_window(pub, after, *prec[:1]) and sp in run_splits
             )
         ids = {r.sample_id for r in recs}
         # a fixed order (by sample, metric, config): the bootstrap resamples positions, so the same records must

@@ -15,6 +15,7 @@ from pathlib import Path
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.models import Sample
 from academiceval.store.artifacts import MANIFEST, load_round, locate_round
+from academiceval.store.paper_models import DatePrecision
 
 _CACHE: dict[tuple[Path, int], dict[str, Sample]] = {}
 
@@ -56,14 +57,15 @@ def expected_samples(
     rounds_dir: str | Path | None = None,
     run_dir: str | Path | None = None,
     problems: list[str] | None = None,
-) -> dict[tuple[str, str], list[tuple[str, date, str]]] | None:
-    """(task, setting) -> [(sample_id, published, split)] of the round, or None when it cannot be read."""
+) -> dict[tuple[str, str], list[tuple[str, date, str, DatePrecision]]] | None:
+    """(task, setting) -> [(sample_id, published, split, date_precision)] of the round, or None when it cannot be
+    read. The precision travels with the date: a sample dated only "2024" is not after a 2024-06-01 cutoff."""
     samples = round_samples(round_name, rounds_dir=rounds_dir, run_dir=run_dir, problems=problems)
     if samples is None:
         return None
-    out: dict[tuple[str, str], list[tuple[str, date, str]]] = defaultdict(list)
+    out: dict[tuple[str, str], list[tuple[str, date, str, DatePrecision]]] = defaultdict(list)
     for s in samples.values():
-        out[(s.task, s.setting)].append((s.sample_id, s.published, s.split))
+        out[(s.task, s.setting)].append((s.sample_id, s.published, s.split, s.date_precision))
     return dict(out)
 
 

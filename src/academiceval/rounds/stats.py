@@ -12,8 +12,10 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.rounds.prompts import render_prompt
+from academiceval.sources.dates import date_range, format_date
 from academiceval.store.artifacts import LoadedRound, load_round
 from academiceval.store.models import RoundManifest
+from academiceval.store.paper_models import DatePrecision
 
 
 @dataclass
@@ -29,6 +31,16 @@ class ConfigStats:
     test_from: date | None
     test_until: date | None
     demos_mean: float
+    test_from_precision: DatePrecision = "day"  # a publication-list date known to the year shows as "2024"
+    test_until_precision: DatePrecision = "day"
+
+    def timespan(self) -> str:
+        """The test dates as precisely as they are known: "2024-03-01 … 2024-11-30", "2023 … 2024", "2024"."""
+        if self.test_from is None or self.test_until is None:
+            return "—"
+        a = format_date(self.test_from, self.test_from_precision)
+        b = format_date(self.test_until, self.test_until_precision)
+        return a if a == b else f"{a} … {b}"
 
 
 def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False) -> list[ConfigStats]:
@@ -39,8 +51,9 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
         n = 0
         inp = outp = demos = 0
         splits = {"train": 0, "val": 0, "test": 0}
-        t_from: date | None = None
-        t_until: date | None = None
+        # earliest first day and latest last day any test date can stand for, with the date's own precision
+        t_from: tuple[date, date, DatePrecision] | None = None  # (first day, published, precision)
+        t_until: tuple[date, date, DatePrecision] | None = None  # (last day, published, precision)
         batch: list[tuple[str, str]] = []
 
         for s in rnd.samples(cfg):
@@ -48,8 +61,11 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
             splits[s.split] += 1
             demos += len(s.demos)
             if s.split == "test":
-                t_from = s.published if t_from is None else min(t_from, s.published)
-                t_until = s.published if t_until is None else max(t_until, s.published)
+                first, last = date_range(s.published, s.date_precision)
+                if t_from is None or first < t_from[0]:
+                    t_from = (first, s.published, s.date_precision)
+                if t_until is None or last > t_until[0]:
+                    t_until = (last, s.published, s.date_precision)
             if recount or s.input_tokens is None or s.label_tokens is None:
                 batch.append((render_prompt(s, templates_dir=rnd.templates_dir), s.label))
                 if len(batch) >= 16:
@@ -71,14 +87,46 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
                 mean_input_tokens=round(mi, 1),
                 mean_output_tokens=round(mo, 1),
                 compression=round(mi / mo, 1) if mo else 0.0,
-                test_from=t_from,
-                test_until=t_until,
+                test_from=t_from[1] if t_from else None,
+                test_until=t_until[1] if t_until else None,
                 demos_mean=round(demos / n, 2) if n else 0.0,
+                test_from_precision=t_from[2] if t_from else "day",
+                test_until_precision=t_until[2] if t_until else "day",
             )
         )
     order = {"title": 0, "abstract": 1, "introduction": 2, "related_work": 3}
     out.sort(key=lambda c: (order.get(c.task, 9), c.mean_input_tokens, c.config))
     return out
+
+
+_COARSER = {"day": 0, "month": 1, "year": 2}
+
+
+def window_title(rnd: LoadedRound) -> str:
+    """ "train ≤ … · val … · test …" with each cut shown as precisely as the dates it came from are known.
+
+    Windows cut over publication-list dates known only to the year fall on that year's first day; a cut equal to
+    such a date stands for the year ("val 2024"), not for 1 January ("2024-01-01…2024-01-01")."""
+    coarsest: dict[date, DatePrecision] = {}
+    for s in rnd.samples():
+        p = s.date_precision
+        if _COARSER[p] > _COARSER[coarsest.get(s.published, "day")]:
+            coarsest[s.published] = p
+        else:
+            coarsest.setdefault(s.published, p)
+
+    def fmt(d: date | None) -> str:
+        return "—" if d is None else format_date(d, coarsest.get(d, "day"))
+
+    def span(a: date | None, b: date | None) -> str:
+        fa, fb = fmt(a), fmt(b)
+        return fa if fa == fb else f"{fa}…{fb}"
+
+    w = rnd.manifest.windows
+    return (
+        f"round {rnd.name}: train ≤ {fmt(w.train_until)} · val {span(w.val_from, w.val_until)} · "
+        f"test {span(w.test_from, w.test_until)}"
+    )
 
 
 def _count_pairs(batch: list[tuple[str, str]]) -> tuple[int, int]:
@@ -109,7 +157,7 @@ def rows(stats: list[ConfigStats]) -> list[list[str]]:
     out = []
     for c in stats:
         pct = c.split_pct
-        span = f"{c.test_from} … {c.test_until}" if c.test_from else "—"
+        span = c.timespan()
         out.append(
             [
                 c.config,

@@ -42,9 +42,10 @@ LABEL_WITHHELD = "label withheld"  # how RunJob.unusable starts the error of a s
 
 
 class ScoreError(AcademicEvalError):
-    """A run directory cannot be scored as asked."""
+    """A run directory cannot be scored as asked (bad input: a missing round, an unreadable run)."""
 
     code = "score"
+    exit_code = 2
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.sources.base import FeedPage, MetadataSource
-from academiceval.sources.errors import SourceError
+from academiceval.sources.errors import SourceError, SourceNotFoundError
 from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import NameResolver, author_key, display_name
 
@@ -31,7 +31,7 @@ def open_source(source: str = "arxiv", api_url: str | None = None, **client_opts
         keep = ("id_batch_size", "progress", "index", "index_path", "index_dir")  # index*: see MirrorSource
         opts = {k: v for k, v in client_opts.items() if k in keep}
         return MirrorSource(path, **opts)
-    raise SourceError(
+    raise SourceNotFoundError(
         f"unknown source {source!r}", hint="use 'arxiv' (live), a mirror directory, or --api-url URL of a server"
     )
 
@@ -43,6 +43,7 @@ __all__ = [
     "NameResolver",
     "PaperMeta",
     "SourceError",
+    "SourceNotFoundError",
     "author_key",
     "display_name",
     "open_source",

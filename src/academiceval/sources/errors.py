@@ -10,28 +10,50 @@ from academiceval.errors import AcademicEvalError
 
 
 class SourceError(AcademicEvalError):
-    """Base class for everything that can go wrong while reading papers' metadata or PDFs."""
+    """Base class for everything that can go wrong while reading papers' metadata or PDFs.
+
+    A failure while working (network, server, a damaged download) unless a subclass says it is bad input
+    (`exit_code = 2`: an id, a query, a source or option the user gave)."""
 
     code = "source"
     retryable = False
+
+
+class SourceNotFoundError(SourceError):
+    """The source the user named does not exist (no such mirror directory, not `arxiv`, not a URL) or does not
+    match its index."""
+
+    code = "source_not_found"
+    exit_code = 2
+
+
+class SourceRequestError(SourceError):
+    """The source refused the request as malformed (e.g. an OAI-PMH badArgument or cannotDisseminateFormat):
+    the options given are at fault, not the network."""
+
+    code = "source_request"
+    exit_code = 2
 
 
 class InvalidArxivIdError(SourceError):
     """A string is not an arXiv identifier (new-style `2301.01234[v2]` or old-style `hep-th/9901001[v2]`)."""
 
     code = "invalid_id"
+    exit_code = 2
 
 
 class UnknownIdError(SourceError):
     """The source has no such paper (never existed, or withdrawn without a PDF)."""
 
     code = "unknown_id"
+    exit_code = 2
 
 
 class QuerySyntaxError(SourceError):
     """A `search_query` string could not be parsed."""
 
     code = "query_syntax"
+    exit_code = 2
 
 
 class AtomParseError(SourceError):
@@ -99,3 +121,4 @@ class UnsafePathError(SourceError):
     """A file name derived from an id would leave its destination directory."""
 
     code = "unsafe_path"
+    exit_code = 2

@@ -29,7 +29,13 @@ from oaipmh_scythe.exceptions import BadResumptionToken, NoRecordsMatch, OAIPMHE
 from oaipmh_scythe.response import OAIResponse
 
 from academiceval.sources.client import _retry_after, default_user_agent, shared_pacer
-from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, RetriesExhaustedError, SourceError
+from academiceval.sources.errors import (
+    InvalidArxivIdError,
+    RecordParseError,
+    RetriesExhaustedError,
+    SourceError,
+    SourceRequestError,
+)
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.models import PaperMeta
@@ -178,7 +184,7 @@ class OaiHarvester:
                 start = last_day or start  # the list again from the last datestamp seen
             except OAIPMHException as e:
                 code = type(e).__name__
-                raise SourceError(f"OAI-PMH error {code}: {e}", source=self.base_url) from e
+                raise SourceRequestError(f"OAI-PMH error {code}: {e}", source=self.base_url) from e
             except (httpx2.HTTPError, httpx2.TransportError) as e:
                 raise RetriesExhaustedError(
                     f"OAI-PMH request failed after retries: {e}", source=self.base_url, hint="try again later"

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from academiceval.papers.models import Paper
-from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError
+from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError, SourceNotFoundError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk_rows import (
     LINE_FORMATS,
@@ -161,7 +161,7 @@ class DiskIndex:
         stored = self._kv("root")
         self.root = Path(root).resolve() if root is not None else Path(stored or ".")
         if root is not None and stored and Path(stored) != self.root:
-            raise SourceError(
+            raise SourceNotFoundError(
                 f"the index {self.db_path} was built for {stored}, not {self.root}",
                 source=str(self.db_path),
                 hint="use another index file per mirror directory",
@@ -210,7 +210,9 @@ class DiskIndex:
         t0 = time.perf_counter()
         rep = IndexUpdate(root=str(self.root))
         if not self.root.exists():
-            raise SourceError(f"mirror not found: {self.root}", hint="pass a directory (or file) holding arXiv data")
+            raise SourceNotFoundError(
+                f"mirror not found: {self.root}", hint="pass a directory (or file) holding arXiv data"
+            )
         with self._write_lock:
             c = self.conn()
             self._set_kv("root", str(self.root))

@@ -328,9 +328,9 @@ def load_index(root: str | Path, progress: Progress | None = None) -> MirrorInde
     """The index of a directory, built once per process (rebuilt when the directory's mtime changes)."""
     path = Path(root).resolve()
     if not path.exists():
-        from academiceval.sources.errors import SourceError
+        from academiceval.sources.errors import SourceNotFoundError
 
-        raise SourceError(f"mirror not found: {path}", hint="pass a directory (or file) holding arXiv data")
+        raise SourceNotFoundError(f"mirror not found: {path}", hint="pass a directory (or file) holding arXiv data")
     key = (str(path), path.stat().st_mtime)
     with _CACHE_LOCK:
         idx = _CACHE.get(key)
