@@ -2,8 +2,8 @@
 
 `EndpointPool` is a backend like `OpenAIBackend` (one attempt per call; the caller's `models.generate.Generator`
 caches and retries), which dispatches each attempt to the *least-loaded* endpoint that is up: the one with the
-lowest in-flight / window ratio, each endpoint having its own `AdaptiveLimiter` (a 429 from one server halves
-that server's window only). So a fast server, which frees its slots sooner, gets proportionally more requests.
+lowest (in-flight + 1) / window × its observed latency (an EWMA), each endpoint having its own
+`AdaptiveLimiter` (a 429 from one server halves that server's window only). So a fast server, which frees its slots sooner, gets proportionally more requests.
 
 Health: a connection failure takes an endpoint out at once; `fail_threshold` server errors or timeouts in a row
 do too. An endpoint that is out gets no requests for a cool-down (`cooldown_s`, doubling while it stays down, up
@@ -77,12 +77,16 @@ class Endpoint:
     down_until: float = 0.0
     probing: bool = False  # back from a cool-down: one request at a time until one succeeds
     cooldown: float = 0.0
+    latency_s: float = 0.0  # EWMA of answered requests' latency (0: none yet)
 
     def capacity(self) -> int:
         return 1 if self.probing else self.limiter.limit
 
     def load(self) -> float:
-        return (self.limiter.in_flight + 1) / self.capacity()
+        """Expected time to an answer if one more request came here: its latency (EWMA of answered requests) times
+        how full its window would be. A fast server is preferred while it has room; at saturation every window
+        is full and each server serves in proportion to its speed."""
+        return (self.limiter.in_flight + 1) / self.capacity() * (self.latency_s or 1e-3)
 
 
 class EndpointPool:
@@ -196,6 +200,7 @@ class EndpointPool:
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
         e = await self._take()
         e.requests += 1
+        t0 = time.monotonic()
         try:
             out = await e.backend.generate(prompt, options, sample)
         except RateLimitedError:
@@ -207,6 +212,8 @@ class EndpointPool:
             raise
         finally:
             self._release(e)
+        took = time.monotonic() - t0
+        e.latency_s = took if not e.latency_s else 0.8 * e.latency_s + 0.2 * took
         e.limiter.on_success()
         self._succeeded(e)
         out.raw["endpoint"] = e.url
