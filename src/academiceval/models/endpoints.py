@@ -3,8 +3,9 @@
 `EndpointPool` is a backend like `OpenAIBackend` (one attempt per call; the caller's `models.generate.Generator`
 caches and retries), which dispatches each attempt to the *least-loaded* endpoint that is up: the one with the
 lowest (in-flight + 1) / window × its observed latency (an EWMA), each endpoint having its own
-`AdaptiveLimiter` (a 429 from one server halves that server's window only). A fast server is preferred while it has room; when every window is full, each
-server is refilled as it frees slots, so each serves in proportion to its speed.
+`AdaptiveLimiter` (a 429 from one server halves that server's window only). A fast server is preferred while
+it has room; when every window is full, each server is refilled as it frees slots, so each serves in
+proportion to its speed.
 
 Health: a connection failure takes an endpoint out at once; `fail_threshold` server errors or timeouts in a row
 do too. An endpoint that is out gets no requests for a cool-down (`cooldown_s`, doubling while it stays down, up
