@@ -9,8 +9,8 @@ is one request (plus retries); `--max-connections` is per endpoint.
 Printed: requests/s of each server alone, of the three together, and the ratio together / sum-of-alone (target
 ≥ 0.9); then for the kill run: requests per endpoint, failures, records, duplicates (target 0), losses (target 0).
 
-    python benchmarks/runner_endpoints.py            # 600 samples per run
-    python benchmarks/runner_endpoints.py --quick    # 150 samples per run
+    python benchmarks/runner_endpoints.py            # 400 samples per run
+    python benchmarks/runner_endpoints.py --quick    # 120 samples per run
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from academiceval.store.artifacts import read_run_records  # noqa: E402
 from academiceval.testing.sample_round import write_round  # noqa: E402
 
 MODEL = "fake-model"
-SERVERS = (("fast", 0.05), ("mid", 0.1), ("slow", 0.2))  # name, latency in seconds
+SERVERS = (("fast", 0.1), ("mid", 0.2), ("slow", 0.4))  # name, latency in seconds
 FAULTS = ("500=0.02", "429=0.01")
 WORDS = ("model data graph paper learning network method result training system language vision").split()  # noqa: SIM905
 
@@ -123,11 +123,11 @@ def run(ws: Path, name: str, conns: int, n: int, *, urls: list[str], progress=No
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="150 samples per run instead of 600")
+    ap.add_argument("--quick", action="store_true", help="120 samples per run instead of 400")
     ap.add_argument("--samples", type=int, default=None)
     ap.add_argument("--max-connections", type=int, default=8, help="per endpoint")
     a = ap.parse_args()
-    n = a.samples or (150 if a.quick else 600)
+    n = a.samples or (120 if a.quick else 400)
     conns = a.max_connections
     procs: dict[str, subprocess.Popen] = {}
     urls: dict[str, str] = {}
@@ -158,7 +158,8 @@ def main() -> None:
             ratio = together / total_alone
             print(
                 f"together (3 endpoints): {together:7.1f} requests/s, {s.finished_now} samples in {s.elapsed_s:.2f} s, "
-                f"errors {s.total('errors')}, answered per endpoint {per}"
+                f"errors {s.total('errors')}, answered per endpoint {per}, "
+                f"client CPU {s.cpu_s / s.elapsed_s:.0%} of a core"
             )
             print(f"throughput ratio together / sum alone = {together:.1f} / {total_alone:.1f} = {ratio:.3f}")
             print(
