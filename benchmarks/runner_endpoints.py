@@ -152,7 +152,8 @@ def main() -> None:
                     f"({s.finished_now} samples in {s.elapsed_s:.2f} s, "
                     f"errors {s.total('errors')}); single --base-url path {thr1:.1f} requests/s"
                 )
-            s, together = run(ws, "together", conns, n, urls=list(urls.values()))
+            # 3n samples: about as long as an alone run, so start-up and the last requests weigh alike
+            s, together = run(ws, "together", conns, 3 * n, urls=list(urls.values()))
             per = {u.rsplit(":", 1)[1]: st["answered"] for u, st in (s.endpoints or {}).items()}
             total_alone = sum(alone.values())
             ratio = together / total_alone

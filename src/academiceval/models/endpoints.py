@@ -2,7 +2,7 @@
 
 `EndpointPool` is a backend like `OpenAIBackend` (one attempt per call; the caller's `models.generate.Generator`
 caches and retries), which dispatches each attempt to the *least-loaded* endpoint that is up: the one with the
-lowest (in-flight + 1) / window × its observed latency (an EWMA), each endpoint having its own
+lowest observed latency (an EWMA) × (1 + in-flight / window), each endpoint having its own
 `AdaptiveLimiter` (a 429 from one server halves that server's window only). A fast server is preferred while
 it has room; when every window is full, each server is refilled as it frees slots, so each serves in
 proportion to its speed.
@@ -85,10 +85,11 @@ class Endpoint:
         return 1 if self.probing else self.limiter.limit
 
     def load(self) -> float:
-        """Expected time to an answer if one more request came here: its latency (EWMA of answered requests) times
-        how full its window would be. A fast server is preferred while it has room; at saturation every window
-        is full and each server serves in proportion to its speed."""
-        return (self.limiter.in_flight + 1) / self.capacity() * (self.latency_s or 1e-3)
+        """The load of an endpoint with a free slot: its latency (EWMA of answered requests) weighted by how full
+        its window is (× 1 empty … × 2 full). A fast server is preferred while it has room (the last requests of
+        a run do not wait on the slowest server); at saturation every window is full, each freed slot is refilled
+        at once, and each server serves in proportion to its speed."""
+        return (1.0 + self.limiter.in_flight / self.capacity()) * (self.latency_s or 1e-3)
 
 
 class EndpointPool:
