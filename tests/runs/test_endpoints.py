@@ -166,3 +166,26 @@ def test_cache_hits_whichever_endpoint_answered(sample_round, fake_server, tmp_p
     # a single server keeps its own key (existing caches still hit): the identity names the URL
     assert OpenAIBackend("fake-model", base_url=a.url).cache_identity()["base_url"] == a.url
     assert "base_url" not in EndpointPool("fake-model", base_urls=[a.url, b.url]).cache_identity()
+
+
+def test_a_429_shrinks_only_that_endpoints_window(fake_server):
+    import asyncio
+
+    from academiceval.models.base import GenerationOptions
+    from academiceval.models.errors import RateLimitedError
+
+    busy, calm = fake_server(fail_all=429), fake_server()
+    pool = EndpointPool("fake-model", base_urls=[busy.url, calm.url], max_connections=8)
+
+    async def go() -> None:
+        try:
+            with pytest.raises(RateLimitedError):
+                await pool.generate("hello there", GenerationOptions())  # the first pick (a tie): busy
+            out = await pool.generate("hello again", GenerationOptions())
+            assert out.raw["endpoint"] == calm.url  # busy is now the more loaded (its window halved)
+        finally:
+            await pool.aclose()
+
+    asyncio.run(go())
+    assert [e.limiter.limit for e in pool.endpoints] == [4, 8]
+    assert pool.endpoints[0].taken_out == 0  # a 429 is back-pressure, not a failure: it stays in the rotation

@@ -2,7 +2,7 @@
 
 `EndpointPool` is a backend like `OpenAIBackend` (one attempt per call; the caller's `models.generate.Generator`
 caches and retries), which dispatches each attempt to the *least-loaded* endpoint that is up: the one with the
-lowest observed latency (an EWMA) × (1 + in-flight / window), each endpoint having its own
+lowest observed latency (an EWMA) × (1 + (in-flight + 1) / window), each endpoint having its own
 `AdaptiveLimiter` (a 429 from one server halves that server's window only). A fast server is preferred while
 it has room; when every window is full, each server is refilled as it frees slots, so each serves in
 proportion to its speed.
@@ -86,10 +86,10 @@ class Endpoint:
 
     def load(self) -> float:
         """The load of an endpoint with a free slot: its latency (EWMA of answered requests) weighted by how full
-        its window is (× 1 empty … × 2 full). A fast server is preferred while it has room (the last requests of
-        a run do not wait on the slowest server); at saturation every window is full, each freed slot is refilled
-        at once, and each server serves in proportion to its speed."""
-        return (1.0 + self.limiter.in_flight / self.capacity()) * (self.latency_s or 1e-3)
+        its window would be with this request (a window shrunk by a 429 counts fuller). A fast server is preferred
+        while it has room (the last requests of a run do not wait on the slowest server); at saturation every
+        window is full, each freed slot is refilled at once, and each server serves in proportion to its speed."""
+        return (1.0 + (self.limiter.in_flight + 1) / self.capacity()) * (self.latency_s or 1e-3)
 
 
 class EndpointPool:
