@@ -16,7 +16,7 @@ import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -379,6 +379,32 @@ def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
     st.seconds = time.perf_counter() - t0
 
 
+DEMO_MARKER = ".written-by-demo"  # lists the files the demo's report holds
+
+
+def _listing(out: Path) -> list[str]:
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != DEMO_MARKER)
+
+
+def keep_earlier_report(out: Path) -> Path | None:
+    """A report directory already holding files that the demo did not write (a user's `report --round demo`, or
+    files added to it) is moved aside to `NAME.before-<UTC time>` rather than overwritten; returns where it went.
+    The demo's own earlier report (its marker file, nothing else touched) is simply replaced."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return None
+    marker = out / DEMO_MARKER
+    if marker.is_file() and marker.read_text(encoding="utf-8").split() == _listing(out):
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    dest = out.with_name(f"{out.name}.before-{stamp}")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = out.with_name(f"{out.name}.before-{stamp}-{n}")
+    out.rename(dest)
+    return dest
+
+
 def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
     """Citation cloze (SCALAR presets) from the same store: build, run the choice baselines (and the user's
     models), score accuracy; the runs join the report. Skipped, with a note, when the store yields no question."""
@@ -428,7 +454,9 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
     say("report", 0, 1, "rendering")
     out = ws.layout.report_dir(summary.round_name)
+    kept = keep_earlier_report(out)
     paths = make_report(summary.run_dirs, out, rounds_dir=ws.rounds_dir)
+    (out / DEMO_MARKER).write_text("\n".join(_listing(out)) + "\n", encoding="utf-8")
     say("report", 1, 1, "done")
     summary.report_dir = paths.out_dir
     summary.index_html = paths.index_html
@@ -439,6 +467,9 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     if res:
         st.rows += [("problems", len(res.problems))]
     st.rows.append(("HTML", paths.index_html))
+    if kept is not None:
+        st.note = f"an earlier report in {out} was moved to {kept} (nothing is overwritten)"
+        st.rows.append(("earlier report moved to", kept))
     st.seconds = time.perf_counter() - t0
 
 
@@ -480,7 +511,12 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
             run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
         chosen = list(metrics) if metrics else default_metrics()
         score_runs(run_dirs, ScoreConfig(metrics=chosen), home=lws.home)
-        paths = make_report(run_dirs, lws.reports_dir / name, rounds_dir=lws.rounds_dir)
+        lab_out = lws.reports_dir / name
+        lab_kept = keep_earlier_report(lab_out)  # a user's reports/lab is moved aside, never overwritten
+        paths = make_report(run_dirs, lab_out, rounds_dir=lws.rounds_dir)
+        (lab_out / DEMO_MARKER).write_text("\n".join(_listing(lab_out)) + "\n", encoding="utf-8")
+        if lab_kept is not None:
+            st.note = f"an earlier report in {lab_out} was moved to {lab_kept}"
         summary.lab_index_html = paths.index_html
         co = {c: n for c, n in manifest.counts.items() if "-G" in c or "-M" in c}
         st.rows = [

@@ -43,6 +43,8 @@ def test_collect_then_update_from_the_command_line(listings, seeds, tmp_path) ->
     )
     assert res.exit_code == 0, res.output
     assert "new first-author papers of graph authors" in res.output and "API calls" in res.output
+    # what refining removed and why, and a graph change that adds up (issue 14)
+    assert "refine: of" in res.output and "graph authors:" in res.output
     (rec,) = history(Workspace(home))
     assert rec["since"] == "2018-04-01" and rec["until"] == "2018-06-30" and rec["papers_added"] >= 20
 

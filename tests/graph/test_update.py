@@ -162,3 +162,15 @@ def test_large_windows_are_split_without_losing_papers(ws, mirror, crawled, tmp_
     assert split.window_calls > 4 > whole.window_calls
     assert split.window_papers == whole.window_papers and split.node_papers == whole.node_papers
     assert snapshot(ws) == snapshot(Workspace(ref_home))
+
+
+def test_update_graph_counts_add_up_and_say_what_refining_removed(ws, mirror) -> None:
+    """Issue 14: "authors added 0" beside a graph that grew from 5 to 10 must add up."""
+    before = {r[0] for r in ws.db.execute("SELECT key FROM graph_author WHERE in_graph=1")}
+    rep = update(ws, mirror, UPDATE_SINCE, UPDATE_UNTIL, new_papers=20)
+    after = {r[0] for r in ws.db.execute("SELECT key FROM graph_author WHERE in_graph=1")}
+    assert (rep.graph_before, rep.graph_after) == (len(before), len(after))
+    assert rep.graph_before + rep.joined_new + rep.joined_crawled - rep.left_no_paper - rep.left_component == len(after)
+    assert rep.joined_new <= len(rep.authors_added)
+    text = rep.graph_change()
+    assert text.startswith(f"{len(before)} → {len(after)} (") and "outside the largest component" in text

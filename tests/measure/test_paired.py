@@ -104,3 +104,12 @@ def test_report_marks_adjacent_differences(saved, tmp_path):
     assert "Paired verdicts between adjacent models" in md and "**significant**" in md
     assert "permutation" in paths.index_html.read_text()
     assert json.loads(paths.results_json.read_text())["paired"][0]["test"].startswith("two-sided")
+
+
+def test_permutation_p_of_a_single_pair_is_one() -> None:
+    """One shared sample (a tiny demo table): scipy's permutation_test refuses n=1; the exact answer is 1."""
+    import numpy as np
+
+    from academiceval.scores.paired import permutation_p
+
+    assert permutation_p(np.array([0.3]), seed=0) == 1.0

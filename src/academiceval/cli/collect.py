@@ -149,6 +149,10 @@ def collect(
             )
         except AcademicEvalError as exc:
             raise fail(str(exc)) from None
+        # the crawl ends when the queue is empty or the cap is reached: finish the bar either way
+        done = bar.tasks[0].completed if bar.tasks else 0
+        why = "cap reached" if done >= max_authors else "no more co-authors to visit"
+        bar.update(task, total=max(done, 1), completed=max(done, 1), description=f"visited {int(done)} authors ({why})")
     rows: list[tuple[str, object]] = [
         ("authors visited (this run / total)", f"{rep.visited_now} / {rep.visited_total}"),
         ("authors with a first-author paper", rep.nodes),

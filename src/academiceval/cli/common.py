@@ -41,7 +41,8 @@ def progress(transient: bool = False) -> Progress:
 
 
 def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
-    table = Table(title=title, show_lines=False)
+    # a (what, value) table has no column names: no header row rather than a blank one
+    table = Table(title=title, show_lines=False, show_header=any(str(c).strip() for c in columns))
     for c in columns:
         table.add_column(c)
     for r in rows:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from academiceval.cli.common import HomeOption, at_least_one, console, fail, progress, summary_table
 
@@ -42,10 +43,15 @@ def demo(
             "--seed-author", help="Seed author for collect (default: chosen from the mirror).", show_default=False
         ),
     ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option("--metric", help="Metrics to score (default: rouge-l, plus bertscore when torch is installed)."),
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            help="Metrics to score, comma-separated as in `score --metrics` (default: rouge-l, plus bertscore "
+            "when torch is installed). The report ranks by the first.",
+        ),
     ] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", hidden=True)] = None,  # before --metrics
     workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
         bool,
@@ -88,7 +94,7 @@ def demo(
                 quick=quick,
                 source=source,
                 seed_authors=seed_author or (),
-                metrics=metric or None,
+                metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else (metric or None),
                 progress=on_progress,
                 on_stage=on_stage,
             )
@@ -110,7 +116,7 @@ def demo(
                 summary_table(
                     f"{m.task} · {m.metric or 'no metric'} · mean [95% CI]",
                     ["model", *m.settings],
-                    [(label, *(fmt(e) for e in ests)) for label, ests in m.rows],
+                    [(escape(label), *(fmt(e) for e in ests)) for label, ests in m.rows],
                 )
             )
     console.print(f"workspace:   {summary.home}")

@@ -6,7 +6,8 @@ Command modules must stay light at import time (no torch/transformers imports at
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Any, get_args
 
 import typer
 
@@ -22,6 +23,7 @@ from academiceval.cli import (
     ingest,
     mirror,
     publist,
+    release,
     report,
     run,
     score,
@@ -61,6 +63,7 @@ app.command("agreement")(_agreement.agreement)
 app.add_typer(_leval.app, name="leval")
 app.add_typer(_leval.elaip_app, name="elaip")
 app.command("report")(report.report)
+app.command("release")(release.release)
 app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
 
@@ -78,6 +81,57 @@ def _root(
     """academiceval command line."""
 
 
+# how option values are shown in --help (typer's defaults read `<list[Path]>`, `<int range> [x>=1]`, `<bool>`)
+_METAVARS = {str: "TEXT", int: "N", float: "NUMBER", bool: ""}
+
+
+def _placeholder(p: Any) -> str:
+    desc = p.type_descriptor
+    if getattr(p, "is_flag", False):
+        return ""
+    if desc.is_choice and desc.choices:
+        return "|".join(str(getattr(c, "value", c)) for c in desc.choices)
+    if desc.is_path:
+        return "PATH"
+    ann = desc.annotation
+    if desc.is_list:
+        args = get_args(ann)
+        ann = args[0] if args else str
+        if isinstance(ann, type) and issubclass(ann, PurePath):
+            return "PATH"
+    return _METAVARS.get(ann, getattr(ann, "__name__", "VALUE").upper())
+
+
+def readable_metavars(cmd: Any) -> Any:
+    """Give every option of the command tree a plain placeholder (TEXT, N, PATH, a|b|c), flags none, and
+    arguments a plain type column (PATH...)."""
+    for p in cmd.params:
+        if not hasattr(p, "type_descriptor"):
+            continue
+        if getattr(p, "param_type_name", "") == "argument":
+            shown = _placeholder(p) + ("..." if p.nargs != 1 else "")
+            p.display_type_rich = lambda ctx, _shown=shown: _shown
+        elif p.metavar is None:
+            p.metavar = _placeholder(p)
+    make_help = cmd.get_help_option
+
+    def get_help_option(ctx: Any, _make: Any = make_help) -> Any:
+        opt = _make(ctx)
+        if opt is not None:
+            opt.metavar = ""
+        return opt
+
+    cmd.get_help_option = get_help_option
+    for sub in getattr(cmd, "commands", {}).values():
+        readable_metavars(sub)
+    return cmd
+
+
+def command() -> Any:
+    """The click command `academiceval` runs: the typer app with readable help placeholders."""
+    return readable_metavars(typer.main.get_command(app))
+
+
 def main() -> None:
     """The console entry point. An `AcademicEvalError` that a command did not catch, or a damaged SQLite file
     found mid-command, still ends as one line (what, where, what to do) with exit status 2 — never a traceback."""
@@ -87,7 +141,7 @@ def main() -> None:
     from academiceval.errors import AcademicEvalError
 
     try:
-        app()
+        command()()
     except AcademicEvalError as e:
         raise SystemExit(fail(e).exit_code) from None
     except sqlite3.DatabaseError as e:

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, port_number, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    console,
+    err_console,
+    fail,
+    not_negative_seconds,
+    port_number,
+    progress,
+    summary_table,
+)
 
 app = typer.Typer(
     help="Local arXiv bulk mirror: index it into the workspace, or serve it over HTTP like the arXiv API.",
@@ -136,7 +145,9 @@ def harvest(
     until: Annotated[str | None, typer.Option("--until", help="Last datestamp (default: up to now).")] = None,
     set_: Annotated[str | None, typer.Option("--set", help="OAI set, e.g. physics:astro-ph, cs, math.")] = None,
     url: Annotated[str, typer.Option("--url", help="OAI-PMH endpoint.")] = "https://export.arxiv.org/oai2",
-    min_interval: Annotated[float, typer.Option("--min-interval", help="Seconds between requests.")] = 3.0,
+    min_interval: Annotated[
+        float, typer.Option("--min-interval", callback=not_negative_seconds, help="Seconds between requests.")
+    ] = 3.0,
     home: HomeOption = None,
 ) -> None:
     """Bring the on-disk index of DIRECTORY up to date by OAI-PMH (arXiv's bulk interface): every record stamped

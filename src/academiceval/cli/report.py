@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from academiceval.cli.common import HomeOption, console, fail, not_negative, summary_table
 
@@ -40,7 +41,12 @@ def report(
     split: Annotated[str | None, typer.Option("--split", help="Only samples of this split (e.g. test).")] = None,
     metric: Annotated[
         str | None,
-        typer.Option("--metric", help="Rank by this metric (name or prefix, e.g. bertscore). Default: ROUGE-L."),
+        typer.Option(
+            "--metric",
+            "--rank-by",
+            help="The one metric to rank by (a name from `score --metrics`, or a prefix, e.g. bertscore); every "
+            "scored metric is reported. Default: rouge-l.",
+        ),
     ] = None,
     rounds_dir: Annotated[
         Path | None,
@@ -87,7 +93,7 @@ def report(
     assert res is not None
     rows = [
         (
-            r.label,
+            escape(r.label),  # '[probe=…]' is text, not rich markup
             r.task,
             r.setting,
             r.counts.samples,
@@ -97,6 +103,8 @@ def report(
         for r in res.rows
     ]
     console.print(summary_table("report", ["model", "task", "setting", "n", "errors", "means"], rows))
+    for n in res.notes:
+        console.print(f"[yellow]note:[/] {n}")
     for p in res.problems[:10]:
         console.print(f"[yellow]problem:[/] {p}")
     console.print(f"leaderboard: {paths.leaderboard_md}")

@@ -39,7 +39,17 @@ def parse_generation_options(items: list[str]) -> dict[str, Any]:
 
 def run(
     round_ref: Annotated[str, typer.Argument(metavar="ROUND", help="Round name in the workspace, or a round dir.")],
-    model: Annotated[str, typer.Option("--model", "-m", help="openai/<model>, hf/<repo-or-path> or baseline/<name>.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="openai/MODEL (an OpenAI-compatible server), hf/REPO_OR_PATH (local transformers) or a baseline "
+            "that needs no model: baseline/lead (the opening of the paper's text, cut to the task's length), "
+            "baseline/extractive (the sentences best matching the task's query, BM25, in document order), "
+            "baseline/demo-copy (the label of the most similar demonstration; lead when there is none).",
+        ),
+    ],
     task: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
     setting: Annotated[list[str] | None, typer.Option("--setting", help="Only this setting (repeatable).")] = None,
     split: Annotated[
@@ -107,7 +117,14 @@ def run(
     chunk_overlap: Annotated[
         int, typer.Option("--chunk-overlap", callback=not_negative, help="Chunk overlap in tokens.")
     ] = 64,
-    probe: Annotated[str | None, typer.Option("--probe", help="title-only (memorisation check) or no-context.")] = None,
+    probe: Annotated[
+        str | None,
+        typer.Option(
+            "--probe",
+            help="title-only (memorisation check: only the title is shown; not applicable to title samples, which "
+            "are recorded as not_applicable) or no-context. Baselines read only what the probe leaves.",
+        ),
+    ] = None,
     length_instruction: Annotated[
         bool, typer.Option("--length-instruction", help="Tell the model the reference's word count (L-Eval's LIE).")
     ] = False,
@@ -209,8 +226,14 @@ def run(
         return
     console.print(summary_table(f"{summary.model} on {summary.round}", summary.COLUMNS, summary.rows()))
     extra = f"requests {summary.requests} (retries {summary.retries}, 429s {summary.rate_limited})"
-    if summary.error_codes:
-        extra += "; errors: " + ", ".join(f"{k} {v}" for k, v in summary.error_codes.most_common())
+    # skipped samples (a probe that does not apply, an overflow under --on-overflow skip) are not errors
+    not_errors = ("not_applicable", "skipped_overflow")
+    errors = [(k, v) for k, v in summary.error_codes.most_common() if k not in not_errors]
+    if errors:
+        extra += "; errors: " + ", ".join(f"{k} {v}" for k, v in errors)
+    skipped = [(k, v) for k, v in summary.error_codes.most_common() if k in not_errors]
+    if skipped:
+        extra += "; skipped: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped)
     if summary.endpoints:
         extra += "; per endpoint: " + ", ".join(
             f"{url} {st['answered']}/{st['requests']}" + (f" (out {st['taken_out']}x)" if st["taken_out"] else "")

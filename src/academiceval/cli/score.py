@@ -64,7 +64,10 @@ def score(
     home: HomeOption = None,
 ) -> None:
     """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
+    from rich.markup import escape
+
     from academiceval.errors import AcademicEvalError
+    from academiceval.report.leaderboard import fmt
     from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
@@ -105,8 +108,8 @@ def score(
             elif m.primary == "win_rate":
                 shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged)"
             else:
-                shown = f"{v.mean:.4f} [{v.ci_low:.4f}, {v.ci_high:.4f}]"
-            rows.append((res.model, m.metric, m.task, m.setting, m.n, m.errors, shown))
+                shown = fmt(v, 4)
+            rows.append((escape(res.label or res.model), m.metric, m.task, m.setting, m.n, m.errors, shown))
     console.print(
         summary_table(
             f"Scores ({window.describe()}; mean F or win rate, 95% bootstrap CI)",

@@ -46,6 +46,9 @@ def stats(
         f"test {w.test_from}…{w.test_until}"
     )
     console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
+    for note in rs.split_notes(rnd.manifest):
+        console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:
-        markdown.write_text(rs.markdown(table, title=title), encoding="utf-8")
+        notes = "".join(f"\n- {n}" for n in rs.split_notes(rnd.manifest))
+        markdown.write_text(rs.markdown(table, title=title) + (f"\nNotes:{notes}\n" if notes else ""), encoding="utf-8")
         console.print(f"Markdown written to {markdown}")

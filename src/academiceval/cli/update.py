@@ -108,5 +108,17 @@ def update(
         ("API calls (window / per author)", f"{rep.window_calls} / {rep.author_calls}"),
     ]
     if ref:
-        rows += [("graph: authors / edges / papers", f"{ref.authors} / {ref.edges} / {ref.papers}")]
+        rows += [
+            ("graph authors before → after", f"{rep.graph_before} → {rep.graph_after}"),
+            ("graph: authors / edges / papers", f"{ref.authors} / {ref.edges} / {ref.papers}"),
+        ]
     console.print(summary_table("update", ["", "value"], rows))
+    if ref:
+        dropped = max(0, ref.authors_crawled - ref.authors_without_paper - ref.largest_component)
+        console.print(f"graph authors: {rep.graph_change()}")
+        console.print(
+            f"refine: of {ref.authors_crawled} crawled authors, kept the largest of {ref.components} connected "
+            f"components ({ref.authors} authors); left out {dropped} in smaller components (no co-authorship path "
+            f"to the rest) and {ref.authors_without_paper} without a first-author paper. Demos come from the kept "
+            "authors' papers only."
+        )

@@ -94,6 +94,21 @@ class UpdateReport(BaseModel):
     author_calls: int = 0
     api_calls: int = 0
     refine: RefineReport | None = None
+    # the refined graph (largest component) before and after, and why its size changed: so the counts add up
+    graph_before: int = 0
+    graph_after: int = 0
+    joined_new: int = 0  # authors this update added who are in the refined graph
+    joined_crawled: int = 0  # authors crawled earlier who now qualify (a new first-author paper or edge)
+    left_no_paper: int = 0  # left the graph: no first-author paper any more (pruned)
+    left_component: int = 0  # left the graph: no longer connected to the largest component
+
+    def graph_change(self) -> str:
+        """`5 → 10 (+3 new co-authors, +2 crawled earlier now qualify, −0 …)`: before + joined − left = after."""
+        return (
+            f"{self.graph_before} → {self.graph_after} (+{self.joined_new} new co-authors, +{self.joined_crawled} "
+            f"crawled earlier that now have a first-author paper or a link into the largest component, "
+            f"−{self.left_no_paper} without a first-author paper, −{self.left_component} outside the largest component)"
+        )
 
 
 def _graph_categories(ws: Workspace) -> list[str]:
@@ -155,6 +170,7 @@ def update(
     rep = UpdateReport(id=uid, since=since, until=until, categories=cats)
     conn = ws.db
     calls0 = source.requests_made
+    in_graph_before = {r[0] for r in conn.execute("SELECT key FROM graph_author WHERE in_graph=1")}
     # authors that were nodes before this update (a resumed update must see the same set)
     graph = {
         r[0]: r[1]
@@ -213,6 +229,15 @@ def update(
             rep.papers_pruned += _prune_old(c, hi - retention)
     ropts = refine_options(ws)
     rep.refine = refine(ws, max_papers_per_author=ropts["max_papers_per_author"], seed=int(ropts["seed"] or 0))
+    after = {r[0]: r[1] for r in conn.execute("SELECT key, first_papers FROM graph_author WHERE in_graph=1")}
+    added = set(rep.authors_added)
+    rep.graph_before, rep.graph_after = len(in_graph_before), len(after)
+    rep.joined_new = sum(1 for k in after if k not in in_graph_before and k in added)
+    rep.joined_crawled = sum(1 for k in after if k not in in_graph_before and k not in added)
+    papers_now = dict(conn.execute("SELECT key, first_papers FROM graph_author").fetchall())
+    left = [k for k in in_graph_before if k not in after]
+    rep.left_no_paper = sum(1 for k in left if not papers_now.get(k))
+    rep.left_component = len(left) - rep.left_no_paper
     rep.papers_added = _window_papers_added(ws, tag, since, hi)
     rep.expansion_papers = max(0, rep.papers_added - len(rep.node_papers))
     rep.api_calls = source.requests_made - calls0

@@ -41,6 +41,18 @@ MIN_SENTENCE_WORDS = 4
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
+def input_tokens(sample: Sample) -> int:
+    """What a baseline reads, in BERT WordPiece tokens (the round's own unit): its input fields, demos and cited
+    papers. A baseline sends no prompt, but its record should still say how much text it had."""
+    from academiceval.rounds.tokens import count
+
+    parts = [*sample.fields.values()]
+    for d in sample.demos:
+        parts += [*d.fields.values(), d.label]
+    parts += [f"{c.title} {c.abstract}" for c in sample.citations]
+    return count("\n".join(p for p in parts if p))
+
+
 class BaselineError(BackendError):
     code = "baseline"
 
@@ -154,7 +166,13 @@ class BaselineBackend:
         else:
             text, raw = self._extractive(sample, n)
         raw = {"baseline": self.model, "target_words": n, **raw}
-        return Completion(text=text, output_tokens=len(text.split()), finish_reason="stop", raw=raw)
+        return Completion(
+            text=text,
+            input_tokens=input_tokens(sample),
+            output_tokens=len(text.split()),
+            finish_reason="stop",
+            raw=raw,
+        )
 
     # -- the three baselines ----------------------------------------------------------------------------------
 

@@ -140,7 +140,7 @@ def prepare_prompt(
     if probe is not None:
         probed, why = probe_parts(sample, probe)
         if probed is None:
-            return base.model_copy(update={"skipped": True, "reason": why, "policy": "skip"})
+            return base.model_copy(update={"skipped": True, "reason": why, "policy": "not_applicable"})
         parts = probed
         variant = variant or "plain"
     if rag is not None:

@@ -54,9 +54,20 @@ class Table:
         return f"{self.metric} ({self.value_key})" if self.metric else "no metric"
 
 
+# Below this many samples a cell is flagged "low n" and its bootstrap interval hidden: an interval over one or
+# two samples (`[0.169, 0.169]` for n=1) looks precise and is not.
+MIN_N_FOR_CI = 10
+
+
+def low_n(est: Estimate | None) -> bool:
+    return est is not None and est.mean is not None and est.n < MIN_N_FOR_CI
+
+
 def fmt(est: Estimate | None, digits: int = 3) -> str:
     if est is None or est.mean is None:
         return "—"
+    if low_n(est):
+        return f"{est.mean:.{digits}f} (n={est.n}, low n: no CI)"
     if est.ci_low is None or est.ci_high is None:
         return f"{est.mean:.{digits}f}"
     return f"{est.mean:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
@@ -192,6 +203,23 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
             lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
         if t.total_samples == 0:
             lines += ["", "_No samples inside the window for this task and setting._"]
+    low = sorted(
+        {
+            f"{r.label} · {r.task} · {r.setting} (n={m.main.n})"
+            for r in results.rows
+            for m in r.metrics.values()
+            if low_n(m.main)
+        }
+    )
+    notes = [*results.notes]
+    if low:
+        notes.append(
+            f"low n (fewer than {MIN_N_FOR_CI} samples; no interval shown): "
+            + "; ".join(low[:12])
+            + (f"; … {len(low) - 12} more" if len(low) > 12 else "")
+        )
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {_md_cell(n)}" for n in notes]
     if results.problems:
         lines += ["", "## Problems", ""] + [f"- {_md_cell(p)}" for p in results.problems]
     lines.append("")

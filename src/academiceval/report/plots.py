@@ -58,7 +58,25 @@ def colors_for(labels: Sequence[str]) -> dict[str, str]:
         "#7f7f7f",
         "#bcbd22",
     ]
-    return {lab: palette[i % len(palette)] for i, lab in enumerate(sorted(labels))}
+    # keyed by the label's own hash, not its rank among this report's labels: a model keeps its colour from one
+    # report to the next; when two labels of one report want the same palette colour, the later takes a hue
+    # derived from its hash (still the same in every report holding both)
+    import colorsys
+    import hashlib
+
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for lab in sorted(labels):
+        h = int.from_bytes(hashlib.sha256(lab.encode("utf-8")).digest()[:8], "big")
+        c = palette[h % len(palette)]
+        k = 0
+        while c in taken:
+            k += 1
+            r, g, b = colorsys.hsv_to_rgb(((h >> 8) / 2**56 + 0.618034 * k) % 1.0, 0.65, 0.75)
+            c = f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+        out[lab] = c
+        taken.add(c)
+    return out
 
 
 def _legend(fig, axes, ncol_max: int = 4) -> None:

@@ -57,6 +57,8 @@ def _env():
         lstrip_blocks=True,
     )
     env.filters["est"] = lb.fmt
+    env.tests["low_n"] = lb.low_n
+    env.globals["min_n_for_ci"] = lb.MIN_N_FOR_CI
     return env
 
 

@@ -95,6 +95,7 @@ class Results(BaseModel):
     runs: list[str] = Field(default_factory=list)
     rows: list[ResultRow] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # unreadable lines, unknown rounds, ... (never fatal)
+    notes: list[str] = Field(default_factory=list)  # what a reader should know: uneven splits, low-n cells
     paired: list[PairedDiff] = Field(default_factory=list)  # adjacent models per table (report.paired, issue 15)
     contamination: list[ContaminationGap] = Field(default_factory=list)  # report.contamination (issue 15)
     ladders: list[Ladder] = Field(default_factory=list)  # context ladders, every rung (report.ladder, issue 15)
@@ -321,7 +322,7 @@ def build_results(
     loaded `RunData`. `round_name` keeps only runs of that round. `rounds_dir` (default: the `rounds/`
     sibling of a `<home>/runs` tree, when it exists) lets the report count round samples that were never run.
     """
-    from academiceval.report.rounddata import expected_samples
+    from academiceval.report.rounddata import expected_samples, round_notes
 
     bs = bootstrap or BootstrapConfig()
     if isinstance(runs, (str, Path)):
@@ -342,6 +343,7 @@ def build_results(
         rname = run.spec.round
         if rname not in cache:
             cache[rname] = expected_samples(rname, rounds_dir=rounds_dir, run_dir=run.path, problems=res.problems)
+            res.notes.extend(round_notes(rname, rounds_dir=rounds_dir, run_dir=run.path))
         res.rows.extend(
             summarize_run(run, after=after, split=split, expected=cache[rname], bootstrap=bs, metric_keys=mkeys)
         )

@@ -65,3 +65,18 @@ def expected_samples(
     for s in samples.values():
         out[(s.task, s.setting)].append((s.sample_id, s.published, s.split))
     return dict(out)
+
+
+def round_notes(
+    round_name: str, *, rounds_dir: str | Path | None = None, run_dir: str | Path | None = None
+) -> list[str]:
+    """What a reader should know about the round's splits (`rounds.stats.split_notes`); empty when not found."""
+    from academiceval.rounds.stats import split_notes
+
+    d = locate_round(round_name, rounds_dir=rounds_dir, run_dir=None if rounds_dir is not None else run_dir)
+    if d is None:
+        return []
+    try:
+        return [f"round {round_name}: {n}" for n in split_notes(load_round(d, verify=False).manifest)]
+    except (AcademicEvalError, OSError, ValueError):
+        return []

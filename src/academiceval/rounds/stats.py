@@ -13,6 +13,7 @@ from pathlib import Path
 
 from academiceval.rounds.prompts import render_prompt
 from academiceval.store.artifacts import LoadedRound, load_round
+from academiceval.store.models import RoundManifest
 
 
 @dataclass
@@ -131,3 +132,37 @@ def markdown(stats: list[ConfigStats], *, title: str | None = None) -> str:
     lines.append("|" + "|".join(["---"] * 2 + ["---:"] * 6 + ["---"]) + "|")
     lines += ["| " + " | ".join(r) + " |" for r in rows(stats)]
     return "\n".join(lines) + "\n"
+
+
+def split_notes(manifest: RoundManifest) -> list[str]:
+    """Plain-language notes on uneven splits. The split is by v1 date, so a window that is one day long can still
+    hold a large share of a config's samples (many papers share a date: a bulk listing day, a conference
+    deadline); and a split with a handful of samples gives wide, unstable scores. Said once per config."""
+    w = manifest.windows
+    days = {
+        "train": None,
+        "val": (w.val_until - w.val_from).days + 1 if w.val_from and w.val_until else None,
+        "test": (w.test_until - w.test_from).days + 1 if w.test_from and w.test_until else None,
+    }
+    span = {"val": f"{w.val_from}…{w.val_until}", "test": f"{w.test_from}…{w.test_until}"}
+    notes = []
+    for name, info in sorted(manifest.configs.items()):
+        total = sum(info.counts.values())
+        if not total:
+            continue
+        for split in ("val", "test"):
+            n = info.counts.get(split, 0)
+            share = n / total
+            d = days[split]
+            if d is not None and d <= 3 and share >= 0.25:
+                notes.append(
+                    f"{name}: the {split} window is {d} day{'s' if d > 1 else ''} ({span[split]}) yet holds "
+                    f"{share:.0%} of the samples ({n}/{total}): many papers share those v1 dates, and the split is "
+                    "by date, so it cannot be balanced by count"
+                )
+            elif 0 < n < 10:
+                notes.append(
+                    f"{name}: the {split} split has only {n} sample{'s' if n > 1 else ''}: its scores are low-n "
+                    "(no intervals are shown below 10 samples)"
+                )
+    return notes

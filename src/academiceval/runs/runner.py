@@ -215,7 +215,9 @@ async def run_round_async(
             preparer = make_preparer(context_length)
             preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
             summary.prompt_preparation = preparer.name
-        run_dir = layout.run_dir(view.name, config.run_name or run_dir_name(config, context_length))
+        # a released round shares its round's name but not its manifest: its runs get their own directory
+        release = "+release" if view.manifest.release is not None else ""
+        run_dir = layout.run_dir(view.name, config.run_name or run_dir_name(config, context_length) + release)
         summary.run_dir = run_dir
         lock = RunLock(run_dir).acquire()  # a second run of the same model/round refuses, naming the holder
         spec = RunSpec(

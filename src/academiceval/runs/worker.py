@@ -23,6 +23,7 @@ from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import BackendError, EmptyAnswerError, is_final
 from academiceval.models.generate import Generator, Outcome
 from academiceval.models.postprocess import postprocess
+from academiceval.models.prepare import probe_parts
 from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.models import Sample
 from academiceval.runs.models import RunRecord
@@ -170,6 +171,12 @@ class SampleWorker:
         """The sample as the backend should see it. A baseline reads the sample, not the prompt, so under --rag
         its available text must be what retrieval kept (in rank order) — otherwise a RAG baseline would silently
         score the same as the plain one and measure nothing about retrieval."""
+        if self.reads_sample and self.preparer.probe:
+            # likewise a probe: the baseline reads only what the probe leaves (title-only: the title), so a probed
+            # baseline run measures the probe instead of repeating the plain run's answers
+            probed, _ = probe_parts(sample, self.preparer.probe)
+            if probed is not None:
+                return sample.model_copy(update={"fields": probed.fields, "demos": [], "citations": []})
         if not self.reads_sample or not prep.retrieved_texts:
             return sample
         kept = prep.retrieved_texts[: max(0, len(prep.retrieved_texts) - int(prep.extras.get("chunks_dropped", 0)))]
@@ -254,7 +261,9 @@ class SampleWorker:
 
     def _skipped(self, sample: Sample, prep: Prepared) -> RunRecord:
         reason = prep.reason or "too long for the context"
-        return self._record(sample, prep, skipped=True, error=reason, error_code="skipped_overflow")
+        # a probe that does not apply to the task (title-only on title samples) is not an overflow
+        code = "not_applicable" if prep.truncation == "not_applicable" else "skipped_overflow"
+        return self._record(sample, prep, skipped=True, error=reason, error_code=code)
 
     async def one(self, sample: Sample) -> None:
         opts = self.options_for(sample.task)[0]

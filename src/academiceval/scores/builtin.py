@@ -33,15 +33,19 @@ class RougeMetric:
         metric, chash = self.metric_name, self.chash
         new: list[ScoreRecord] = []
         pending = job.todo(metric, chash)
-        for k, rec in enumerate(pending):
-            bad = job.unusable(rec, metric, chash)
-            if bad is None:
-                s = self.scorer.score(job.label_of(rec) or "", rec.output)[self.rtype]
-                details = {"output_sha256": output_sha(rec.output)}
-                bad = job.record(rec, metric, chash, values=s.as_dict(), details=details)
-            new.append(bad)
-            if k % 200 == 0 or k == len(pending) - 1:
-                job.tick(metric, k + 1, len(pending))
+        chunk = 2000  # one native batch call per chunk (all cores), progress between chunks
+        for start in range(0, len(pending), chunk):
+            part = pending[start : start + chunk]
+            bad = [job.unusable(rec, metric, chash) for rec in part]
+            ok = [rec for rec, b in zip(part, bad, strict=True) if b is None]
+            scored = iter(self.scorer.score_batch([job.label_of(r) or "" for r in ok], [r.output for r in ok]))
+            for rec, b in zip(part, bad, strict=True):
+                if b is None:
+                    s = next(scored)[self.rtype]
+                    values = {"p": s.precision, "r": s.recall, "f": s.fmeasure}
+                    b = job.record(rec, metric, chash, values=values, details={"output_sha256": output_sha(rec.output)})
+                new.append(b)
+            job.tick(metric, start + len(part), len(pending))
         job.emit(new)
         return new
 

@@ -41,6 +41,8 @@ PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.leval_metrics",
 )
 
+NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
+
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
@@ -92,8 +94,10 @@ class RunJob:
 
     def todo(self, metric: str, chash: str) -> list[RunRecord]:
         """Records not yet scored with this metric configuration (or whose output changed since)."""
-        pending = [r for r in self.recs if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
-        self.skipped[metric] = self.skipped.get(metric, 0) + len(self.recs) - len(pending)
+        # a probe that does not apply to a sample (title-only on a title) left nothing to score and is no error
+        applicable = [r for r in self.recs if r.error_code != NOT_APPLICABLE]
+        pending = [r for r in applicable if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
+        self.skipped[metric] = self.skipped.get(metric, 0) + len(applicable) - len(pending)
         return pending
 
     def label_of(self, rec: RunRecord) -> str | None:
@@ -117,8 +121,14 @@ class RunJob:
     def unusable(self, rec: RunRecord, metric: str, chash: str) -> ScoreRecord | None:
         """A record that cannot be scored (no reference when the metric needs one, generation error): recorded with
         its reason."""
-        if self.needs.reference and self.label_of(rec) is None:
+        label = self.label_of(rec)
+        if self.needs.reference and label is None:
             why = f"sample {rec.sample_id} is not in round {self.spec.round}"
+        elif self.needs.reference and not label:
+            why = (
+                f"label withheld: round {self.spec.round} was released without the labels of {rec.split}; "
+                "score again with --round-dir of the round that has them"
+            )
         elif rec.error or rec.skipped:
             why = f"no output to score: {rec.error or 'skipped (too long)'}"
         else:

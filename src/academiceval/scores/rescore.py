@@ -26,6 +26,7 @@ from academiceval.scores.registry import MetricOptions, RunJob, Scorer
 from academiceval.store.artifacts import (
     ArtifactError,
     Layout,
+    RunData,
     append_scores,
     home_of_run,
     load_round,
@@ -35,6 +36,9 @@ from academiceval.store.artifacts import (
 )
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)
+
+
+LABEL_WITHHELD = "label withheld"  # how RunJob.unusable starts the error of a sample a release withholds
 
 
 class ScoreError(AcademicEvalError):
@@ -47,6 +51,7 @@ class ScoreError(AcademicEvalError):
 class RunScoreResult:
     run_dir: Path
     model: str
+    label: str = ""  # model plus input variant (probe, RAG, context length), as tables show a run
     written: dict[str, int] = field(default_factory=dict)  # metric -> new records
     skipped: dict[str, int] = field(default_factory=dict)  # metric -> already scored
     errors: dict[str, int] = field(default_factory=dict)  # metric -> records with an error
@@ -125,13 +130,18 @@ def score_runs(
         if rdir not in label_cache:
             label_cache[rdir] = load_round(rdir).samples_by_id()
         existing = read_scores(rd)
-        res = RunScoreResult(run_dir=rd, model=spec.model)
+        res = RunScoreResult(run_dir=rd, model=spec.model, label=RunData(path=rd, spec=spec).label)
         job = RunJob(
             spec=spec,
             run_dir=rd,
             samples=label_cache[rdir],
             recs=sorted(records.values(), key=lambda r: r.sample_id),
-            done={(s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256")) for s in existing},
+            # a sample whose label a release withheld is scored again once the labels are there
+            done={
+                (s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256"))
+                for s in existing
+                if not (s.error or "").startswith(LABEL_WITHHELD)
+            },
             emit=lambda recs, _rd=rd: write(_rd, recs),
             read_run=lambda p: read_run_dir(p)[1],
             progress=progress,

@@ -396,7 +396,8 @@ def write_round_config(
 
 
 def manifest_json(manifest: RoundManifest) -> str:
-    return json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    skip = {"release"} if manifest.release is None else None  # a built round's manifest is unchanged by the field
+    return json.dumps(manifest.model_dump(mode="json", exclude=skip), indent=2, sort_keys=True) + "\n"
 
 
 def write_manifest(round_dir: Path, manifest: RoundManifest) -> None:

@@ -128,6 +128,8 @@ class RoundManifest(BaseModel):
     configs: dict[str, ConfigInfo] = Field(default_factory=dict)  # config name -> what it holds
     notes: dict[str, dict[str, int]] = Field(default_factory=dict)  # per task: non-fatal observations -> count
     config: dict[str, Any] = Field(default_factory=dict)  # the BuildConfig, verbatim
+    # set on a published release (`academiceval release`): which labels it withholds, from which round manifest
+    release: dict[str, Any] | None = None
 
 
 # ---- runs --------------------------------------------------------------------------------------------

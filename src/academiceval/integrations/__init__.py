@@ -1,0 +1,1 @@
+"""Bridges to other evaluation harnesses (optional extras): `integrations.inspect` runs our rounds in inspect_ai."""
