@@ -7,7 +7,7 @@ lowest observed latency (an EWMA) × (1 + (in-flight + 1) / window), each endpoi
 it has room; when every window is full, each server is refilled as it frees slots, so each serves in
 proportion to its speed.
 
-Health: a connection failure takes an endpoint out at once; `fail_threshold` server errors or timeouts in a row
+Health: a connection failure takes an endpoint out at once; `fail_threshold` (5) server errors or timeouts in a row
 do too. An endpoint that is out gets no requests for a cool-down (`cooldown_s`, doubling while it stays down, up
 to `max_cooldown_s`); then it is *probed* with one request at a time until one succeeds. The failed attempt
 raises its (transient) error as usual, so the Generator's retry sends it again — to another endpoint. When every
@@ -107,7 +107,7 @@ class EndpointPool:
         timeout: float = 600.0,
         system_prompt: str | None = None,
         max_connections: int = 16,
-        fail_threshold: int = 3,
+        fail_threshold: int = 5,
         cooldown_s: float = 5.0,
         max_cooldown_s: float = 60.0,
     ) -> None:
