@@ -45,14 +45,15 @@ def test_dispatch_spreads_load_by_latency_and_records_name_the_endpoint(sample_r
     assert not [r for r in recs if r["error"]]
     by_endpoint = Counter(r["endpoint"] for r in recs if not r["cached"])
     assert set(by_endpoint) <= {fast.url, slow.url}
-    # every answer that was requested names its server, and the counts agree with what the servers saw
-    assert by_endpoint[fast.url] + by_endpoint[slow.url] == fast.stats.total + slow.stats.total
+    assert None not in by_endpoint  # every requested answer names its server
+    # (>=: a sample that shared an identical prompt's in-flight answer names the server that gave it too)
+    assert by_endpoint[fast.url] + by_endpoint[slow.url] >= fast.stats.total + slow.stats.total
     assert fast.stats.total > 3 * max(1, slow.stats.total)  # the fast server frees its slots sooner
     assert s.endpoints is not None and s.endpoints[fast.url]["answered"] == fast.stats.total
 
 
 def test_dead_endpoint_is_taken_out_and_the_run_completes(sample_round, fake_server, tmp_path):
-    a, b, c = fake_server(latency_s=0.05), fake_server(latency_s=0.05), fake_server(latency_s=0.05)
+    a, b, c = fake_server(latency_s=0.1), fake_server(latency_s=0.1), fake_server(latency_s=0.1)
     killed = threading.Event()
 
     def progress(done: int, total: int) -> None:
