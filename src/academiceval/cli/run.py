@@ -56,9 +56,17 @@ def run(
         list[str] | None, typer.Option("--split", help="Splits to run (repeatable; default test).")
     ] = None,
     base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL). Repeat it "
+            "for several servers of the same model: least-loaded dispatch, a failing server is taken out for a while.",
+        ),
+    ] = None,
+    endpoints_file: Annotated[
         str | None,
         typer.Option(
-            "--base-url", help="OpenAI-compatible server URL, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL)"
+            "--endpoints", help="File of server URLs, one a line (# comments), used like repeated --base-url."
         ),
     ] = None,
     api_key_env: Annotated[
@@ -154,13 +162,18 @@ def run(
     from academiceval.store.workspace import resolve_home
 
     try:
+        urls = list(base_url or [])
+        if endpoints_file:
+            from academiceval.models.endpoints import read_endpoints_file
+
+            urls += read_endpoints_file(endpoints_file)
         config = RunConfig(
             model=model,
             tasks=task or None,
             settings=setting or None,
             splits=split or ["test"],
             options=parse_generation_options(gen or []),
-            base_url=base_url,
+            endpoints=urls or None,
             api_key_env=api_key_env,
             max_connections=max_connections,
             timeout=timeout,
@@ -221,6 +234,11 @@ def run(
     skipped = [(k, v) for k, v in summary.error_codes.most_common() if k in not_errors]
     if skipped:
         extra += "; skipped: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped)
+    if summary.endpoints:
+        extra += "; per endpoint: " + ", ".join(
+            f"{url} {st['answered']}/{st['requests']}" + (f" (out {st['taken_out']}x)" if st["taken_out"] else "")
+            for url, st in summary.endpoints.items()
+        )
     err_console.print(f"{extra}; {summary.elapsed_s:.1f} s; records in {summary.run_dir}")
 
 

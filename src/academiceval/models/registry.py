@@ -48,6 +48,7 @@ def load_backend(
     *,
     base_url: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
+    endpoints: list[str] | None = None,
     **kw: Any,
 ) -> Backend:
     """Build the backend a spec names. `kw` passes through (timeout, system_prompt, device, ...): an option the
@@ -59,6 +60,22 @@ def load_backend(
     The base URL defaults to `$OPENAI_BASE_URL`, then the OpenAI API.
     """
     provider, model = parse_spec(spec)
+    if endpoints and provider != "openai":
+        raise ConfigError(f"several endpoints are for openai/ models only, not {spec}")
+    if provider == "openai" and endpoints:
+        from academiceval.models.endpoints import EndpointPool, parse_endpoints
+        from academiceval.models.openai_backend import is_loopback
+
+        urls = parse_endpoints(endpoints)
+        key = os.environ.get(api_key_env) or None
+        remote = [u for u in urls if not is_loopback(u)]
+        if key is None and remote:
+            raise MissingAPIKeyError(
+                f"no API key for {spec} at {remote[0]}: the environment variable {api_key_env} is not set",
+                hint=f"export {api_key_env}=... (or pass --api-key-env NAME); local servers on 127.0.0.1 need none",
+            )
+        opts = _accepted(EndpointPool, kw, spec, exclude={"base_urls", "api_key"})
+        return EndpointPool(model, base_urls=urls, api_key=key, **opts)
     if provider == "openai":
         from academiceval.models.openai_backend import DEFAULT_BASE_URL, OpenAIBackend, is_loopback, normalize_base_url
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
+from academiceval.models.endpoints import parse_endpoints
 from academiceval.models.prepare import Probe
 from academiceval.models.rag import RagConfig
 from academiceval.store.artifacts import check_name
@@ -23,6 +24,9 @@ class RunConfig(StrictConfig):
     splits: list[str] | None = Field(default_factory=lambda: ["test"])
     options: GenerationOptions = Field(default_factory=GenerationOptions)  # -T key=value
     base_url: str | None = None
+    # several servers of the same model (`--base-url` repeated / `--endpoints FILE`): least-loaded dispatch, a
+    # failing server is taken out for a cool-down (models.endpoints); one URL here is the same as `base_url`
+    endpoints: list[str] | None = None
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name; the key itself is never stored
     max_connections: int = 16
     timeout: float = 600.0
@@ -42,6 +46,20 @@ class RunConfig(StrictConfig):
     def _rag(cls, v: Any) -> Any:
         """`--rag bm25|tfidf|dense[:MODEL]` (or the dict stored in run.json) through RagConfig's one parser."""
         return RagConfig.coerce(v)
+
+    @field_validator("endpoints")
+    @classmethod
+    def _endpoints(cls, v: list[str] | None) -> list[str] | None:
+        """Normalised; a bad URL or a duplicate is refused here, before any work (one-line ConfigError)."""
+        return None if not v else parse_endpoints(v)
+
+    @model_validator(mode="after")
+    def _one_endpoint(self) -> RunConfig:
+        if self.endpoints and self.base_url:
+            raise ConfigError("give the servers either as base_url or as endpoints, not both")
+        if self.endpoints and len(self.endpoints) == 1:  # one server: the plain backend (and its cache keys)
+            self.base_url, self.endpoints = self.endpoints[0], None
+        return self
 
     @field_validator("max_connections")
     @classmethod

@@ -203,6 +203,7 @@ async def run_round_async(
             api_key_env=config.api_key_env,
             timeout=config.timeout,
             templates_dir=view.templates_dir,
+            **({"endpoints": config.endpoints, "max_connections": config.max_connections} if config.endpoints else {}),
         )
     try:
         caps = backend.capabilities
@@ -263,7 +264,13 @@ async def run_round_async(
                 todo.append(s)
         cache = ResponseCache(layout.response_cache, enabled=config.use_cache, batch=64)
         writer = RecordWriter(run_dir)
-        limiter = AdaptiveLimiter(config.max_connections)
+        pool = getattr(backend, "endpoints", None)  # models.endpoints.EndpointPool: one window per endpoint
+        if pool:  # --max-connections is per endpoint; each endpoint's own limiter adapts, this one only caps
+            workers = config.max_connections * len(pool)
+            limiter = AdaptiveLimiter(workers, min_limit=workers)
+        else:
+            workers = config.max_connections
+            limiter = AdaptiveLimiter(workers)
         run = SampleWorker(
             backend,
             options,
@@ -284,7 +291,7 @@ async def run_round_async(
                 progress(0, len(todo))
             if todo and (old is None or old.base_url == spec.base_url):  # answers of this same server only
                 run.restore_cache(existing.values())
-            await run.run_all(todo, config.max_connections)
+            await run.run_all(todo, workers)
         finally:
             writer.close()
             cache.close()
@@ -292,6 +299,8 @@ async def run_round_async(
             summary.cpu_s = time.process_time() - c0
             summary.requests, summary.retries = run.stats.attempts, run.stats.retries
             summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
+            if pool:
+                summary.endpoints = backend.stats()  # type: ignore[attr-defined]
         return summary
     finally:
         if lock is not None:

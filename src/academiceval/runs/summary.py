@@ -58,6 +58,7 @@ class RunSummary:
     retries: int = 0
     rate_limited: int = 0
     final_limit: int | None = None
+    endpoints: dict[str, dict[str, int]] | None = None  # several endpoints: requests/answers/failures per URL
     elapsed_s: float = 0.0  # wall time of the request phase (after loading and validation)
     cpu_s: float = 0.0  # this process's CPU time over the same phase (all threads)
     token_report: list[dict[str, Any]] = field(default_factory=list)  # --count-tokens rows

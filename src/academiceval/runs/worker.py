@@ -290,6 +290,8 @@ class SampleWorker:
         rec = self._from_outcome(
             sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts
         )
+        if got.completion is not None and got.source != "cache":  # several endpoints: the one that answered
+            rec.endpoint = got.completion.raw.get("endpoint")
         # a committed cache row survives a kill, so its record may be flushed lazily; an answer this run wrote and
         # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once
         self._finish(rec, urgent=got.source != "cache" or not got.committed)

@@ -186,6 +186,7 @@ class RunRecord(BaseModel):
     skipped: bool = False  # --on-overflow skip: too long, not sent
     finish_reason: str | None = None
     attempts: int = 0  # HTTP attempts this run made for the sample (0 when cached or skipped)
+    endpoint: str | None = None  # the server that answered, when the run had several (run --base-url A --base-url B)
     warnings: list[str] = Field(default_factory=list)  # e.g. invalid_utf8 in the answer
     prompt_info: dict[str, Any] = Field(default_factory=dict)  # demos/citations dropped, tokenizer, retrieved chunks
 
