@@ -16,11 +16,6 @@ from academiceval.papers.layout import Layout, Line
 from academiceval.papers.roles import ANCHOR_WORDS, NUMBERED, role_of, roman_value
 
 _ABSTRACT_START = re.compile(r"^a\s?b\s?s\s?t\s?r\s?a\s?c\s?t\b\s*[:.—–\-]?\s*", re.I)
-_ABSTRACT_END = re.compile(
-    r"^(keywords|key words|index terms|ccs concepts|acm reference|general terms|categories and subject|"
-    r"\*?equal contribution|preprint|correspondence|mathematics subject)",
-    re.I,
-)
 _SENTENCE_END = re.compile(r"[.!?:]['\")\]]?$")
 _TOC_ENTRY = re.compile(r"(?:\s|\.)\d{1,3}$")
 
@@ -247,35 +242,6 @@ def find_headings(layout: Layout) -> list[Heading]:
     return [h for h in accepted if h.text.strip().lower() not in {"abstract"}]
 
 
-def find_title(layout: Layout) -> tuple[str, int]:
-    """Largest-font text near the top of page 1 (cover pages aside); returns (title, last title line index)."""
-    for page in (0, 1):
-        cands = [
-            (i, ln)
-            for i, ln in enumerate(layout.lines)
-            if ln.page == page and len(ln.text) > 3 and "arxiv" not in ln.text.lower() and ln.y0 < 500
-        ]
-        cands = [(i, ln) for i, ln in cands if sum(c.isalpha() for c in ln.text) >= 3]
-        if not cands:
-            continue
-        big = max(ln.size for _, ln in cands)
-        first = next(k for k, (_, ln) in enumerate(cands) if ln.size >= big - 0.6)
-        parts: list[str] = []
-        last = cands[first][0]
-        for i, ln in cands[first : first + 6]:
-            same_block = bool(parts) and ln.block == layout.lines[last].block
-            if (ln.size < big - 0.6 and not (same_block and ln.size >= 0.85 * big)) or (
-                parts and ln.y0 - layout.lines[last].y1 > 2.5 * ln.size
-            ):
-                break
-            parts.append(ln.text)
-            last = i
-        title = join_lines(parts)
-        if len(title) >= 8:
-            return title, last
-    return "", -1
-
-
 def join_lines(parts: list[str]) -> str:
     """Join wrapped lines, undoing end-of-line hyphenation ("hyphen-" + "ation" → "hyphenation")."""
     out = ""
@@ -313,75 +279,3 @@ def text_of(lines: list[Line]) -> str:
         else:
             paras.append(joined)
     return "\n\n".join(paras)
-
-
-def find_abstract(layout: Layout, title_end: int, first_heading: int) -> str:
-    """Text after an "Abstract" marker up to the first heading or a keywords line; otherwise the longest
-    paragraph between title and first heading."""
-    lines = layout.lines
-    stop = first_heading if first_heading >= 0 else min(len(lines), title_end + 200)
-    start = None
-    lead = ""
-    for i in range(max(0, title_end + 1), stop):
-        m = _ABSTRACT_START.match(lines[i].text)
-        if m and (len(lines[i].text) < 14 or lines[i].bold or lines[i].text[: m.end()].strip()[-1:] in ".:—–-"):
-            start = i + 1
-            lead = lines[i].text[m.end() :].strip()
-            break
-        if m and lines[i].text[: m.end()].strip().isupper():
-            start, lead = i + 1, lines[i].text[m.end() :].strip()
-            break
-    if start is None:
-        # paragraphs = runs of lines in one type size without a vertical gap (some styles make every line a
-        # block of its own); keywords/CCS lines end a run
-        runs: list[list[Line]] = []
-        for ln in lines[max(0, title_end + 1) : stop]:
-            if ln.page > 1 or _ABSTRACT_END.match(ln.text):
-                runs.append([])
-                continue
-            last = runs[-1][-1] if runs and runs[-1] else None
-            if (
-                last is not None
-                and last.page == ln.page
-                and abs(last.size - ln.size) <= 0.4
-                and 0 <= ln.y0 - last.y1 < 0.8 * ln.size
-            ):
-                runs[-1].append(ln)
-            else:
-                runs.append([ln])
-        runs = [r for r in runs if r]
-        if not runs:
-            return ""
-        best = max(runs, key=_prose_score)
-        text = text_of(best)
-        return text if len(text) >= 200 and _prose_score(best) > 0 else ""
-    chosen: list[Line] = []
-    if lead:
-        first = lines[start - 1]
-        chosen.append(
-            Line(lead, first.x0, first.y0, first.x1, first.y1, first.size, first.bold, first.page, first.block)
-        )
-    size = lines[start].size if start < len(lines) else 0.0
-    total = len(lead)
-    for k in range(start, stop):
-        ln = lines[k]
-        if _ABSTRACT_END.match(ln.text):
-            break
-        new_block = k > start and ln.block != lines[k - 1].block
-        # without a heading after it, the abstract ends at the first paragraph in another type size or page
-        if new_block and total >= 300 and (abs(ln.size - size) > 0.6 or ln.page != lines[start].page):
-            break
-        if new_block and total >= 3000:
-            break
-        chosen.append(ln)
-        total += len(ln.text)
-    return text_of(chosen)
-
-
-def _prose_score(rows: list[Line]) -> float:
-    """Characters of running prose: author and affiliation blocks are mostly capitalised words."""
-    words = [w for r in rows for w in r.text.split()]
-    if not words:
-        return 0.0
-    lower = sum(1 for w in words if w[:1].islower()) / len(words)
-    return sum(len(r.text) for r in rows) * lower if lower >= 0.4 else 0.0
