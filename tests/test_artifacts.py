@@ -19,12 +19,15 @@ from academiceval.store.artifacts import (
     ArtifactError,
     Layout,
     RecordWriter,
+    artifact_name,
     check_name,
     iter_jsonl,
     load_round,
     load_run,
+    read_run_records,
     records_file,
     safe_name,
+    setting_slug,
     write_run_spec,
 )
 from academiceval.store.models import RunRecord, RunSpec, ScoreRecord
@@ -168,3 +171,27 @@ def test_each_config_is_stored_verbatim_with_what_it_produced(corpus, tmp_path):
     score_runs([summary.run_dir], score_cfg)
     scores = read_scores(summary.run_dir)
     assert len(scores) == 2 and all(ScoreConfig.model_validate(s.config) == score_cfg for s in scores)
+
+
+def test_artifact_names_are_readable_and_old_run_files_resume(tmp_path: Path) -> None:
+    slugs = [setting_slug(s) for s in ("zero-shot", "random:1", "coauthor:2", "mixed:1+1", "ctx:32000")]
+    assert slugs == ["zero-shot", "random1", "coauthor2", "mixed1-1", "ctx32K"]
+    assert artifact_name("abstract", "random:1") == "abstract-random1"
+    assert artifact_name("abstract", "random:1", "19K") == "abstract-random1-19K"
+    new = tmp_path / "new"
+    new.mkdir()
+    assert records_file(new, "title", "zero-shot").name == "title-zero-shot.jsonl"
+    assert records_file(new, "abstract", "random:1").name == "abstract-random1.jsonl"
+    # a run written before the rename: its file keeps receiving the records of the resumed run
+    old_run = tmp_path / "old"
+    old_run.mkdir()
+    recs = [_record(i).model_copy(update={"setting": "random:1", "sample_id": f"t/r/{i}"}) for i in range(4)]
+    old = old_run / "title-random_1.jsonl"
+    old.write_text("".join(r.model_dump_json() + "\n" for r in recs[:2]))
+    assert records_file(old_run, "title", "random:1") == old
+    w = RecordWriter(old_run)
+    for r in recs[1:]:  # sample 1 retried, 2 and 3 new
+        w.append(r)
+    w.close()
+    assert sorted(p.name for p in old_run.glob("*.jsonl")) == ["title-random_1.jsonl"]
+    assert sorted(read_run_records(old_run)) == [f"t/r/{i}" for i in range(4)]

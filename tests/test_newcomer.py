@@ -91,8 +91,11 @@ def test_skewed_splits_are_explained() -> None:
             test_until=date(2025, 1, 22),
         ),
         configs={
-            "title-14K": ConfigInfo(
-                task="title", setting="zero-shot", setting_name="title-14K", counts={"train": 35, "val": 38, "test": 7}
+            "title-zero-shot-14K": ConfigInfo(
+                task="title",
+                setting="zero-shot",
+                setting_name="title-zero-shot-14K",
+                counts={"train": 35, "val": 38, "test": 7},
             ),
         },
     )

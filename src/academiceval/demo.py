@@ -518,7 +518,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
         if lab_kept is not None:
             st.note = f"an earlier report in {lab_out} was moved to {lab_kept}"
         summary.lab_index_html = paths.index_html
-        co = {c: n for c, n in manifest.counts.items() if "-G" in c or "-M" in c}
+        co = {c: n for c, n in manifest.counts.items() if "-coauthor" in c or "-mixed" in c}
         st.rows = [
             (
                 "publication list",

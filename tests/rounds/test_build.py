@@ -265,7 +265,7 @@ def test_coauthor_demos_come_from_the_graph_when_there_is_one(uws, tmp_path) -> 
     rnd = load_round(tmp_path / "g")
     samples = list(rnd.samples())
     assert [(s.arxiv_id, [d.arxiv_id for d in s.demos]) for s in samples] == [(target, [demo])]
-    assert samples[0].demos[0].origin == "coauthor" and samples[0].setting_name.endswith("-G")
+    assert samples[0].demos[0].origin == "coauthor" and "-coauthor" in samples[0].setting_name
 
 
 def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:

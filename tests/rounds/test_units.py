@@ -80,7 +80,11 @@ def test_setting_specs_and_names() -> None:
             (parse_setting("mixed:1+1"), 72_100),
         ],
     )
-    assert names == {"zero-shot": "abs-9K", "coauthor:2": "abs-29K-G", "mixed:1+1": "abs-72K-M"}
+    assert names == {
+        "zero-shot": "abstract-zero-shot-9K",
+        "coauthor:2": "abstract-coauthor2-29K",
+        "mixed:1+1": "abstract-mixed1-1-72K",
+    }
     clash = setting_names("title", [(parse_setting("random:1"), 10_100), (parse_setting("zero-shot"), 9_900)])
     assert len(set(clash.values())) == 2
 

@@ -84,7 +84,7 @@ def test_records_last_wins_and_torn_tail_is_cut(tmp_path):
     w.append(rec(1, output_raw="Late title", output="Late title"), urgent=False)
     w.close()
     path = records_file(tmp_path, "title", "random:2")
-    assert path.name == "title-random_2.jsonl"
+    assert path.name == "title-random2.jsonl"
     got = {r.sample_id: r for r in iter_jsonl(path, RunRecord)}
     assert got["title/random:2/2212.00001"].output == "Late title" and len(got) == 2
     path.write_bytes(path.read_bytes() + b'{"sample_id": "title/random:2/2212.0000')  # kill -9 mid-write

@@ -20,7 +20,7 @@ from academiceval.errors import ConfigError
 from academiceval.graph.queries import coauthor_papers, coauthor_papers_by_authorship, has_graph
 from academiceval.rounds.leakage import is_version
 from academiceval.rounds.models import Split, Task
-from academiceval.rounds.tasks import SHORT_NAMES
+from academiceval.store.artifacts import artifact_name
 from academiceval.store.workspace import Workspace
 
 Kind = Literal["zero-shot", "random", "coauthor", "mixed", "ctx"]
@@ -78,27 +78,15 @@ def parse_setting(text: str) -> SettingSpec:
 
 
 def setting_names(task: Task, specs_and_means: list[tuple[SettingSpec, float]]) -> dict[str, str]:
-    """Names like `title-10K`, `abs-29K-G`, `related-72K-M` from mean input tokens; collisions get the spec."""
+    """Config names `{task}-{setting slug}-{size}` (`abstract-random1-19K`, `title-zero-shot-14K`,
+    `related_work-coauthor2-72K`): store.artifacts.artifact_name plus the measured mean input tokens; the run
+    records file of a config is the same name without the size (`abstract-random1.jsonl`)."""
 
     def kilo(x: float) -> str:
         k = x / 1000.0
         return f"{round(k)}K" if k >= 0.95 else f"{k:.1f}K"
 
-    base = {}
-    for spec, mean in specs_and_means:
-        name = f"{SHORT_NAMES[task]}-{kilo(mean)}"
-        base[spec.spec] = f"{name}-{spec.suffix}" if spec.suffix else name
-    counts: dict[str, int] = {}
-    for n in base.values():
-        counts[n] = counts.get(n, 0) + 1
-    out = {}
-    for spec, _ in specs_and_means:
-        n = base[spec.spec]
-        if counts[n] > 1:
-            tag = spec.spec.replace(":", "").replace("+", "-").replace("zero-shot", "Z")
-            n = f"{n}-{tag}"
-        out[spec.spec] = n
-    return out
+    return {spec.spec: artifact_name(task, spec.spec, kilo(mean)) for spec, mean in specs_and_means}
 
 
 @dataclass

@@ -501,8 +501,31 @@ def load_round(round_dir: str | Path, *, verify: bool = True) -> LoadedRound:
 
 
 # ---- runs --------------------------------------------------------------------------------------------------
+def setting_slug(setting: str) -> str:
+    """A readable slug of a setting spec: `zero-shot`, `random:1` → `random1`, `mixed:1+1` → `mixed1-1`,
+    `ctx:32000` → `ctx32K`."""
+
+    def kilo(m: re.Match[str]) -> str:
+        n = int(m.group(0))
+        return f"{n // 1000}K" if n >= 1000 and n % 1000 == 0 else m.group(0)
+
+    slug = re.sub(r"\d+", kilo, setting.replace(":", "").replace("+", "-"))
+    return safe_name(slug)
+
+
+def artifact_name(task: str, setting: str, size: str | None = None) -> str:
+    """THE name of a task-setting artifact: `abstract-random1` (run records file stem), with the measured size
+    appended for a round config (`abstract-random1-19K`)."""
+    name = f"{safe_name(task)}-{setting_slug(setting)}"
+    return f"{name}-{size}" if size else name
+
+
 def records_file(run_dir: Path, task: str, setting: str) -> Path:
-    return run_dir / f"{safe_name(task)}-{safe_name(setting)}.jsonl"
+    """`{task}-{setting slug}.jsonl`; a run started before the rename keeps its old file
+    (`abstract-random_1.jsonl`), so resumed runs append where their records already are."""
+    path = Path(run_dir) / f"{artifact_name(task, setting)}.jsonl"
+    legacy = Path(run_dir) / f"{safe_name(task)}-{safe_name(setting)}.jsonl"
+    return legacy if not path.exists() and legacy.exists() else path
 
 
 def _record_files(run_dir: Path) -> list[Path]:
@@ -730,6 +753,7 @@ __all__ = [
     "RoundIntegrityError",
     "RunData",
     "append_scores",
+    "artifact_name",
     "check_name",
     "data_paths",
     "file_sha256",
@@ -746,6 +770,7 @@ __all__ = [
     "read_scores",
     "records_file",
     "safe_name",
+    "setting_slug",
     "verify_round",
     "write_json_atomic",
     "write_manifest",
