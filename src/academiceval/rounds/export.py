@@ -46,25 +46,25 @@ class StagingWriter:
                 yield Sample.model_validate_json(line)
 
 
-def dataset_card(manifest: RoundManifest) -> str:
-    """README.md with a YAML header declaring every config, so `datasets.load_dataset(dir, config)` works."""
-    lines = [
-        "---",
-        f"pretty_name: academiceval round {manifest.round}",
-        "language:",
-        "- en",
-        "task_categories:",
-        "- summarization",
-        "- text-generation",
-        "configs:",
-    ]
+def card_header(manifest: RoundManifest, pretty_name: str, categories: list[str]) -> list[str]:
+    """The YAML header of a round's README.md: one entry per config with its parquet file per split — what
+    `datasets.load_dataset(dir, config)` reads. Every family's card starts with it."""
+    lines = ["---", f"pretty_name: {pretty_name}", "language:", "- en", "task_categories:"]
+    lines += [f"- {c}" for c in categories]
+    lines.append("configs:")
     for name, info in sorted(manifest.configs.items()):
         lines += [f"- config_name: {name}", "  data_files:"]
         for split in SPLITS:
             rel = data_paths(name, split)[0]
             if rel in info.files:
                 lines += [f"  - split: {split}", f"    path: {rel}"]
-    lines += ["---", "", f"# academiceval round `{manifest.round}`", ""]
+    return [*lines, "---"]
+
+
+def dataset_card(manifest: RoundManifest) -> str:
+    """README.md with a YAML header declaring every config, so `datasets.load_dataset(dir, config)` works."""
+    lines = card_header(manifest, f"academiceval round {manifest.round}", ["summarization", "text-generation"])
+    lines += ["", f"# academiceval round `{manifest.round}`", ""]
     w = manifest.windows
     lines += [
         "A dated round of the academiceval long-context writing benchmark: every label is real text from an arXiv",

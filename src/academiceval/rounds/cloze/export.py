@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from academiceval.rounds.cloze.models import TASK, ClozeItem
 from academiceval.rounds.cloze.prompt import template_files
 from academiceval.rounds.cloze.samples import item_to_sample, sample_to_item
+from academiceval.rounds.export import card_header
 from academiceval.rounds.models import ConfigInfo, RoundManifest
 from academiceval.store.artifacts import SPLITS, LoadedRound, data_paths, file_sha256, manifest_json
 
@@ -56,23 +57,8 @@ def write_items(round_dir: Path, config: str, items: list[ClozeItem]) -> ConfigI
 
 
 def cloze_card(manifest: RoundManifest, stats: dict[str, object]) -> str:
-    lines = [
-        "---",
-        f"pretty_name: academiceval citation cloze round {manifest.round}",
-        "language:",
-        "- en",
-        "task_categories:",
-        "- multiple-choice",
-        "configs:",
-    ]
-    for name, info in sorted(manifest.configs.items()):
-        lines += [f"- config_name: {name}", "  data_files:"]
-        for split in SPLITS:
-            rel = data_paths(name, split)[0]
-            if rel in info.files:
-                lines += [f"  - split: {split}", f"    path: {rel}"]
+    lines = card_header(manifest, f"academiceval citation cloze round {manifest.round}", ["multiple-choice"])
     lines += [
-        "---",
         "",
         f"# academiceval citation cloze round `{manifest.round}`",
         "",
