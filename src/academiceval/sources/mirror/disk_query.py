@@ -13,6 +13,7 @@ A date window next to a `cat:`/`au:` term is pushed into that term's posting loo
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -24,7 +25,7 @@ from academiceval.sources.mirror.index import _author_match, _text_matcher, text
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import key_tokens
-from academiceval.sources.query import BoolOp, DateRange, Node, parse_query
+from academiceval.sources.query import BoolOp, DateRange, Node, Term, parse_query
 
 if TYPE_CHECKING:
     from academiceval.sources.mirror.disk import DiskIndex
@@ -45,6 +46,7 @@ def _cat_plan(cond: str, params: list[Any]) -> Plan:
     return Plan(f"r.rid IN (SELECT c.rid FROM cat c WHERE {cond})", params, cat=(cond, params))
 
 
+@functools.lru_cache(maxsize=1024)
 def _window(node: DateRange) -> tuple[int, int]:
     lo = int(node.start.replace(tzinfo=UTC).timestamp())
     hi = int(node.end.replace(tzinfo=UTC, second=59, microsecond=0).timestamp())
@@ -126,23 +128,49 @@ class _Row:
 
     __slots__ = ("_meta", "_tokens", "akeys", "arxiv_id", "blob", "cats", "pub", "rid", "usort")
 
-    def __init__(self, rid: int, pub: int, usort: int, arxiv_id: str, cats: str, akeys: str, blob: bytes) -> None:
+    def __init__(
+        self, rid: int, pub: int, usort: int, arxiv_id: str, cats: str, akeys: str, blob: bytes | None
+    ) -> None:
         self.rid, self.pub, self.usort, self.arxiv_id = rid, pub, usort, arxiv_id
         self.cats, self.akeys, self.blob = cats.split(), akeys, blob
         self._meta: PaperMeta | None = None
         self._tokens: dict[str, list[str]] = {}
 
-    def authors(self) -> list[list[str]]:
-        return [a.split() for a in self.akeys.split(SEP)] if self.akeys else []
+    def authors(self, surname: str = "") -> list[list[str]]:
+        """Author key tokens; with `surname`, only the keys that contain it (a collaboration paper lists hundreds
+        of authors, and an `au:` check needs only those that can match its surname)."""
+        if not self.akeys:
+            return []
+        return [a.split() for a in self.akeys.split(SEP) if surname in a]
 
     def tokens(self, attr: str) -> list[str]:
         if attr not in self._tokens:
             if self._meta is None:
+                assert self.blob is not None, "the query's plan said no text is read"
                 self._meta = PaperMeta.model_validate_json(zlib.decompress(self.blob))
             m = self._meta
             text = {"title": m.title, "abstract": m.abstract, "comment": m.comment, "journal": m.journal_ref}[attr]
             self._tokens[attr] = text_tokens(text or "")
         return self._tokens[attr]
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_query(value: str) -> tuple[str, ...]:
+    """The key tokens of an `au:` value (computed once per query term, not once per candidate row)."""
+    return tuple(key_tokens(value.replace("_", " ").rstrip("*")))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_text(node: Term) -> Any:
+    return _text_matcher(node)
+
+
+def _needs_text(node: Node) -> bool:
+    """Does evaluating the tree read a record's text (title, abstract, …)? Only then are the candidates' stored
+    records fetched with them: an `au:` + window query reads thousands of candidates and needs none."""
+    if isinstance(node, BoolOp):
+        return _needs_text(node.left) or _needs_text(node.right)
+    return isinstance(node, Term) and node.field not in ("au", "cat", "id")
 
 
 def _cat_match(cats: list[str], value: str) -> bool:
@@ -166,8 +194,8 @@ def matches(node: Node, row: _Row) -> bool:
         return lo <= ts <= hi
     f, v = node.field, node.value
     if f == "au":
-        q = key_tokens(v.replace("_", " ").rstrip("*"))
-        return bool(q) and any(_author_match(toks, q) for toks in row.authors())
+        q = _name_query(v)
+        return bool(q) and q[-1] in row.akeys and any(_author_match(toks, q) for toks in row.authors(q[-1]))
     if f == "cat":
         return _cat_match(row.cats, v)
     if f == "id":
@@ -178,12 +206,12 @@ def matches(node: Node, row: _Row) -> bool:
     attrs = {"ti": ("title",), "abs": ("abstract",), "co": ("comment",), "jr": ("journal",)}.get(
         f, ("title", "abstract", "comment")
     )
-    match = _text_matcher(node)
+    match = _compiled_text(node)
     if any(match(row.tokens(a), None) for a in attrs):
         return True
     if f in ("all", "rn"):
-        q = key_tokens(v.replace("_", " ").rstrip("*"))
-        return (bool(q) and any(_author_match(t, q) for t in row.authors())) or _cat_match(row.cats, v)
+        q = _name_query(v)
+        return (bool(q) and any(_author_match(t, q) for t in row.authors(q[-1]))) or _cat_match(row.cats, v)
     return False
 
 
@@ -208,7 +236,8 @@ def run_query(
         rids = [r[0] for r in c.execute(f"SELECT r.rid FROM rec r {where} ORDER BY {order}", p.params)]
         page = rids[start:] if max_results is None else rids[start : start + max(0, max_results)]
         return len(rids), idx.records_by_rid(page)
-    sql = f"SELECT r.rid, r.pub, r.usort, r.arxiv_id, r.cats, r.akeys, r.meta FROM rec r {where}"
+    meta = "r.meta" if _needs_text(node) else "NULL"
+    sql = f"SELECT r.rid, r.pub, r.usort, r.arxiv_id, r.cats, r.akeys, {meta} FROM rec r {where}"
     hits = [row for row in (_Row(*t) for t in c.execute(sql, p.params)) if matches(node, row)]
     key = (lambda h: (h.usort, h.arxiv_id)) if sort_by == "lastUpdatedDate" else (lambda h: (h.pub, h.arxiv_id))
     hits.sort(key=key, reverse=desc)
