@@ -129,6 +129,7 @@ def test_cli_report_with_window(saved_runs, tmp_path):
     assert {row.counts.samples for row in res.rows} == {inside}
     for f in ("leaderboard.md", "index.html", "examples.html", "plots/settings.svg", "plots/fewshot.png"):
         assert (out / f).is_file()
+    assert not list((out / "plots").glob(".*.part"))  # images are written aside and renamed
     bad = CliRunner().invoke(app, ["report", "--runs", str(saved_runs.runs_dir), "--after", "yesterday"])
     assert bad.exit_code == 2 and "YYYY-MM-DD" in bad.output
 

@@ -10,6 +10,7 @@ Three questions the leaderboard alone cannot answer:
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -102,8 +103,11 @@ def _legend(fig, axes, ncol_max: int = 4) -> None:
 def _save(fig, out_dir: Path, name: str) -> tuple[str, str]:
     plots = out_dir / "plots"
     plots.mkdir(parents=True, exist_ok=True)
-    fig.savefig(plots / f"{name}.svg", bbox_inches="tight", metadata={"Date": None})
-    fig.savefig(plots / f"{name}.png", dpi=110, bbox_inches="tight")
+    # each file is written beside its final name and renamed: a killed report never leaves half an image
+    for ext, kw in (("svg", {"metadata": {"Date": None}}), ("png", {"dpi": 110})):
+        tmp = plots / f".{name}.{ext}.part"
+        fig.savefig(tmp, format=ext, bbox_inches="tight", **kw)
+        os.replace(tmp, plots / f"{name}.{ext}")
     return f"plots/{name}.svg", f"plots/{name}.png"
 
 

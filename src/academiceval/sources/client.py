@@ -211,7 +211,7 @@ class ArxivClient:
                 raise RetriesExhaustedError(
                     f"gave up after {self.max_retries + 1} attempts: {e.message}",
                     source=e.source,
-                    hint="arXiv may be down or rate-limiting; try again later or raise --max-retries",
+                    hint="arXiv may be down or rate-limiting; run the same command again later (finished work is kept)",
                 ) from e
             raise
         raise AssertionError("unreachable")  # pragma: no cover
