@@ -1,8 +1,10 @@
 """Write/read an imported L-Eval round and build its prompts (running it: `runs.leval`).
 
-Round layout (the project's one round format): `jsonl/<task>/test.jsonl` and `data/<task>/test.parquet` per
-L-Eval task (a config per task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
+Round layout (the project's one round format, written by `store.artifacts`): `jsonl/leval-<task>/test.jsonl` and
+`data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`rounds.leval_samples`:
+task `leval`, setting = the task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
 `build_options` recording the source, the family, the templates' sha256 and the length-instruction wording).
+So `academiceval run/score/report` read it like any round, and `leval run` reads the same files back as items.
 
 A run (`runs.leval.run_items`) writes `<out>/<task>.pred.jsonl` in L-Eval's own prediction format (`query`, `gt`,
 `<model>_pred`, `evaluation`, `prompt`) plus our provenance fields (`sample_id`, `length_instruction`,
