@@ -133,7 +133,11 @@ def test_lead_baseline_and_fake_server_run_score_report(home: Path) -> None:
     assert "baseline/leval-lead" in tpo_table and f"{100 * tpo_golds.count('A') / LIMIT:.3f}" in tpo_table
     assert "L-Eval" in (home / "reports" / "lv" / "index.html").read_text()
     results = json.loads((home / "reports" / "lv" / "results.json").read_text())
-    assert {(r["task"], r["setting"]) for r in results["rows"]} == {("leval", t) for t in RUN}
+    lead_rows = [
+        r for r in results["rows"] if Path(r["run_dir"]).name == lead.name
+    ]  # other tests add runs to this round
+    assert {(r["task"], r["setting"]) for r in lead_rows} == {("leval", t) for t in RUN}
+    assert all(r["metrics"]["leval"]["config_hash"] for r in lead_rows)
 
 
 def test_length_instruction_off_and_leval_truncation(home: Path) -> None:

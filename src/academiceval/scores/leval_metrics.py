@@ -113,8 +113,8 @@ class LEvalMetric:
                     item.evaluation,
                     item.label,
                     answer,
-                    self.protocol,
-                    rouge=self.rouge,  # type: ignore[arg-type]
+                    self.protocol,  # type: ignore[arg-type]
+                    rouge=self.rouge,
                 )
                 details["output_sha256"] = output_sha(rec.output)
                 error = None if values else f"not scored: {details.get('not_scored')}"
