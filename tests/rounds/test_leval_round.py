@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from academiceval.errors import AcademicEvalError
 from academiceval.rounds.leval import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
 from academiceval.rounds.leval_run import build_prompt, load_round, write_round
 from academiceval.runs.leval import LeadBaseline, run_items
@@ -62,11 +63,12 @@ def test_import_run_score_end_to_end(data_dir: Path, tmp_path: Path) -> None:
     from academiceval.store.artifacts import load_round as load_any_round
 
     manifest = load_any_round(round_dir).manifest  # the project's reader accepts and verifies it too
-    assert manifest.configs["quality"].task == "leval" and manifest.configs["quality"].counts == {"test": 202}
+    quality = manifest.configs["leval-quality"]
+    assert quality.task == "leval" and quality.setting == "quality" and quality.counts == {"test": 202}
     assert sorted(i.sample_id for i in loaded) == sorted(i.sample_id for i in items)
     assert loaded[0] == next(i for i in items if i.sample_id == loaded[0].sample_id)
-    (round_dir / "jsonl" / "quality" / "test.jsonl").write_text("tampered\n")
-    with pytest.raises(ValueError, match="sha256"):
+    (round_dir / "jsonl" / "leval-quality" / "test.jsonl").write_text("tampered\n")
+    with pytest.raises(AcademicEvalError, match="sha256"):
         load_round(round_dir)
     out = asyncio.run(run_items(loaded, LeadBaseline(), tmp_path / "preds", budget_tokens=3000))
     assert set(out) == {"news_summ", "quality"}

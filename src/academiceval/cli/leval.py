@@ -23,10 +23,12 @@ def import_(
     tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
     home: HomeOption = None,
 ) -> None:
-    """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem."""
+    """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem (an unknown id is
+    refused). The round holds ordinary Samples: `academiceval run/score/report` and `leval run` all read it."""
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.leval import read_task_dir
     from academiceval.rounds.leval_run import write_round
+    from academiceval.rounds.leval_samples import check_task
     from academiceval.store.artifacts import Layout
 
     if not data_dir.is_dir():
@@ -39,10 +41,17 @@ def import_(
         except AcademicEvalError as e:
             raise fail(e) from None
     wanted = [t.strip() for t in tasks.split(",")] if tasks else None
-    items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
-    if not items:
-        raise fail(f"no L-Eval task files found under {data_dir}")
-    write_round(items, out, source=str(data_dir))
+    try:
+        for t in wanted or []:
+            check_task(t)
+        items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
+        if not items:
+            raise fail(f"no L-Eval task files found under {data_dir}")
+        write_round(items, out, source=str(data_dir))
+    except AcademicEvalError as e:
+        raise fail(e) from None
+    except (OSError, ValueError) as e:  # an unreadable or malformed task file
+        raise fail(f"{type(e).__name__}: {e}") from None
     counts: dict[str, int] = {}
     for it in items:
         counts[it.task] = counts.get(it.task, 0) + 1
@@ -74,6 +83,8 @@ def run(
 
     try:
         items = load_round(round_dir, tasks=[t.strip() for t in tasks.split(",")] if tasks else None)
+    except AcademicEvalError as e:
+        raise fail(e) from None
     except (OSError, ValueError) as e:
         raise fail(f"{type(e).__name__}: {e}") from None
     try:
@@ -105,6 +116,61 @@ def run(
 
 
 elaip_app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
+
+
+@elaip_app.command("import")
+def elaip_import(
+    rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).")],
+    round_name: Annotated[str, typer.Option("--round", help="Round name: written to <home>/rounds/NAME.")],
+    setting: Annotated[
+        str, typer.Option(help="What the model reads: full | rag-bm25 | rag-dense | evidence.")
+    ] = "full",
+    top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
+    home: HomeOption = None,
+) -> None:
+    """ElaipBench rows as a round of Samples (one config, `elaipbench-<setting>`): run it with `academiceval run`,
+    score with `academiceval score` (strict set-match accuracy, per SA/MA too), show it with `academiceval report`.
+    Retrieval settings choose the passages now, so every run of the round reads the same text."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.rounds.elaip import SETTINGS, context_for, read_file
+    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.store.artifacts import Layout
+
+    if not rows.is_file():
+        raise fail(f"{rows} is not a file")
+    if setting not in SETTINGS:
+        raise fail(f"unknown setting {setting!r}; one of {', '.join(SETTINGS)}")
+    try:
+        out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
+        items, rejects = read_file(rows)
+    except AcademicEvalError as e:
+        raise fail(e) from None
+    except (OSError, ValueError) as e:  # unreadable or malformed JSON
+        raise fail(f"{rows}: {type(e).__name__}: {e}") from None
+    if not items:
+        raise fail(f"no usable rows in {rows} ({len(rejects)} rejected)")
+    retriever = count = None
+    if setting.startswith("rag-"):
+        from academiceval.runs.elaip import retrieval_for
+
+        retriever, count = retrieval_for(setting)
+    try:
+        write_round(
+            items,
+            out,
+            setting=setting,
+            context=lambda it: context_for(it, setting, top_k=top_k, retriever=retriever, count=count),
+            source=str(rows),
+            rejects=rejects,
+        )
+    except AcademicEvalError as e:
+        raise fail(e) from None
+    by_type = [(t, sum(1 for i in items if i.question_type == t)) for t in ("SA-MCQ", "MA-MCQ")]
+    console.print(summary_table(f"ElaipBench round {out} ({setting})", ["questions", "items"], by_type))
+    if rejects:
+        err_console.print(
+            f"{len(rejects)} rows rejected: " + "; ".join(f"row {r['row']}: {r['reason']}" for r in rejects[:5])
+        )
 
 
 @elaip_app.command("run")

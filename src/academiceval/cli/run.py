@@ -126,8 +126,13 @@ def run(
         ),
     ] = None,
     length_instruction: Annotated[
-        bool, typer.Option("--length-instruction", help="Tell the model the reference's word count (L-Eval's LIE).")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--length-instruction/--no-length-instruction",
+            help="Tell the model the reference's word count (L-Eval's LIE). Default: each task's protocol — off "
+            "for the writing tasks, on for L-Eval's open-ended items.",
+        ),
+    ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", callback=at_least_one, help="At most N samples per task and setting.")
     ] = None,

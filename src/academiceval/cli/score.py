@@ -15,13 +15,18 @@ def score(
     metrics: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, accuracy. "
-            "Default: rouge-l,bertscore (+ judge with --judge); accuracy for multiple-choice (citation-cloze) runs."
+            help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, accuracy, leval, "
+            "squad-f1, leval-rouge. Default: rouge-l,bertscore (+ judge with --judge); accuracy for multiple-choice "
+            "(citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs."
         ),
     ] = None,
     mcq_parser: Annotated[
         str, typer.Option(help="How accuracy reads <answer>: 'strict' (one option) or 'lenient' (see scores.mcq).")
     ] = "strict",
+    leval_protocol: Annotated[
+        str,
+        typer.Option(help="The leval metric's protocol: 'leval-compatible' (L-Eval's numbers) or 'strict'."),
+    ] = "leval-compatible",
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge model spec for the judge metric, e.g. openai/gpt-4o-mini.")
     ] = None,
@@ -79,6 +84,7 @@ def score(
             metrics=names,
             judge=judge if names is None or "judge" in names else None,
             mcq_parser=mcq_parser,
+            leval_protocol=leval_protocol,
             judge_base_url=judge_base_url,
             against=against,
             bertscore_model=bertscore_model,

@@ -13,6 +13,13 @@ Multiple-choice baselines (citation cloze; any item with a masked paper and cand
 - `lexical-choice`: the candidate whose text best matches (BM25) the words around the mask.
 They answer in the protocol's format, `<answer>k</answer>`. Items that carry only a rendered prompt (imported
 SCALAR questions) are read back from the prompt's `<Paper>` and `<Candidate>` blocks.
+- `first-choice`: always the first option (`<answer>0</answer>`, `<answer>A</answer>` for lettered items such as
+  ElaipBench's): the floor a position bias alone reaches; its accuracy is the share of golds that are the first
+  option, which a test can compute from the round.
+
+L-Eval (`leval-lead`, reading the prompt only, as L-Eval's own reference points would): option "A" for
+multiple choice, else the first N words of the document, N from the length instruction (60 without one) —
+`leval_lead`; `runs.leval.LeadBaseline` is the same function for `academiceval leval run`.
 """
 
 from __future__ import annotations
@@ -28,7 +35,17 @@ from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, to
 from academiceval.models.truncate import content_field
 from academiceval.rounds.models import Sample
 
-BASELINES = ("lead", "demo-copy", "extractive", "cite-copy", "cite-invent", "random-choice", "lexical-choice")
+BASELINES = (
+    "lead",
+    "demo-copy",
+    "extractive",
+    "cite-copy",
+    "cite-invent",
+    "random-choice",
+    "lexical-choice",
+    "leval-lead",
+    "first-choice",
+)
 # cite-*: models.citation_baselines
 CHOICE_BASELINES = ("random-choice", "lexical-choice")
 CLOZE_MASK = "**[MASKED_CITATION]**"
@@ -129,6 +146,11 @@ class BaselineBackend:
         return None
 
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
+        if self.model in ("leval-lead", "first-choice"):  # prompt-only, cheap: no thread needed
+            text = leval_lead(prompt) if self.model == "leval-lead" else first_choice(sample)
+            return Completion(
+                text=text, output_tokens=len(text.split()), finish_reason="stop", raw={"baseline": self.model}
+            )
         # cheap but CPU-bound (BM25 over a paper's sentences): keep it off the event loop
         if self.model in CHOICE_BASELINES:
             return await asyncio.to_thread(self.choose, sample, prompt)
@@ -267,3 +289,26 @@ def lexical_choice(paper: str, candidates: list[str], *, mask: str = CLOZE_MASK)
     scores = BM25Retriever().scores(query, candidates)
     best = max(range(len(candidates)), key=lambda i: (float(scores[i]), -i))
     return best, [float(x) for x in scores]
+
+
+# ---- L-Eval and first-option baselines -------------------------------------------------------------------------
+LEVAL_LEAD_WORDS = 60  # without a length instruction
+_LEVAL_CHOICE_SYSTEM = ("Exactly one option is correct", "One or more options may be correct")
+
+
+def leval_lead(prompt: str) -> str:
+    """L-Eval's model-free reference point from its prompt (`rounds.leval` wording): "A" for multiple choice,
+    else the document's first N words (N from "Aim for about N words.", else 60)."""
+    if any(marker in prompt for marker in _LEVAL_CHOICE_SYSTEM):
+        return "A"
+    doc = prompt.split("Document:\n", 1)[-1].split("\n\nInstruction:")[0].split("\n\nQuestion:")[0]
+    n = int(prompt.rsplit("Aim for about ", 1)[1].split()[0]) if "Aim for about " in prompt else LEVAL_LEAD_WORDS
+    return " ".join(doc.split()[:n])
+
+
+def first_choice(sample: Sample | None) -> str:
+    """The first option in the `<answer>` format: "A" when the item's options are letters (its label is one or
+    more letters), else the index 0."""
+    label = (sample.label if sample is not None else "").strip()
+    lettered = bool(label) and all(part.strip().isalpha() for part in label.split(","))
+    return "<answer>A</answer>" if lettered else "<answer>0</answer>"

@@ -43,6 +43,7 @@ class PreparedPrompt(BaseModel):
     probe: str | None = None
     variant: str | None = None
     length_words: int | None = None
+    words_cut: int = 0  # L-Eval items: words cut from the document (L-Eval's own unit)
     tokenizer: dict[str, Any] = Field(default_factory=dict)
     retrieved: list[dict[str, Any]] = Field(default_factory=list)  # chunk id, source, score, rank (RAG only)
     # texts of the retrieved chunks in rank order (RAG only): what a baseline reads instead of the full inputs
@@ -135,6 +136,13 @@ def prepare_prompt(
 
     if sample.task == "citation_cloze" and probe is None and rag is None:
         return _prepare_choice(sample, tok, budget, templates_dir, on_overflow, base)
+    if sample.task in ("leval", "elaipbench"):
+        if probe is not None or rag is not None:  # their inputs are fixed by the family's protocol
+            why = f"{'probe ' + probe if probe else 'retrieval'} does not apply to {sample.task} items"
+            return base.model_copy(update={"skipped": True, "reason": why, "policy": "not_applicable"})
+        if sample.task == "leval":
+            return _prepare_leval(sample, tok, budget, length_instruction, on_overflow, base)
+        return _prepare_elaip(sample, tok, budget, on_overflow, base)
 
     parts = Parts(fields=dict(sample.fields), demos=list(sample.demos), citations=list(sample.citations))
     if probe is not None:
@@ -243,6 +251,85 @@ def _prepare_choice(
     if fitted.over_budget:
         update.update(skipped=True, reason=f"the instructions alone need more than the budget {budget}")
     return _finish(base, update)
+
+
+def _prepare_leval(
+    sample: Sample, tok: Tokenizer, budget: int | None, length_instruction: bool, on_overflow: str, base: PreparedPrompt
+) -> PreparedPrompt:
+    """L-Eval items: rendered by `rounds.leval_run.build_prompt` (system text, document, question; the length
+    instruction on open-ended items when asked); over budget, only the document is cut, L-Eval's way
+    (`rounds.leval.fit_document`: words from the right, codeU from the left, 250-word steps), to the budget left
+    after the rest of the prompt."""
+    from academiceval.rounds.leval_run import build_prompt
+    from academiceval.rounds.leval_samples import sample_to_item
+
+    item = sample_to_item(sample)
+    prompt, meta = build_prompt(item, length_instruction=length_instruction)
+    full = tok.count_prompt(prompt)
+    update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
+    update["length_words"] = meta["length_words"]
+    if budget is None or full <= budget:
+        return _finish(base, update)
+    if on_overflow == "skip":
+        return _finish(
+            base,
+            {
+                **update,
+                "skipped": True,
+                "policy": "skip",
+                "reason": f"input of {full} tokens exceeds the budget {budget}",
+            },
+        )
+    rest = tok.count_prompt(
+        build_prompt(item.model_copy(update={"document": ""}), length_instruction=length_instruction)[0]
+    )
+    if budget - rest <= 0:
+        why = f"the prompt without its document needs {rest} tokens, more than the budget {budget}"
+        return _finish(base, {**update, "skipped": True, "reason": why})
+    prompt, meta = build_prompt(
+        item, length_instruction=length_instruction, budget_tokens=budget - rest, count=tok.count
+    )
+    n = tok.count_prompt(prompt)
+    update = {**update, "prompt": prompt, "input_tokens": n, "tokens_cut": max(0, full - n)}
+    update.update(policy="document-cut-leval", words_cut=meta["words_cut"])
+    if n > budget:
+        update.update(skipped=True, reason=f"still {n} tokens after L-Eval's document cut (budget {budget})")
+    return _finish(base, update)
+
+
+def _prepare_elaip(
+    sample: Sample, tok: Tokenizer, budget: int | None, on_overflow: str, base: PreparedPrompt
+) -> PreparedPrompt:
+    """ElaipBench items: the family's prompt on the context the round holds; over budget, the context's tail is
+    cut (the question, its options and the answer format are never cut)."""
+    from academiceval.rounds.elaip_samples import render_sample
+
+    prompt = render_sample(sample)
+    full = tok.count_prompt(prompt)
+    update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
+    if budget is None or full <= budget:
+        return _finish(base, update)
+    if on_overflow == "skip":
+        return _finish(
+            base,
+            {
+                **update,
+                "skipped": True,
+                "policy": "skip",
+                "reason": f"input of {full} tokens exceeds the budget {budget}",
+            },
+        )
+    room = budget - tok.count_prompt(render_sample(sample, context=""))
+    if room <= 0:
+        return _finish(
+            base, {**update, "skipped": True, "reason": f"the question alone needs more than the budget {budget}"}
+        )
+    prompt = render_sample(sample, context=tok.truncate_tail(sample.fields.get("context", ""), room))
+    n = tok.count_prompt(prompt)
+    return _finish(
+        base,
+        {**update, "prompt": prompt, "input_tokens": n, "tokens_cut": max(0, full - n), "policy": "context-tail-cut"},
+    )
 
 
 def _finish(base: PreparedPrompt, update: dict[str, Any]) -> PreparedPrompt:

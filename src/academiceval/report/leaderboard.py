@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from academiceval.report.results import ResultRow, Results
 from academiceval.scores.models import Estimate
 
-TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
+TASK_TITLES = {
+    "title": "Title",
+    "abstract": "Abstract",
+    "introduction": "Introduction",
+    "related_work": "Related Work",
+    "leval": "L-Eval",
+    "elaipbench": "ElaipBench",
+}
 
 
 @dataclass

@@ -24,9 +24,9 @@ from academiceval import __version__
 from academiceval.report.contamination import ContaminationGap
 from academiceval.report.ladder import Ladder
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
-from academiceval.scores.mcq import CHOICE_TASKS
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.paired import PairedDiff
+from academiceval.scores.registry import TASK_DEFAULT_METRICS
 from academiceval.scores.windows import Window, in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.workspace import now_iso
@@ -141,9 +141,10 @@ class Results(BaseModel):
             for k in keys:
                 if k == prefer or k.startswith(prefer):
                     return k
-        if task in CHOICE_TASKS:  # multiple choice (citation cloze) ranks by accuracy
+        family = TASK_DEFAULT_METRICS.get(task or "")  # multiple choice ranks by accuracy, L-Eval by its metric
+        if family:
             for k in keys:
-                if k == "accuracy" or k.startswith("accuracy@"):
+                if k == family or k.startswith(f"{family}@"):
                     return k
         return keys[0] if keys else None
 

@@ -1,8 +1,10 @@
 """Write/read an imported L-Eval round and build its prompts (running it: `runs.leval`).
 
-Round layout (the project's one round format): `jsonl/<task>/test.jsonl` and `data/<task>/test.parquet` per
-L-Eval task (a config per task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
+Round layout (the project's one round format, written by `store.artifacts`): `jsonl/leval-<task>/test.jsonl` and
+`data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`rounds.leval_samples`:
+task `leval`, setting = the task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
 `build_options` recording the source, the family, the templates' sha256 and the length-instruction wording).
+So `academiceval run/score/report` read it like any round, and `leval run` reads the same files back as items.
 
 A run (`runs.leval.run_items`) writes `<out>/<task>.pred.jsonl` in L-Eval's own prediction format (`query`, `gt`,
 `<model>_pred`, `evaluation`, `prompt`) plus our provenance fields (`sample_id`, `length_instruction`,
@@ -11,7 +13,6 @@ A run (`runs.leval.run_items`) writes `<out>/<task>.pred.jsonl` in L-Eval's own 
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -29,21 +30,20 @@ from academiceval.rounds.leval import (
     render,
 )
 
-MANIFEST = "manifest.json"
 
+def config_name(task: str) -> str:
+    """The round config of one L-Eval task: `leval-tpo` (the project's naming, `store.artifacts.artifact_name`)."""
+    from academiceval.store.artifacts import artifact_name
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return artifact_name(FAMILY, task)
 
 
 def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: str = "") -> Path:
-    """Write items as a round: JSONL + parquet per L-Eval task (one config each), then the manifest with the
-    sha256 of every file (`store.artifacts.write_manifest`, the project's one manifest writer)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    """Write items as a round of `Sample`s (`rounds.leval_samples`): one config per L-Eval task id, written by
+    `store.artifacts.write_round_config` (parquet + JSONL), then the manifest with every file's sha256."""
     from academiceval import __version__
-    from academiceval.store.artifacts import write_manifest
+    from academiceval.rounds.leval_samples import TEXT_FIELDS, item_to_sample
+    from academiceval.store.artifacts import write_manifest, write_round_config
     from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 
     round_dir = Path(round_dir)
@@ -53,19 +53,10 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         by_task[it.task].append(it)
     configs: dict[str, ConfigInfo] = {}
     for task, rows in sorted(by_task.items()):
-        js = round_dir / "jsonl" / task / "test.jsonl"
-        pqf = round_dir / "data" / task / "test.parquet"
-        js.parent.mkdir(parents=True, exist_ok=True)
-        pqf.parent.mkdir(parents=True, exist_ok=True)
-        js.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
-        pq.write_table(pa.Table.from_pylist([r.model_dump() for r in rows]), pqf, compression="zstd")
-        configs[task] = ConfigInfo(  # the family is the task; the L-Eval task id is its setting
-            task=FAMILY,
-            setting=task,
-            setting_name=task,
-            counts={"test": len(rows)},
-            files=[js.relative_to(round_dir).as_posix(), pqf.relative_to(round_dir).as_posix()],
-        )
+        name = config_name(task)
+        info = ConfigInfo(task=FAMILY, setting=task, setting_name=name, counts={"test": len(rows)})
+        write_round_config(round_dir, info, (item_to_sample(r, name) for r in rows), TEXT_FIELDS)
+        configs[name] = info
     manifest = RoundManifest(
         round=items[0].round if items else round_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -73,7 +64,7 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         seed=0,
         windows=SplitWindows(),
         configs=configs,
-        counts={t: {"test": len(r)} for t, r in by_task.items()},
+        counts={name: dict(info.counts) for name, info in configs.items()},
         build_options={
             "family": FAMILY,
             "source": source,
@@ -87,21 +78,20 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
 
 
 def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[str] | None = None) -> list[LEvalItem]:
-    from academiceval.store.models import RoundManifest
+    """The items of an L-Eval round, read through `store.artifacts.load_round` (sha256-verified)."""
+    from academiceval.errors import ConfigError
+    from academiceval.rounds.leval_samples import sample_to_item
+    from academiceval.store.artifacts import load_round as load_any_round
 
-    round_dir = Path(round_dir)
-    manifest = RoundManifest.model_validate_json((round_dir / MANIFEST).read_bytes())
-    if manifest.build_options.get("family") != FAMILY:
-        raise ValueError(f"{round_dir} is not an L-Eval round")
-    items: list[LEvalItem] = []
-    for rel, digest in sorted(manifest.files.items()):
-        if not rel.startswith("jsonl/") or (tasks and rel.split("/")[1] not in tasks):
-            continue
-        path = round_dir / rel
-        if verify and _sha256(path) != digest:
-            raise ValueError(f"{path}: sha256 differs from the manifest")
-        items += [LEvalItem.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return items
+    loaded = load_any_round(round_dir, verify=verify)
+    if loaded.manifest.build_options.get("family") != FAMILY:
+        raise ConfigError(f"{round_dir} is not an L-Eval round", hint="write one with `academiceval leval import`")
+    names = [
+        n
+        for n, info in sorted(loaded.manifest.configs.items())
+        if info.task == FAMILY and (not tasks or info.setting in tasks)
+    ]
+    return [sample_to_item(s) for n in names for s in loaded.samples(n)]
 
 
 def build_prompt(

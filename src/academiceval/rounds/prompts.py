@@ -120,6 +120,15 @@ def render_prompt(
         from academiceval.rounds.cloze.prompt import render_sample
 
         return render_sample(sample, templates_dir=templates_dir)
+    if sample.task == "leval":  # L-Eval's structure and wording (rounds.leval); LIE only when a length is given
+        from academiceval.rounds.leval_run import build_prompt
+        from academiceval.rounds.leval_samples import sample_to_item
+
+        return build_prompt(sample_to_item(sample), length_instruction=length_words is not None)[0]
+    if sample.task == "elaipbench":  # the family's own prompt (rounds.elaip), on the context the round holds
+        from academiceval.rounds.elaip_samples import render_sample as render_elaip
+
+        return render_elaip(sample)
     demos = sample.demos if demos_override is None else demos_override
     if variant is None:
         variant = "demos" if demos else "plain"

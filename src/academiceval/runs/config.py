@@ -35,7 +35,9 @@ class RunConfig(StrictConfig):
     on_overflow: Literal["truncate", "skip"] = "truncate"
     rag: RagConfig | None = None
     probe: Probe | None = None
-    length_instruction: bool = False
+    # None: each task's protocol default (off for the writing tasks, on for L-Eval's open-ended items); True/False
+    # force it on/off for every task (runs.prepare.length_instruction_for)
+    length_instruction: bool | None = None
     count_tokens_only: bool = False
     run_name: str | None = None  # directory name under runs/ROUND/ (default: from the model and variant)
     use_cache: bool = True

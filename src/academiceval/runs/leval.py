@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.models.base import Capabilities
+from academiceval.models.baselines import leval_lead
 from academiceval.rounds.leval import MAX_NEW_TOKENS, LEvalItem
 from academiceval.rounds.leval_run import build_prompt
 
@@ -91,8 +92,9 @@ class _Answer:
 
 
 class LeadBaseline:
-    """A model-free reference point, reading only the prompt: option "A" for multiple choice, else the first N
-    words of the document (N from the length instruction, 60 without one)."""
+    """A model-free reference point, reading only the prompt (`models.baselines.leval_lead`, the same answer as
+    `academiceval run --model baseline/leval-lead`): option "A" for multiple choice, else the first N words of the
+    document (N from the length instruction, 60 without one)."""
 
     name = "baseline"
     model = "leval-lead"
@@ -105,8 +107,4 @@ class LeadBaseline:
         return None
 
     async def generate(self, prompt: str, options: Any, sample: Any = None) -> Any:
-        if "Exactly one option is correct" in prompt or "One or more options may be correct" in prompt:
-            return _Answer("A")
-        doc = prompt.split("Document:\n", 1)[-1].split("\n\nInstruction:")[0].split("\n\nQuestion:")[0]
-        n = int(prompt.rsplit("Aim for about ", 1)[1].split()[0]) if "Aim for about " in prompt else 60
-        return _Answer(" ".join(doc.split()[:n]))
+        return _Answer(leval_lead(prompt))

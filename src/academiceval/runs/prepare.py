@@ -24,8 +24,24 @@ from academiceval.models.rag import RagConfig
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 
-# the original AcademicEval reserves these many output tokens per task (title, abstract, intro, related work)
-DEFAULT_MAX_TOKENS: dict[str, int] = {"title": 32, "abstract": 512, "introduction": 1536, "related_work": 1024}
+# the original AcademicEval reserves these many output tokens per task (title, abstract, intro, related work);
+# L-Eval generates 512 new tokens for every task; ElaipBench's base setting 32 (the letters in their tags)
+DEFAULT_MAX_TOKENS: dict[str, int] = {
+    "title": 32,
+    "abstract": 512,
+    "introduction": 1536,
+    "related_work": 1024,
+    "leval": 512,
+    "elaipbench": 32,
+}
+# tasks whose protocol gives the length instruction by default (L-Eval's LIE, on its open-ended items); a run's
+# `length_instruction` False turns it off, True turns it on for every task
+LENGTH_INSTRUCTION_BY_DEFAULT: frozenset[str] = frozenset({"leval"})
+
+
+def length_instruction_for(option: bool | None, tasks: set[str] | frozenset[str]) -> bool:
+    """The length instruction a run gives: the option when set, else the protocol default of its tasks."""
+    return option if option is not None else bool(tasks & LENGTH_INSTRUCTION_BY_DEFAULT)
 
 
 @dataclass
@@ -198,7 +214,15 @@ class PromptPreparer:
         )
 
 
-_EXTRA_KEYS = ("full_tokens", "demos_dropped", "citations_dropped", "chunks_dropped", "variant", "length_words")
+_EXTRA_KEYS = (
+    "full_tokens",
+    "demos_dropped",
+    "citations_dropped",
+    "chunks_dropped",
+    "variant",
+    "length_words",
+    "words_cut",
+)
 
 
 def _extras(out: PreparedPrompt) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
 from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer
+from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer, length_instruction_for
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker
 from academiceval.store.artifacts import (
@@ -41,7 +41,7 @@ from academiceval.store.artifacts import (
 )
 
 
-def run_dir_name(config: RunConfig, context_length: int | None) -> str:
+def run_dir_name(config: RunConfig, context_length: int | None, *, length_instruction: bool | None = None) -> str:
     """Variants that change the inputs get their own directory, so records of different variants never mix.
     A local checkpoint is named by its folder (`hf/<name>`), not its whole path; run.json keeps the path and a
     different checkpoint with the same folder name is refused there."""
@@ -56,7 +56,7 @@ def run_dir_name(config: RunConfig, context_length: int | None) -> str:
         parts.append(f"rag-{config.rag.retriever}-k{config.rag.top_k}")
     if config.probe:
         parts.append(f"probe-{config.probe}")
-    if config.length_instruction:
+    if config.length_instruction if length_instruction is None else length_instruction:
         parts.append("lie")
     return safe_name("+".join(parts))
 
@@ -172,6 +172,8 @@ async def run_round_async(
             hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
         )
 
+    lie = length_instruction_for(config.length_instruction, {s.task for s in samples})
+
     def make_preparer(ctx: int | None, *, count: bool = False) -> PromptPreparer:
         return PromptPreparer(
             context_length=ctx,
@@ -179,7 +181,7 @@ async def run_round_async(
             on_overflow=config.on_overflow,
             rag=config.rag,
             probe=config.probe,
-            length_instruction=config.length_instruction,
+            length_instruction=lie,
             model=model_spec if ctx or config.tokenizer or count else None,
             templates_dir=view.templates_dir,
             force_fitting=count,
@@ -217,7 +219,9 @@ async def run_round_async(
             summary.prompt_preparation = preparer.name
         # a released round shares its round's name but not its manifest: its runs get their own directory
         release = "+release" if view.manifest.release is not None else ""
-        run_dir = layout.run_dir(view.name, config.run_name or run_dir_name(config, context_length) + release)
+        run_dir = layout.run_dir(
+            view.name, config.run_name or run_dir_name(config, context_length, length_instruction=lie) + release
+        )
         summary.run_dir = run_dir
         lock = RunLock(run_dir).acquire()  # a second run of the same model/round refuses, naming the holder
         spec = RunSpec(
@@ -230,7 +234,7 @@ async def run_round_async(
             context_length=context_length,
             rag=config.rag_settings(),
             probe=config.probe,
-            length_instruction=config.length_instruction,
+            length_instruction=lie,
             package_version=__version__,
             created_at=now_iso(),
             on_overflow=config.on_overflow,

@@ -5,7 +5,8 @@ is also counted on its own, so a summary shows both the accuracy and the unparse
 intervals — and `details` with the gold slot, the parsed choice, the parser and the rule that read it (see
 `scores.mcq`). The gold label decides how an answer is read: an index ("2"), a letter ("C"), or a set of
 letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `parser` ("strict" default,
-or "lenient").
+or "lenient"). A sample with a `question_type` field (ElaipBench: SA-MCQ / MA-MCQ) also gets
+`accuracy:<type>`, so summaries show the accuracy per question type with its own n and interval.
 """
 
 from __future__ import annotations
@@ -54,11 +55,15 @@ class AccuracyMetric:
                     n_choices=n_choices_of(sample),
                     parser=self.parser,  # type: ignore[arg-type]
                 )
+                values = {"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0}
+                qtype = ((getattr(sample, "fields", None) or {}).get("question_type") or "").strip()
+                if qtype:  # ElaipBench SA/MA: a per-type mean beside the overall one (aggregate averages each key)
+                    values[f"accuracy:{qtype}"] = sc.value
                 bad = job.record(
                     rec,
                     metric,
                     chash,
-                    values={"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0},
+                    values=values,
                     details={
                         "gold": sc.gold,
                         "choice": sc.choice,

@@ -24,6 +24,7 @@ class ScoreConfig(StrictConfig):
     long_inputs: Literal["truncate", "window"] = "window"  # issue 16: nothing cut by default; truncate is opt-in
     after: date | None = None  # the summary's window: papers first submitted after this date
     mcq_parser: Literal["strict", "lenient"] = "strict"  # how the accuracy metric reads <answer> (scores.mcq)
+    leval_protocol: Literal["leval-compatible", "strict"] = "leval-compatible"  # the leval metric (scores.leval)
 
     @field_validator("against", "baseline", mode="before")
     @classmethod

@@ -253,6 +253,49 @@ def _rouge_metrics(items: list[ItemScore], protocol: str) -> dict[str, float]:
     return m
 
 
+def score_item(
+    task: str,
+    evaluation: str,
+    gold: str,
+    prediction: str,
+    protocol: Protocol = "leval-compatible",
+    *,
+    rouge: Any = None,
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """One answer scored as `score_rows` scores it inside a file, in percent: (values, details).
+
+    Why per answer: our runner's records are scored one sample at a time, and the mean of these values over a
+    task's items is L-Eval's file number (exact match, F1, ROUGE-1/2/L; topic retrieval and sci_fi: the mean of
+    the parts equals the average L-Eval prints when every document has all its parts). Dispatch is by task id.
+    An item whose tag L-Eval does not score automatically (LLM, human) gets empty values and says why."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
+    if task not in TASKS:
+        raise ValueError(f"unknown L-Eval task id {task!r}")
+    kind = TASKS[task]
+    details: dict[str, Any] = {"task": task, "evaluation": evaluation, "protocol": protocol}
+    if evaluation not in SCORED_TAGS:
+        return {}, {**details, "not_scored": f"L-Eval has no automatic metric for {evaluation!r} items (a judge)"}
+    if kind == "scifi":
+        g, p = lt.scifi_gold(gold), lt.scifi_answer(prediction, strict=protocol == "strict")
+        parts = {}
+        for part, gp, pp in zip(("loyalty", "fact"), g, p, strict=True):
+            parts[part] = 100.0 * (float(gp == pp) if protocol == "strict" else lt.compat_exact_match(pp, gp))
+        details |= {"compared": list(p), "unparsed": "<error>" in p}
+        return {**parts, "exact_match": (parts["loyalty"] + parts["fact"]) / 2}, details
+    if kind == "topic" or evaluation == "exam" or kind != "text":
+        compared, score, unparsed = _exam_item("text" if kind == "topic" else kind, gold, prediction, protocol)
+        return {"exact_match": 100.0 * score}, {**details, "compared": compared, "unparsed": unparsed}
+    if evaluation == "f1":
+        return {"f1": 100.0 * lt.token_f1(prediction, gold)}, details
+    if rouge is None:
+        from academiceval.scores.rouge import FastRouge
+
+        rouge = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
+    got = rouge.score(gold, prediction)
+    return {name: 100.0 * got[name].fmeasure for name in ("rouge1", "rouge2", "rougeL")}, details
+
+
 def score_file(path: str | Path, *, task: str | None = None, protocol: Protocol = "leval-compatible") -> LEvalResult:
     rows, bad = read_prediction_file(path)
     result = score_rows(rows, task or task_id(path), protocol)

@@ -10,8 +10,8 @@ before answering); the word "index" and whitespace are removed, as SCALAR's eval
 Every `Parsed` names the parser and the rule that matched, and score records keep it, so a number always says
 how it was read.
 
-Multi-answer items (ElaipBench MA) use `parse_answer_set`: letters/indices separated by commas or spaces,
-compared as sets (correct iff equal).
+Multi-answer items (ElaipBench MA) use `parse_answer_set`: letters/indices separated by commas or spaces, or
+a run of letters ("ACD", ElaipBench's own answer form), compared as sets (correct iff equal).
 
 Truncation (`truncate_head`): keep the head of the prompt's body and always append the closing instruction,
 so the cut never removes the answer format. SCALAR keeps the first N tokens of the whole prompt, which on long
@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 METRIC = "accuracy"
 # Tasks whose items are multiple choice: `score` defaults them to `accuracy` and the report ranks them by it. A new
 # multiple-choice family adds its task name here (one place).
-CHOICE_TASKS: frozenset[str] = frozenset({"citation_cloze"})
+CHOICE_TASKS: frozenset[str] = frozenset({"citation_cloze", "elaipbench"})
 Parser = Literal["strict", "lenient"]
 PARSERS: tuple[Parser, ...] = ("strict", "lenient")
 
@@ -114,7 +114,12 @@ def parse_answer_set(
     valid = _choices(n_choices, letters)
     out = set()
     for x in parts:
-        got = _normalise(x.strip("()[]."), valid, letters)
+        x = x.strip("()[].")
+        run = x.upper() if letters else ""
+        if len(run) > 1 and run.isalpha() and all(c in valid for c in run):  # a letter run "ACD" (ElaipBench's form)
+            out.update(run)
+            continue
+        got = _normalise(x, valid, letters)
         if got is None:
             return None, "none"
         out.add(got)

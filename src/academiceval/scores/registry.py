@@ -41,6 +41,20 @@ PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.leval_metrics",
 )
 
+# The metric a family is scored and ranked by when none is asked for: its own protocol's number, not the writing
+# tasks' ROUGE/BERTScore (multiple choice: accuracy; L-Eval: its per-task metric). A new family adds a line.
+TASK_DEFAULT_METRICS: dict[str, str] = {"citation_cloze": "accuracy", "elaipbench": "accuracy", "leval": "leval"}
+
+
+def default_metrics(tasks: Iterable[str]) -> list[str] | None:
+    """The default metrics of a run whose records have these tasks, or None when any is a writing task (then the
+    general default applies)."""
+    wanted = set(tasks)
+    if not wanted or any(t not in TASK_DEFAULT_METRICS for t in wanted):
+        return None
+    return sorted({TASK_DEFAULT_METRICS[t] for t in wanted})
+
+
 NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)

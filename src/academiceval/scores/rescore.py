@@ -20,7 +20,6 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
-from academiceval.scores.mcq import CHOICE_TASKS
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob, Scorer
 from academiceval.store.artifacts import (
@@ -149,8 +148,11 @@ def score_runs(
             skipped=res.skipped,
         )
         run_metrics = chosen
-        if config.metrics is None and records and all(r.task in CHOICE_TASKS for r in records.values()):
-            run_metrics = registry.resolve(["accuracy"])  # a multiple-choice run: the default is accuracy
+        family = registry.default_metrics(r.task for r in records.values()) if config.metrics is None else None
+        if (
+            family
+        ):  # a multiple-choice or L-Eval run: its family's metric is the default (registry.TASK_DEFAULT_METRICS)
+            run_metrics = registry.resolve(family)
         for metric in run_metrics:
             scorer = scorers.get(metric.name)
             if scorer is None:
