@@ -39,11 +39,25 @@ class Plan:
     sql: str | None  # None: no SQL restriction (every row is a candidate)
     params: list[Any] = field(default_factory=list)
     exact: bool = True
-    cat: tuple[str, list[Any]] | None = None  # a `cat:` posting condition, kept apart so ORs of them merge
+    cats: tuple[tuple[str, Window], ...] = ()  # the `cat:` terms of this plan, kept apart so ORs of them merge
 
 
-def _cat_plan(cond: str, params: list[Any]) -> Plan:
-    return Plan(f"r.rid IN (SELECT c.rid FROM cat c WHERE {cond})", params, cat=(cond, params))
+def _cat_plan(terms: tuple[tuple[str, Window], ...]) -> Plan:
+    """One posting scan for `cat:a OR cat:b OR ...` (each a range of `cat_q`). A term whose category has an
+    ancestor among the others' under the same window is dropped: `cat:astro-ph` already matches every
+    `astro-ph.*` record, and its postings would be read twice (halves a graph's month window + categories
+    query at 2.7M records when the parent category is listed with its children; benchmarks/mirror_scale.py)."""
+    plain = {(v, w) for v, w in terms if not v.endswith("*")}
+    kept: list[tuple[str, Window]] = []
+    for v, w in dict.fromkeys(terms):
+        parts = v.split(".")
+        if not v.endswith("*") and any((".".join(parts[:i]), w) in plain for i in range(1, len(parts))):
+            continue
+        kept.append((v, w))
+    conds = [_cat_cond(v, w) for v, w in kept]
+    cond = " OR ".join(c for c, _ in conds)
+    params = [x for _, ps in conds for x in ps]
+    return Plan(f"r.rid IN (SELECT c.rid FROM cat c WHERE {cond})", params, cats=tuple(kept))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -87,8 +101,8 @@ def plan(node: Node, window: Window = None) -> Plan:
             return Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
         if node.op == "OR":
             left, right = plan(node.left, window), plan(node.right, window)
-            if left.cat and right.cat:  # one posting scan for "cat:a OR cat:b OR ..." (each a range of cat_q)
-                return _cat_plan(f"{left.cat[0]} OR {right.cat[0]}", left.cat[1] + right.cat[1])
+            if left.cats and right.cats:  # one posting scan for "cat:a OR cat:b OR ..."
+                return _cat_plan(left.cats + right.cats)
             if left.sql is None or right.sql is None:
                 return Plan(None, [], False)
             return Plan(f"({left.sql}) OR ({right.sql})", left.params + right.params, left.exact and right.exact)
@@ -107,7 +121,7 @@ def plan(node: Node, window: Window = None) -> Plan:
         except InvalidArxivIdError:
             return Plan("0")
     if f == "cat":
-        return _cat_plan(*_cat_cond(v, window))
+        return _cat_plan(((v.strip(), window),))
     if f == "au":
         q = key_tokens(v.replace("_", " ").rstrip("*"))
         if not q:
