@@ -228,3 +228,15 @@ def test_a_category_under_a_listed_parent_is_not_scanned_twice() -> None:
     window = and_(submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 30)), or_(cat("cs"), cat("cs.LG")))
     params = plan(parse_query(str(window))).params  # the window is pushed into the one remaining posting range
     assert "cs" in params and "cs.LG" not in params and params.count(params[0]) == 2
+
+
+def test_record_blobs_are_zstd_and_older_zlib_blobs_still_read(disk: DiskIndex) -> None:
+    import zlib
+
+    from academiceval.sources.mirror.disk_rows import pack, unpack
+
+    rid, blob = disk.conn().execute("SELECT rid, meta FROM rec LIMIT 1").fetchone()
+    assert blob[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame
+    raw = unpack(blob)
+    assert unpack(zlib.compress(raw, 1)) == raw == unpack(pack(raw))  # an index built before zstd reads the same
+    assert len(blob) < 0.7 * len(raw)

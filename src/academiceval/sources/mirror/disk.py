@@ -8,7 +8,7 @@ scans, which nothing here needs. See notes/scale.md for the figures.
 
 Layout (one file, WAL):
 - `rec`: one row per versionless id — v1/updated timestamps, categories, author keys (for `au:` verification
-  without decoding), and the merged `PaperMeta` as zlib-compressed JSON;
+  without decoding), and the merged `PaperMeta` as zstd-compressed JSON (`disk_rows.pack`);
 - `cat(rid, cat, pub)` and `author(rid, pos, skey, pub)`: the category and surname postings, each with the v1
   timestamp so a date window + category (or author) query is one index range scan (`cat_q`, `author_q`);
 - `title_fts`: FTS5 over title tokens, a pre-filter for `ti:` look-ups (verified exactly afterwards);
@@ -35,7 +35,6 @@ import os
 import sqlite3
 import threading
 import time
-import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -56,6 +55,7 @@ from academiceval.sources.mirror.disk_rows import (
     parse_line,
     posted_categories,
     prepare,
+    unpack,
     unprepare,
 )
 from academiceval.sources.mirror.index import FormatStats
@@ -536,11 +536,11 @@ class DiskIndex:
     def record_of(self, row: tuple[Any, ...]) -> MirrorRecord:
         """(rid, meta blob, pub, upd, path, fmt) → MirrorRecord (with its pre-parsed paper, if any)."""
         rid, blob, pub, upd, path, fmt = row
-        meta = PaperMeta.model_validate_json(zlib.decompress(blob))
+        meta = PaperMeta.model_validate_json(unpack(blob))
         paper = None
         if self._has_papers():
             prow = self.conn().execute("SELECT json FROM paper WHERE rid=?", (rid,)).fetchone()
-            paper = Paper.model_validate_json(zlib.decompress(prow[0])) if prow else None
+            paper = Paper.model_validate_json(unpack(prow[0])) if prow else None
         return MirrorRecord(meta, dt_of(pub), dt_of(upd), path=path, fmt=fmt, paper=paper)  # type: ignore[arg-type]
 
     def _has_papers(self) -> bool:

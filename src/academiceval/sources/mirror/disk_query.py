@@ -14,13 +14,13 @@ A date window next to a `cat:`/`au:` term is pushed into that term's posting loo
 from __future__ import annotations
 
 import functools
-import zlib
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.mirror.disk_rows import unpack
 from academiceval.sources.mirror.index import _author_match, _text_matcher, text_tokens
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.models import PaperMeta
@@ -161,7 +161,7 @@ class _Row:
         if attr not in self._tokens:
             if self._meta is None:
                 assert self.blob is not None, "the query's plan said no text is read"
-                self._meta = PaperMeta.model_validate_json(zlib.decompress(self.blob))
+                self._meta = PaperMeta.model_validate_json(unpack(self.blob))
             m = self._meta
             text = {"title": m.title, "abstract": m.abstract, "comment": m.comment, "journal": m.journal_ref}[attr]
             self._tokens[attr] = text_tokens(text or "")

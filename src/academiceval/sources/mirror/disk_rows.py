@@ -8,10 +8,13 @@ runs: raw JSON lines → prepared rows or located errors.
 from __future__ import annotations
 
 import json
+import threading
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+import zstandard
 
 from academiceval.errors import AcademicEvalError
 from academiceval.papers.models import Paper
@@ -37,11 +40,11 @@ class Prepared:
     source: str
     cats: list[str]
     akeys: list[str]  # author keys in order ("" when a name has no key tokens)
-    blob: bytes  # zlib(PaperMeta JSON)
+    blob: bytes  # pack(PaperMeta JSON)
     title: str  # title tokens for FTS
     path: str
     fmt: str
-    paper: bytes | None = None  # zlib(Paper JSON) for pre-parsed papers
+    paper: bytes | None = None  # pack(Paper JSON) for pre-parsed papers
 
     def rec_row(self, rid: int) -> tuple:
         usort = self.upd if self.upd is not None else self.pub
@@ -52,6 +55,30 @@ class Prepared:
         cats = [(rid, c, self.pub) for c in posted_categories(self.cats)]
         authors = [(rid, pos, surname_of(k), self.pub) for pos, k in enumerate(self.akeys) if k]
         return cats, authors
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_codecs = threading.local()  # zstandard's (de)compressor objects are not for concurrent use: one per thread
+
+
+def pack(data: bytes) -> bytes:
+    """A stored record's JSON, zstd-compressed (level 3). zstd rather than zlib: as small (0.51x the JSON vs
+    zlib-1's 0.51x) and 3x faster both ways (a page of 2,000 records decompresses in 5.5 ms instead of 15 ms,
+    and indexing compresses 2.7M records in ~20 s instead of ~60 s of CPU; benchmarks/mirror_scale.py)."""
+    c = getattr(_codecs, "c", None)
+    if c is None:
+        c = _codecs.c = zstandard.ZstdCompressor(level=3)
+    return c.compress(data)
+
+
+def unpack(blob: bytes) -> bytes:
+    """`pack`'s inverse; blobs written by an index built before zstd (zlib streams) are still read."""
+    if blob[:4] != _ZSTD_MAGIC:
+        return zlib.decompress(blob)
+    d = getattr(_codecs, "d", None)
+    if d is None:
+        d = _codecs.d = zstandard.ZstdDecompressor()
+    return d.decompress(blob)
 
 
 def ts(dt: datetime) -> int:
@@ -85,17 +112,17 @@ def prepare(r: MirrorRecord) -> Prepared:
         source=m.source,
         cats=list(m.categories),
         akeys=[author_key_of(a) for a in m.authors],
-        blob=zlib.compress(m.model_dump_json().encode(), 1),
+        blob=pack(m.model_dump_json().encode()),
         title=" ".join(text_tokens(m.title)),
         path=r.path,
         fmt=r.fmt,
-        paper=zlib.compress(r.paper.model_dump_json().encode(), 1) if r.paper is not None else None,
+        paper=pack(r.paper.model_dump_json().encode()) if r.paper is not None else None,
     )
 
 
 def unprepare(p: Prepared) -> MirrorRecord:
-    meta = PaperMeta.model_validate_json(zlib.decompress(p.blob))
-    paper = Paper.model_validate_json(zlib.decompress(p.paper)) if p.paper else None
+    meta = PaperMeta.model_validate_json(unpack(p.blob))
+    paper = Paper.model_validate_json(unpack(p.paper)) if p.paper else None
     return MirrorRecord(meta, dt_of(p.pub), dt_of(p.upd), path=p.path, fmt=p.fmt, paper=paper)  # type: ignore[arg-type]
 
 
