@@ -261,6 +261,24 @@ def test_judge_pairwise_against_another_run(run_home, judge_server, corpus):
     assert {r.values.get("overall") for r in recs if r.values.get("judged")} <= {0.0, 1.0}
     assert Path(run_dir / "scores.jsonl").exists()
 
+    # L-Eval's summary of the same records (issue 11): W/T/L, win rate, length-controlled win rate
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.store.artifacts import load_run
+
+    cand = {sid: r.output for sid, r in load_run(run_dir).records.items() if not r.error}
+    base = {sid: r.output for sid, r in load_run(other).records.items() if not r.error}
+    judged = [r.sample_id for r in recs if r.values.get("judged")]
+    longer = sum(len(cand[s]) > len(base[s]) for s in judged)  # the server prefers the longer text, both orders
+    cli = CliRunner().invoke(app, ["judge-length-control", str(run_dir), "--home", str(home), "--json"])
+    assert cli.exit_code == 0, cli.output
+    lc = json.loads(cli.stdout)[str(run_dir)]["judge-judge-1-vs-baseline__second"]
+    assert lc["judged"] == 2 * len(judged) and lc["wins"] == 2 * longer and lc["ties"] == 0
+    assert lc["win_rate"] == pytest.approx(longer / len(judged))
+    assert lc["lc_coefficients"]["length"] > 0  # the judge's length preference is what the regression finds
+    assert abs(lc["lc_win_rate"] - 0.5) < abs(lc["win_rate"] - 0.5)  # and taking it out moves toward even
+
 
 def test_score_cli_with_judge(run_home, judge_server):
     from typer.testing import CliRunner
