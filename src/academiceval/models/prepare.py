@@ -173,7 +173,7 @@ def prepare_prompt(
         update: dict[str, Any] = {"prompt": prompt, "input_tokens": tokens, "full_tokens": tokens}
         update["demos_kept"] = len(parts.demos)
         if budget is not None and tokens > budget:
-            update.update(skipped=True, policy="skip", reason=f"input of {tokens} tokens exceeds the budget {budget}")
+            update.update(_skipped_over_budget(tokens, budget))
         return _finish(base, update)
 
     fit = fitter.fit(parts)
@@ -236,7 +236,7 @@ def _prepare_choice(
     if budget is None or full <= budget or on_overflow == "skip":
         update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
         if budget is not None and full > budget:
-            update.update(skipped=True, policy="skip", reason=f"input of {full} tokens exceeds the budget {budget}")
+            update.update(_skipped_over_budget(full, budget))
         return _finish(base, update)
     fitted = fit_item(item, budget - tok.prompt_overhead, _ChoiceCounter(tok), templates_dir=templates_dir)
     n = tok.count_prompt(fitted.prompt)
@@ -271,15 +271,7 @@ def _prepare_leval(
     if budget is None or full <= budget:
         return _finish(base, update)
     if on_overflow == "skip":
-        return _finish(
-            base,
-            {
-                **update,
-                "skipped": True,
-                "policy": "skip",
-                "reason": f"input of {full} tokens exceeds the budget {budget}",
-            },
-        )
+        return _finish(base, {**update, **_skipped_over_budget(full, budget)})
     rest = tok.count_prompt(
         build_prompt(item.model_copy(update={"document": ""}), length_instruction=length_instruction)[0]
     )
@@ -310,15 +302,7 @@ def _prepare_elaip(
     if budget is None or full <= budget:
         return _finish(base, update)
     if on_overflow == "skip":
-        return _finish(
-            base,
-            {
-                **update,
-                "skipped": True,
-                "policy": "skip",
-                "reason": f"input of {full} tokens exceeds the budget {budget}",
-            },
-        )
+        return _finish(base, {**update, **_skipped_over_budget(full, budget)})
     room = budget - tok.count_prompt(render_sample(sample, context=""))
     if room <= 0:
         return _finish(
@@ -330,6 +314,11 @@ def _prepare_elaip(
         base,
         {**update, "prompt": prompt, "input_tokens": n, "tokens_cut": max(0, full - n), "policy": "context-tail-cut"},
     )
+
+
+def _skipped_over_budget(tokens: int, budget: int) -> dict[str, Any]:
+    """What `on_overflow="skip"` records on a prompt over its budget (every task family says it the same way)."""
+    return {"skipped": True, "policy": "skip", "reason": f"input of {tokens} tokens exceeds the budget {budget}"}
 
 
 def _finish(base: PreparedPrompt, update: dict[str, Any]) -> PreparedPrompt:
