@@ -87,3 +87,14 @@ def test_baseline_errors():
     ident = BaselineBackend("demo-copy").cache_identity()
     assert ident["backend"] == "baseline" and ident["model"] == "demo-copy" and ident["similarity"] == "tfidf"
     assert BaselineBackend("lead").cache_identity() != BaselineBackend("extractive").cache_identity()
+
+
+def test_first_choice_takes_its_form_from_the_family_not_the_gold() -> None:
+    from academiceval.models.baselines import first_choice
+    from academiceval.rounds.models import Sample
+
+    def sample(task: str, label: str) -> Sample:
+        return Sample.model_construct(task=task, label=label, fields={})
+
+    assert first_choice(sample("elaipbench", "B,C")) == first_choice(sample("elaipbench", "")) == "<answer>A</answer>"
+    assert first_choice(sample("citation_cloze", "2")) == first_choice(None) == "<answer>0</answer>"

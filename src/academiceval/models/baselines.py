@@ -306,9 +306,11 @@ def leval_lead(prompt: str) -> str:
     return " ".join(doc.split()[:n])
 
 
+LETTERED_TASKS = frozenset({"elaipbench"})  # multiple-choice families whose options are letters (cloze: indices)
+
+
 def first_choice(sample: Sample | None) -> str:
-    """The first option in the `<answer>` format: "A" when the item's options are letters (its label is one or
-    more letters), else the index 0."""
-    label = (sample.label if sample is not None else "").strip()
-    lettered = bool(label) and all(part.strip().isalpha() for part in label.split(","))
+    """The first option in the `<answer>` format: "A" for a family with lettered options, else the index 0. The
+    form comes from the task, never from the gold label (a baseline must not read the answer)."""
+    lettered = sample is not None and sample.task in LETTERED_TASKS
     return "<answer>A</answer>" if lettered else "<answer>0</answer>"

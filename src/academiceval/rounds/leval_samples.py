@@ -74,7 +74,3 @@ def sample_to_item(sample: Any) -> LEvalItem:
             "label": sample.label,
         }
     )
-
-
-def is_leval_sample(sample: object) -> bool:
-    return getattr(sample, "task", None) == FAMILY and "item" in (getattr(sample, "fields", None) or {})

@@ -41,7 +41,7 @@ from academiceval.store.artifacts import (
 )
 
 
-def run_dir_name(config: RunConfig, context_length: int | None, *, length_instruction: bool | None = None) -> str:
+def run_dir_name(config: RunConfig, context_length: int | None, *, length_instruction: bool) -> str:
     """Variants that change the inputs get their own directory, so records of different variants never mix.
     A local checkpoint is named by its folder (`hf/<name>`), not its whole path; run.json keeps the path and a
     different checkpoint with the same folder name is refused there."""
@@ -56,7 +56,7 @@ def run_dir_name(config: RunConfig, context_length: int | None, *, length_instru
         parts.append(f"rag-{config.rag.retriever}-k{config.rag.top_k}")
     if config.probe:
         parts.append(f"probe-{config.probe}")
-    if config.length_instruction if length_instruction is None else length_instruction:
+    if length_instruction:  # the resolved one (runs.prepare.length_instruction_for), not the option
         parts.append("lie")
     return safe_name("+".join(parts))
 

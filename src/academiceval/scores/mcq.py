@@ -29,10 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-METRIC = "accuracy"
-# Tasks whose items are multiple choice: `score` defaults them to `accuracy` and the report ranks them by it. A new
-# multiple-choice family adds its task name here (one place).
-CHOICE_TASKS: frozenset[str] = frozenset({"citation_cloze", "elaipbench"})
+METRIC = "accuracy"  # a multiple-choice family defaults to it through `scores.registry.TASK_DEFAULT_METRICS`
 Parser = Literal["strict", "lenient"]
 PARSERS: tuple[Parser, ...] = ("strict", "lenient")
 

@@ -148,10 +148,9 @@ def score_runs(
             skipped=res.skipped,
         )
         run_metrics = chosen
+        # a multiple-choice or L-Eval run: its family's metric is the default (registry.TASK_DEFAULT_METRICS)
         family = registry.default_metrics(r.task for r in records.values()) if config.metrics is None else None
-        if (
-            family
-        ):  # a multiple-choice or L-Eval run: its family's metric is the default (registry.TASK_DEFAULT_METRICS)
+        if family:
             run_metrics = registry.resolve(family)
         for metric in run_metrics:
             scorer = scorers.get(metric.name)
