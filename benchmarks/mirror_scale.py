@@ -31,6 +31,7 @@ import sys
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -150,7 +151,9 @@ def run_child(mirror: Path, db: Path, workers: int | None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def queries(mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_author: int) -> dict[str, list[float]]:
+def queries(
+    mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_author: int, *, breakdown: bool = False
+) -> dict[str, list[float]]:
     from academiceval.graph.names import author_query, window_query
     from academiceval.sources.mirror import MirrorSource
     from academiceval.sources.mirror.disk import DiskIndex
@@ -164,12 +167,14 @@ def queries(mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_auth
     cpu: dict[str, list[float]] = {"window": [], "author": []}
     index_only: list[float] = []  # the same window queries without decoding the page: hits counted and ordered
     hits: dict[str, int] = {"window": 0, "author": 0}
+    window_qs = []
     for _ in range(n_window):  # one month (the monthly update's window) over a graph's categories
         y, m = rng.choice(months[len(months) // 2 :])
         since = date(y, m, 1)
         until = (since + timedelta(days=32)).replace(day=1) - timedelta(days=1)
         cats = rng.sample(astro, rng.randint(1, len(astro))) + rng.sample(all_cats, rng.randint(0, 3))
         q = window_query(since, until, cats)
+        window_qs.append(q)
         t0 = time.perf_counter()
         src.index.search_page(q, start=0, max_results=0, sort_by="submittedDate", sort_order="ascending")
         index_only.append(time.perf_counter() - t0)
@@ -191,7 +196,69 @@ def queries(mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_auth
     print(f"  window queries, index only (total + ordered ids, no page decoded): wall {_pct(index_only)}")
     for k, v in times.items():
         print(f"  {k} queries: {len(v)}, mean hits {hits[k] / max(1, len(v)):.0f}, wall {_pct(v)}; CPU {_pct(cpu[k])}")
+    if breakdown:
+        page_breakdown(src, window_qs)
     return times
+
+
+def page_breakdown(src: Any, window_qs: list[Any]) -> None:
+    """Where a window page's time goes (`--breakdown`): the same pages with the GC pause of
+    `DiskIndex.records_by_rid` and without it; a profile (own time per page of the costliest functions; the GC's
+    one pass after a page shows as contextlib's `__exit__`); the record codec, zlib-1 (before) vs zstd-3 (now), on
+    2,000 stored records."""
+    import contextlib
+    import cProfile
+    import pstats
+    import zlib
+
+    from academiceval.sources.mirror import disk
+    from academiceval.sources.mirror.disk_rows import pack, unpack
+
+    def pages() -> list[float]:
+        out = []
+        for q in window_qs:
+            t0 = time.perf_counter()
+            src.search(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
+            out.append(time.perf_counter() - t0)
+        return out
+
+    paused = pages()
+    shipped = disk._gc_paused
+    disk._gc_paused = contextlib.nullcontext  # type: ignore[assignment]
+    try:
+        running = pages()
+    finally:
+        disk._gc_paused = shipped
+    print(f"  window pages with the GC paused while decoding (shipped): wall {_pct(paused)}")
+    print(f"  window pages with the GC running while decoding:          wall {_pct(running)}")
+    prof = cProfile.Profile()
+    prof.enable()
+    pages()
+    prof.disable()
+    n = len(window_qs)
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    print("  profile of one pass (own time per page):")
+    for (file, line, fn), (_, calls, own, _, _) in sorted(stats.items(), key=lambda kv: -kv[1][2])[:8]:
+        print(f"    {own / n * 1000:6.1f} ms  {fn} ({Path(file).name}:{line}), {calls / n:,.0f} calls")
+    raws = [unpack(b) for (b,) in src.index.conn().execute("SELECT meta FROM rec LIMIT 2000")]
+
+    def per_record(f: Any, xs: list[bytes]) -> float:
+        best = min(_timed(lambda: [f(x) for x in xs]) for _ in range(5))
+        return best / len(xs) * 1e6
+
+    size = sum(map(len, raws))
+    for name, enc, dec in (("zlib-1", lambda r: zlib.compress(r, 1), zlib.decompress), ("zstd-3", pack, unpack)):
+        blobs = [enc(r) for r in raws]
+        print(
+            f"  codec {name}: {sum(map(len, blobs)) / size:.3f} of the JSON ({size / len(raws):,.0f} B/record), "
+            f"compress {per_record(enc, raws):.1f} µs, decompress {per_record(dec, blobs):.1f} µs per record"
+        )
+
+
+def _timed(f: Any) -> float:
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
 
 
 def _pct(v: list[float]) -> str:
@@ -211,6 +278,9 @@ def main() -> int:
     ap.add_argument("--author-queries", type=int, default=200)
     ap.add_argument("--workers", type=int, default=None, help="parse workers (default: 1 for files over 64 MB)")
     ap.add_argument("--keep", action="store_true", help="keep the generated snapshot and index")
+    ap.add_argument(
+        "--breakdown", action="store_true", help="also: where a window page's time goes (GC, profile, codecs)"
+    )
     args = ap.parse_args()
     n = args.records
     work = args.workdir
@@ -241,7 +311,7 @@ def main() -> int:
             f"  incremental: +{grow:,} lines appended -> {upd['lines']:,} lines read, {upd['added']:,} added in "
             f"{upd['seconds']:.1f} s (grown files: {upd['grown']}), peak RSS {upd['rss_mb']:.0f} MB"
         )
-        times = queries(mirror, db, pool, args.window_queries, args.author_queries)
+        times = queries(mirror, db, pool, args.window_queries, args.author_queries, breakdown=args.breakdown)
         allq = times["window"] + times["author"]
         q = statistics.quantiles(allq, n=20)
         print(
