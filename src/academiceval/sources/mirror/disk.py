@@ -558,8 +558,9 @@ class DiskIndex:
 
     def records_by_rid(self, rids: list[int]) -> list[MirrorRecord]:
         """Decode a page of records. The cyclic garbage collector is paused meanwhile: decoding a page of 2,000
-        allocates ~10⁵ containers (none in a cycle), and the collections they trigger, each walking the
-        process's live objects, made a page 3-5x slower than the decoding itself (benchmarks/mirror_scale.py)."""
+        allocates ~10⁵ containers (none in a cycle), and the collections they trigger walk the process's live
+        objects again and again: with the GC running a page took 1.4-2x as long at 10⁶ records (p50 113-121 vs
+        61-86 ms; `benchmarks/mirror_scale.py --breakdown`). One collection still follows the page."""
         out: dict[int, MirrorRecord] = {}
         with _gc_paused():
             for i in range(0, len(rids), 900):
