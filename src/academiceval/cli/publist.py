@@ -34,7 +34,7 @@ def import_list(
     """Import your own papers: every dated entry becomes paper metadata (date precision kept), each entry's PDF
     (file field, DOI or title) is parsed, checked against the entry's title and stored; name variants are merged
     on evidence and the co-author graph is built. Problems are listed with file and entry key; the rest goes on."""
-    from academiceval.graph.names import graph_from_list
+    from academiceval.graph.names import HYPERAUTHORED, graph_from_list
     from academiceval.sources.publist_import import import_publist
     from academiceval.store.workspace import Workspace
 
@@ -98,8 +98,13 @@ def import_list(
             m for m in ws.iter_meta("source='publist'") if m.primary_category == (category or _category(directory))
         ]
         g = graph_from_list(ws, metas)
+        hyper = (
+            f" ({g.hyperauthored} paper(s) of more than {HYPERAUTHORED} authors join their authors but add no pairs)"
+            if g.hyperauthored
+            else ""
+        )
         console.print(
-            f"co-author graph: {g.nodes} people, {g.edges} co-author pairs, {g.components} components "
+            f"co-author graph: {g.nodes} people, {g.edges} co-author pairs{hyper}, {g.components} components "
             f"(largest {g.largest_component}); hubs: {', '.join(f'{n} ({d})' for n, d in g.hubs[:3])}; "
             f"refined graph for co-author demos: {g.refined_authors} first authors, {g.refined_edges} edges, "
             f"{g.refined_papers} papers"

@@ -136,7 +136,6 @@ def import_publist(
 ) -> PubImportReport:
     """Read the lists in `root` (a folder, or one list file), attach PDFs, store metadata and parsed papers."""
     from academiceval.papers.errors import PaperError
-    from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
     from academiceval.papers.quality import similarity
 
     root = Path(root)
@@ -166,6 +165,9 @@ def import_publist(
     parsed: dict[Path, object] = {}
 
     def parsed_of(p: Path):  # type: ignore[no-untyped-def]
+        # heavy (pymupdf and its layout models, ~2 s): imported only when a PDF is parsed, not for --no-parse
+        from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
+
         if p not in parsed:
             sha = sha256_file(p)
             old = ws.get_paper(sha)
