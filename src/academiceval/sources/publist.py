@@ -332,6 +332,7 @@ def read_csl_json(path: str | Path) -> PubList:
         issues.extend(problems)
         if entry is not None:
             entries.append(entry)
+    issues.sort(key=lambda i: i.line or 0)  # in the file's order (a syntax error is found before the rows)
     return PubList(p, entries, issues)
 
 
