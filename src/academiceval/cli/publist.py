@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from academiceval.cli.common import HomeOption, console, progress, summary_table
+from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.errors import AcademicEvalError
+
+# common gaps in real lists (talks without a title, PDFs not shipped, extra PDFs): counted in the table, not listed
+_COUNTED_ONLY = frozenset({"missing_field", "file_missing", "unlisted_pdf"})
+SHOWN_PROBLEMS = 50
 
 ListArg = Annotated[
     Path,
@@ -34,7 +41,26 @@ def import_list(
     """Import your own papers: every dated entry becomes paper metadata (date precision kept), each entry's PDF
     (file field, DOI or title) is parsed, checked against the entry's title and stored; name variants are merged
     on evidence and the co-author graph is built. Problems are listed with file and entry key; the rest goes on."""
-    from academiceval.graph.names import graph_from_list
+    from academiceval.store.resources import resource_error
+    from academiceval.store.workspace import DB_NAME, resolve_home
+
+    try:
+        _import(directory, category, parse, graph, home)
+    except AcademicEvalError as e:
+        raise fail(e) from None
+    except (OSError, sqlite3.Error) as e:  # a full disk, a read-only workspace: one line (issue 26, item 10)
+        err = resource_error(
+            e,
+            resolve_home(home) / DB_NAME,
+            rerun="the import is safe to repeat: what is stored already is replaced, never doubled",
+        )
+        if err is None:
+            raise
+        raise fail(err) from None
+
+
+def _import(directory: Path, category: str | None, parse: bool, graph: bool, home: Path | None) -> None:
+    from academiceval.graph.names import HYPERAUTHORED, graph_from_list
     from academiceval.sources.publist_import import import_publist
     from academiceval.store.workspace import Workspace
 
@@ -76,6 +102,12 @@ def import_list(
                 ],
             )
         )
+        # the ones to act on, one line each (file:line [key]: what (what to do)); common gaps stay counted above
+        to_fix = [i for i in report.issues if i.code not in _COUNTED_ONLY]
+        for i in to_fix[:SHOWN_PROBLEMS]:
+            err_console.print(f"  {escape(str(i))}", soft_wrap=True, highlight=False)
+        if len(to_fix) > SHOWN_PROBLEMS:
+            err_console.print(f"  … and {len(to_fix) - SHOWN_PROBLEMS} more of these", highlight=False)
     if report.merges:
         console.print(
             summary_table(
@@ -98,8 +130,13 @@ def import_list(
             m for m in ws.iter_meta("source='publist'") if m.primary_category == (category or _category(directory))
         ]
         g = graph_from_list(ws, metas)
+        hyper = (
+            f" ({g.hyperauthored} paper(s) of more than {HYPERAUTHORED} authors join their authors but add no pairs)"
+            if g.hyperauthored
+            else ""
+        )
         console.print(
-            f"co-author graph: {g.nodes} people, {g.edges} co-author pairs, {g.components} components "
+            f"co-author graph: {g.nodes} people, {g.edges} co-author pairs{hyper}, {g.components} components "
             f"(largest {g.largest_component}); hubs: {', '.join(f'{n} ({d})' for n, d in g.hubs[:3])}; "
             f"refined graph for co-author demos: {g.refined_authors} first authors, {g.refined_edges} edges, "
             f"{g.refined_papers} papers"

@@ -10,11 +10,13 @@ really by the author we crawl is decided locally by comparing normalised author 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 
 import networkx as nx
 
+from academiceval.graph import store
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal, names_compatible
 from academiceval.sources.names import author_key
@@ -53,13 +55,21 @@ def window_query(since: date, until: date | None, categories: list[str]) -> str:
 
 
 # ---- publication lists: a graph from one group's own list ----------------------------------------------------
+# A paper with more authors than this is a collaboration paper ("hyperauthorship"; co-authorship network studies
+# commonly leave papers of more than 100 authors out of pair counts): in the report below it joins its authors into
+# one component and counts as a paper, but adds no co-author pairs and no degrees. Counting the distinct pairs of
+# overlapping large author lists exactly is quadratic (10,000 authors: 50 million pairs); below the cut-off the
+# counts are exact. The graph tables are not affected: they link each first author to every co-author.
+HYPERAUTHORED = 100
+
+
 @dataclass
 class ListGraphReport:
     """The co-author graph of a publication list, before and after the graph's own refinement."""
 
     papers: int  # dated entries with at least one author
     nodes: int  # distinct people (after merges)
-    edges: int  # co-author pairs (any positions)
+    edges: int  # co-author pairs (any positions) on papers of at most HYPERAUTHORED authors
     components: int
     largest_component: int
     merges: list[NameMerge] = field(default_factory=list)
@@ -68,10 +78,15 @@ class ListGraphReport:
     refined_authors: int = 0  # graph tables: authors with a first-author paper in the largest component
     refined_edges: int = 0
     refined_papers: int = 0
+    hyperauthored: int = 0  # papers over HYPERAUTHORED authors: they connect their authors but add no pairs
+    work: dict[str, int] = field(default_factory=dict)  # operations counted (pairs enumerated, unions, links)
 
 
 def coauthor_graph(metas: list[PaperMeta]) -> nx.Graph:
-    """All co-author pairs of the papers (resolved keys), edge weight = shared papers; nodes carry `name`."""
+    """All co-author pairs of the papers (resolved keys), edge weight = shared papers; nodes carry `name`.
+
+    Quadratic in authors per paper (every pair becomes an edge): for small lists and tests. The import reports
+    its graph with `list_graph_stats`, which is linear."""
     g = nx.Graph()
     for m in metas:
         keys = list(dict.fromkeys(a.key or author_key(a.name) for a in m.authors))
@@ -87,17 +102,108 @@ def coauthor_graph(metas: list[PaperMeta]) -> nx.Graph:
     return g
 
 
-def graph_from_list(ws, metas: list[PaperMeta], *, resolver: EvidenceResolver | None = None) -> ListGraphReport:  # type: ignore[no-untyped-def]
+def list_graph_stats(metas: list[PaperMeta], *, hyperauthored: int = HYPERAUTHORED) -> ListGraphReport:
+    """People, co-author pairs, components and hubs of a list's papers, in time linear in its authorships.
+
+    Components by union-find (each author joined to the paper's first author); pairs and degrees enumerated on
+    papers of at most `hyperauthored` authors only (at most that many pairs per authorship). On such lists the
+    figures equal `coauthor_graph`'s (nodes, edges, connected components, degrees; tested)."""
+    names: dict[str, str] = {}
+    parent: dict[str, str] = {}
+    work: Counter[str] = Counter()
+
+    def root(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    pairs: set[tuple[str, str]] = set()
+    papers = hyper = 0
+    for m in metas:
+        keys = list(dict.fromkeys(a.key or author_key(a.name) for a in m.authors))
+        if not keys:
+            continue
+        papers += 1
+        for a in m.authors:
+            k = a.key or author_key(a.name)
+            if k not in names:
+                names[k] = a.name
+                parent[k] = k
+        first = root(keys[0])
+        for k in keys[1:]:
+            work["unions"] += 1
+            r = root(k)
+            if r != first:
+                parent[r] = first
+        if len(keys) > hyperauthored:
+            hyper += 1
+            continue
+        for i, x in enumerate(keys):
+            for y in keys[i + 1 :]:
+                work["pairs"] += 1
+                pairs.add((x, y) if x < y else (y, x))
+    degree: Counter[str] = Counter()
+    for x, y in pairs:
+        degree[x] += 1
+        degree[y] += 1
+    sizes = Counter(root(k) for k in names)
+    hubs = sorted(((names[k], degree[k]) for k in names), key=lambda x: (-x[1], x[0]))[:5]
+    return ListGraphReport(
+        papers=papers,
+        nodes=len(names),
+        edges=len(pairs),
+        components=len(sizes),
+        largest_component=max(sizes.values(), default=0),
+        hubs=hubs,
+        hyperauthored=hyper,
+        work=dict(work),
+    )
+
+
+def _write_links(c, links: set[tuple[str, str]]) -> int:  # type: ignore[no-untyped-def]
+    """Edges first author – co-author with their weight as `graph.store.edge_weight` defines it (graph papers of
+    either end, as first author, listing the other), all weights from one aggregate instead of a query per pair.
+    Returns the number of links written."""
+    wanted = {store.edge_key(a, b) for a, b in links if a != b}
+    weight: Counter[tuple[str, str]] = Counter()
+    rows = c.execute(
+        "SELECT gp.author_key, au.author_key, COUNT(DISTINCT gp.arxiv_id) FROM graph_paper gp "
+        "JOIN authorship au ON au.arxiv_id = gp.arxiv_id WHERE au.author_key != gp.author_key GROUP BY 1, 2"
+    )
+    for first, other, n in rows:
+        e = store.edge_key(first, other)
+        if e in wanted:
+            weight[e] += n  # a paper has one first author: the two directions never count one paper twice
+    c.executemany(
+        "INSERT INTO graph_edge VALUES (?,?,?) ON CONFLICT(a, b) DO UPDATE SET weight=excluded.weight",
+        [(a, b, w) for (a, b), w in sorted(weight.items()) if w > 0],
+    )
+    return len(weight)
+
+
+def graph_from_list(
+    ws,  # type: ignore[no-untyped-def]  # store.workspace.Workspace
+    metas: list[PaperMeta],
+    *,
+    resolver: EvidenceResolver | None = None,
+    hyperauthored: int = HYPERAUTHORED,
+) -> ListGraphReport:
     """Write a publication list's papers into the graph tables (every author visited; a paper belongs to its
     first author, as in a crawl), refine, and report the graph. `metas` should carry resolved author keys
-    (`sources.publist_import` stores them so); a resolver given here is applied first."""
-    from academiceval.graph import store
+    (`sources.publist_import` stores them so); a resolver given here is applied first.
+
+    Linear in authors per paper (issue 26, item 9): the edges written are first author – co-author, the only
+    pairs `graph.store.edge_weight` gives a weight (the first version enumerated every pair of every paper and
+    asked SQLite for each one's weight: 4.5 million queries for a 3,000-author paper, of which 2,999 mattered).
+    """
     from academiceval.graph.refine import refine
 
     if resolver is not None:
         metas = [m.model_copy(update={"authors": resolver.apply(m.authors)}) for m in metas]
     metas = [m for m in metas if m.authors]
     store.ensure(ws)
+    links: set[tuple[str, str]] = set()
     with ws.transaction() as c:
         for m in metas:
             for pos, a in enumerate(m.authors):
@@ -114,28 +220,15 @@ def graph_from_list(ws, metas: list[PaperMeta], *, resolver: EvidenceResolver | 
                 "VALUES (?,?,?,1,'publist')",
                 (m.arxiv_id, first, m.published.isoformat()),
             )
-        pairs = set()
-        for m in metas:
-            keys = [a.key or author_key(a.name) for a in m.authors]
-            pairs.update((x, y) for i, x in enumerate(keys) for y in keys[i + 1 :] if x != y)
-        store.add_edges(c, sorted(pairs))
+            links.update((first, a.key or author_key(a.name)) for a in m.authors[1:])
+        written = _write_links(c, links)
     rr = refine(ws)
-    g = coauthor_graph(metas)
-    comps = list(nx.connected_components(g))
-    hubs = sorted(((g.nodes[k]["name"], d) for k, d in g.degree()), key=lambda x: (-x[1], x[0]))[:5]
-    return ListGraphReport(
-        papers=len(metas),
-        nodes=g.number_of_nodes(),
-        edges=g.number_of_edges(),
-        components=len(comps),
-        largest_component=max((len(c) for c in comps), default=0),
-        merges=resolver.merges() if resolver is not None else [],
-        refused=resolver.refused() if resolver is not None else [],
-        hubs=hubs,
-        refined_authors=rr.authors,
-        refined_edges=rr.edges,
-        refined_papers=rr.papers,
-    )
+    rep = list_graph_stats(metas, hyperauthored=hyperauthored)
+    rep.work["links"] = written
+    rep.merges = resolver.merges() if resolver is not None else []
+    rep.refused = resolver.refused() if resolver is not None else []
+    rep.refined_authors, rep.refined_edges, rep.refined_papers = rr.authors, rr.edges, rr.papers
+    return rep
 
 
 __all__ = [
@@ -148,6 +241,7 @@ __all__ = [
     "fill_keys",
     "graph_from_list",
     "key_of",
+    "list_graph_stats",
     "names_compatible",
     "window",
     "window_query",

@@ -31,6 +31,7 @@ from typing import Any
 from academiceval.errors import ConfigError
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.store.artifacts import Layout
+from academiceval.store.secrets import private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS response (
@@ -131,6 +132,7 @@ class ResponseCache:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(self.path)  # 0600 (prompts and answers); SQLite gives its -wal/-shm the same mode
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")

@@ -10,6 +10,10 @@ Where `flock` is unavailable (some network file systems, non-POSIX systems) the 
 file alone: a holder on this host whose pid no longer runs is stale and is taken over (and that is said);
 a holder on another host is trusted, and the message says how to remove it by hand.
 
+The holder record passes `store.secrets.scrub` (the command line by `scrub_argv`: a key in `--base-url
+http://user:KEY@…` or in a query string is masked), and the file is created 0600 (an older one is tightened):
+it outlives a killed process, so it must not hold what others on the machine may not read (issue 26, item 6).
+
 The file is never deleted (deleting a locked file lets a third process lock a new inode while a second still
 waits on the old one); it is emptied when released.
 """
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import AcademicEvalError
+from academiceval.store.secrets import private_file, scrub, scrub_argv
 
 try:
     import fcntl
@@ -90,11 +95,11 @@ class RunLock:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "command": " ".join(sys.argv)[:300],
+            "command": scrub_argv(sys.argv)[:300],  # scrubbed whole, then cut (a cut could split a key)
         }
 
     def _write_holder(self, fd: int) -> None:
-        data = json.dumps(self._me()).encode()
+        data = json.dumps(scrub(self._me())).encode()
         os.ftruncate(fd, 0)
         os.pwrite(fd, data, 0)
         os.fsync(fd)
@@ -117,7 +122,8 @@ class RunLock:
             time.sleep(self.poll_s)
 
     def _try_once(self) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        private_file(self.path)  # 0600, also for a lock file an older version left readable by all
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             if fcntl is not None:
                 try:

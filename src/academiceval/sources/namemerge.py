@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from academiceval.sources.coauthor_evidence import CoauthorEvidence
 from academiceval.sources.models import Author
 from academiceval.sources.names import author_key
 
@@ -29,6 +30,7 @@ PARTICLES = frozenset(
     {"de", "da", "di", "del", "della", "der", "den", "van", "von", "le", "la", "du", "dos", "das", "ter"}
 )
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+EVIDENCE_KEPT = 5  # shared co-authors recorded per merge (any one proves it; the CLI shows three)
 
 
 def name_parts(key: str) -> tuple[tuple[str, ...], str]:
@@ -81,7 +83,18 @@ class Refusal:
 
 
 class EvidenceResolver:
-    """Collects author lists, then merges name variants on evidence (`solve`)."""
+    """Collects author lists, then merges name variants on evidence (`solve`).
+
+    Linear in authors per paper (issue 26, item 9): a key is compared only with the clusters of its (surname,
+    first initial) bucket — the precondition of `names_compatible` — never with the whole paper, and the shared
+    co-authors are found by `sources.coauthor_evidence.CoauthorEvidence` without listing anyone's co-authors.
+
+    The decisions (which keys merge, which are refused and why) are those of the first version, and so is the
+    evidence of a merge when it names at most `EVIDENCE_KEPT` co-authors; beyond that `EVIDENCE_KEPT` of them
+    are kept (one proves the merge; the CLI shows three).
+    `work` counts the comparisons made (name checks, paper pairs, co-authors looked at), so tests can assert the
+    growth without timing anything.
+    """
 
     def __init__(self) -> None:
         self._papers: dict[str, list[str]] = {}
@@ -90,6 +103,8 @@ class EvidenceResolver:
         self._merges: list[NameMerge] = []
         self._refused: list[Refusal] = []
         self._solved = False
+        self.work: Counter[str] = Counter()
+        self._parts: dict[str, tuple[tuple[str, ...], str]] = {}
 
     def observe(self, paper_id: str, authors: Sequence[Author | str]) -> None:
         keys: list[str] = []
@@ -103,33 +118,44 @@ class EvidenceResolver:
         self._papers[paper_id] = keys
         self._solved = False
 
+    def _name(self, key: str) -> tuple[tuple[str, ...], str]:
+        parts = self._parts.get(key)
+        if parts is None:
+            parts = self._parts[key] = name_parts(key)
+        return parts
+
+    def _bucket_of(self, key: str) -> tuple[str, str] | None:
+        """(surname, first initial): keys in different buckets are never compatible (None: no given name)."""
+        given, surname = self._name(key)
+        return (surname, given[0][0]) if given and given[0] else None
+
     def solve(self) -> EvidenceResolver:
-        papers_of: dict[str, set[str]] = defaultdict(set)
-        coauthors: dict[str, set[str]] = defaultdict(set)
-        for pid, keys in self._papers.items():
-            for k in keys:
-                papers_of[k].add(pid)
-                coauthors[k].update(x for x in keys if x != k)
+        self.work = Counter()
+        ev = CoauthorEvidence(self._papers, self._bucket_of, names_compatible, kept=EVIDENCE_KEPT, work=self.work)
+        papers_of = ev.papers_of
         by_surname: dict[str, list[str]] = defaultdict(list)
         for k in papers_of:
-            by_surname[name_parts(k)[1]].append(k)
+            by_surname[self._name(k)[1]].append(k)
         self._canon, self._merges, self._refused = {}, [], []
         for keys in by_surname.values():
             if len(keys) < 2:
                 continue
             keys.sort(key=lambda k: (-_informative(k)[0], -_informative(k)[1], -len(papers_of[k]), k))
             clusters: list[list[str]] = []
+            joinable: dict[str, list[list[str]]] = defaultdict(list)  # first initial -> clusters, in order
             evidence: dict[str, list[str]] = {}
             for k in keys:
-                fits = [
-                    c
-                    for c in clusters
-                    if all(names_compatible(k, m) for m in c) and not any(papers_of[k] & papers_of[m] for m in c)
-                ]
-                together = [c for c in clusters if all(names_compatible(k, m) for m in c) and c not in fits]
+                bucket = self._bucket_of(k)
+                fits: list[list[str]] = []
+                together: list[list[str]] = []
+                for c in joinable[bucket[1]] if bucket else ():
+                    self.work["cluster_checks"] += len(c)
+                    if not all(names_compatible(k, m) for m in c):
+                        continue
+                    (together if any(ev.share_a_paper(k, m) for m in c) else fits).append(c)
                 for c in together:
                     self._refused.append(Refusal(k, c[0], "co-authors of one paper"))
-                proven = [(c, self._shared(k, c, coauthors)) for c in fits]
+                proven = [(c, ev.shared(k, c)) for c in fits]
                 proven = [(c, shared) for c, shared in proven if shared]
                 if len(proven) == 1:
                     c, shared = proven[0]
@@ -143,6 +169,8 @@ class EvidenceResolver:
                 else:
                     self._refused.extend(Refusal(k, c[0], "no shared co-author") for c in fits)
                 clusters.append([k])
+                if bucket:
+                    joinable[bucket[1]].append(clusters[-1])
             for c in clusters:
                 if len(c) < 2:
                     continue
@@ -164,20 +192,6 @@ class EvidenceResolver:
         self._merges.sort(key=lambda m: (-len(m.keys), m.canonical))
         self._solved = True
         return self
-
-    def _shared(self, key: str, cluster: list[str], coauthors: dict[str, set[str]]) -> list[str]:
-        """Co-authors of `key` that are also co-authors of the cluster (the same person under compatible keys)."""
-        mine = coauthors[key] - set(cluster)
-        theirs: set[str] = set()
-        for m in cluster:
-            theirs |= coauthors[m]
-        theirs -= {key, *cluster}
-        out = {a for a in mine if a in theirs}
-        rest = theirs - out
-        for a in mine - out:
-            if any(names_compatible(a, b) for b in rest if name_parts(a)[1] == name_parts(b)[1]):
-                out.add(a)
-        return sorted(out)
 
     def _ensure(self) -> None:
         if not self._solved:

@@ -14,7 +14,6 @@ name a PDF inside the list's folder is decided by `sources.publist_import`.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -25,6 +24,14 @@ from academiceval.sources.dates import from_parts, parse_iso_partial
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.models import Author, DatePrecision, PaperMeta
 from academiceval.sources.names import display_name, make_author
+from academiceval.sources.publist_rows import (
+    FIX_ROW,
+    CslItem,
+    PubIssue,
+    csl_rows,
+    json_items,
+    read_list_text,
+)
 
 logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)
 
@@ -32,18 +39,6 @@ _ARXIV_IN = re.compile(r"(?:arxiv[:.\s/]*|abs/)(\d{4}\.\d{4,5}(?:v\d+)?|[a-z\-]+
 _DOI = re.compile(r"10\.\d{4,9}/[^\s\"<>{}]+", re.I)
 _KEY_IN_RAW = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s]+)\s*,")
 _MARKS = re.compile(r"\{\s*[*∗†]\s*\}|[*∗†]")
-
-
-@dataclass
-class PubIssue:
-    """A problem in a publication list or with one of its PDFs; the rest of the list goes on."""
-
-    file: str
-    key: str | None
-    code: str  # malformed_entry, duplicate_key, missing_field, unsafe_file, file_missing, title_mismatch,
-    #            unlisted_pdf, pdf_error, unreadable_list
-    message: str
-    line: int | None = None
 
 
 @dataclass
@@ -163,19 +158,46 @@ def split_files(value: str) -> list[str]:
 
 # ---- BibTeX ----------------------------------------------------------------------------------------------------
 def read_bibtex(path: str | Path) -> PubList:
+    """Every entry of a BibTeX file; malformed, duplicate, keyless or undated entries are issues (file, line, key,
+    what to do) and the rest goes on. The file is read within `publist_rows`' limits (size, encoding, BOM)."""
     import bibtexparser
     from bibtexparser.model import DuplicateBlockKeyBlock, ParsingFailedBlock
 
     p = Path(path)
     src = str(p)
-    text = p.read_text(encoding="utf-8", errors="replace")
-    lib = bibtexparser.parse_string(text)
-    issues: list[PubIssue] = []
+    text, issues = read_list_text(p)
+    if text is None:
+        return PubList(p, [], issues)
+    try:
+        lib = bibtexparser.parse_string(text)
+    except Exception as exc:  # bibtexparser recovers per block; anything else is the file's, not a traceback
+        why = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        return PubList(
+            p,
+            [],
+            [
+                *issues,
+                PubIssue(
+                    src,
+                    None,
+                    "unreadable_list",
+                    f"cannot be parsed as BibTeX ({why})",
+                    hint="check the file with a BibTeX tool and import again",
+                ),
+            ],
+        )
     for b in lib.failed_blocks:
         line = (b.start_line or 0) + 1
         if isinstance(b, DuplicateBlockKeyBlock):
             issues.append(
-                PubIssue(src, b.key, "duplicate_key", f"entry key {b.key!r} used again; the first entry is kept", line)
+                PubIssue(
+                    src,
+                    b.key,
+                    "duplicate_key",
+                    f"entry key {b.key!r} used again: this entry is skipped, the first one is kept",
+                    line,
+                    hint="give one of the two entries another key",
+                )
             )
         elif isinstance(b, ParsingFailedBlock):
             m = _KEY_IN_RAW.search(b.raw or "")
@@ -187,13 +209,27 @@ def read_bibtex(path: str | Path) -> PubList:
                     "malformed_entry",
                     f"entry cannot be read ({why}: unbalanced braces or quotes?)",
                     line,
+                    hint=FIX_ROW,
                 )
             )
     entries: list[PubEntry] = []
     for e in lib.entries:
-        fields = {f.key.lower(): str(f.value) for f in e.fields}
         line = (e.start_line or 0) + 1
-        entry, problems = _entry(e.key, e.entry_type.lower(), fields, src, line)
+        key = str(e.key or "").strip()
+        if not key or any(c.isspace() for c in key):
+            issues.append(
+                PubIssue(
+                    src,
+                    key or None,
+                    "invalid_entry",
+                    f"entry key {key!r} is empty or has spaces",
+                    line,
+                    hint="give the entry a key without spaces",
+                )
+            )
+            continue
+        fields = {str(f.key).lower(): str(f.value) for f in e.fields}
+        entry, problems = _entry(key, str(e.entry_type).lower(), fields, src, line)
         issues.extend(problems)
         if entry is not None:
             entries.append(entry)
@@ -206,7 +242,11 @@ def _entry(
     issues: list[PubIssue] = []
     title = latex_text(fields.get("title", ""))
     if not title:
-        return None, [PubIssue(src, key, "missing_field", "no title: entry skipped", line)]
+        return None, [
+            PubIssue(
+                src, key, "missing_field", "no title: entry skipped", line, hint="add a title if this entry is a paper"
+            )
+        ]
     when = parse_iso_partial(fields["date"]) if fields.get("date") else None
     if when is None or (when[1] == "year" and fields.get("month")):
         when = (
@@ -214,7 +254,16 @@ def _entry(
             or when
         )
     if when is None:
-        return None, [PubIssue(src, key, "missing_field", "no usable year/date: entry skipped", line)]
+        return None, [
+            PubIssue(
+                src,
+                key,
+                "missing_field",
+                "no usable year/date: entry skipped",
+                line,
+                hint="add year = {YYYY} (or date = {YYYY-MM-DD})",
+            )
+        ]
     authors = _authors(fields.get("author", ""))
     if not authors:
         issues.append(
@@ -249,99 +298,91 @@ def _entry(
 
 # ---- CSL-JSON --------------------------------------------------------------------------------------------------
 def read_csl_json(path: str | Path) -> PubList:
+    """Every item of a CSL-JSON list, each checked as a `publist_rows.CslItem`: a bad item (not an object, a
+    field of the wrong type, nested too deep) is one issue with its line and is skipped; the rest goes on."""
     p = Path(path)
     src = str(p)
-    try:
-        items = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return PubList(p, [], [PubIssue(src, None, "unreadable_list", f"not valid JSON ({exc})")])
-    if isinstance(items, dict):
-        items = items.get("items", [items])
+    text, issues = read_list_text(p)
+    if text is None:
+        return PubList(p, [], issues)
+    raw_items, problems = json_items(text, src)
+    issues.extend(problems)
     entries: list[PubEntry] = []
-    issues: list[PubIssue] = []
-    seen: set[str] = set()
-    for n, it in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(it, dict):
-            issues.append(PubIssue(src, None, "malformed_entry", f"item {n} is not an object"))
+    seen: dict[str, int] = {}
+    for raw, item, problem in csl_rows(raw_items, src):
+        if item is None:
+            issues.append(problem)  # type: ignore[arg-type]
             continue
-        key = str(it.get("id") or it.get("citation-key") or f"item{n}")
+        key = str(item.id if item.id is not None and str(item.id).strip() else item.citation_key or f"item{raw.index}")
+        key = key.strip()
         if key in seen:
-            issues.append(PubIssue(src, key, "duplicate_key", f"id {key!r} used again; the first item is kept"))
-            continue
-        seen.add(key)
-        title = latex_text(str(it.get("title") or ""))
-        if not title:
-            issues.append(PubIssue(src, key, "missing_field", "no title: item skipped"))
-            continue
-        when = _csl_date(it.get("issued"))
-        if when is None:
-            issues.append(PubIssue(src, key, "missing_field", "no usable `issued` date: item skipped"))
-            continue
-        authors = []
-        for a in it.get("author") or []:
-            if not isinstance(a, dict):
-                continue
-            name = a.get("literal") or " ".join(
-                x
-                for x in (a.get("given"), a.get("non-dropping-particle") or a.get("dropping-particle"), a.get("family"))
-                if x
+            issues.append(
+                PubIssue(
+                    src,
+                    key,
+                    "duplicate_key",
+                    f"id {key!r} used again (first at line {seen[key]}): this item is skipped",
+                    raw.line,
+                    hint="give one of the two items another id",
+                )
             )
-            if name:
-                authors.append(make_author(str(name)))
-        if not authors:
-            issues.append(PubIssue(src, key, "missing_field", "no authors: kept without authors"))
-        doi = str(it.get("DOI") or "").strip().lower() or None
-        fields = {
-            "doi": doi or "",
-            "note": str(it.get("note") or ""),
-            "url": str(it.get("URL") or ""),
-            "arxiv": str(it.get("arxiv") or ""),
-        }
-        files = it.get("file") or it.get("files") or []
-        entries.append(
-            PubEntry(
-                key=key,
-                entry_type=str(it.get("type") or "article"),
-                title=title,
-                authors=authors,
-                published=when[0],
-                date_precision=when[1],
-                source_file=src,
-                abstract=latex_text(str(it.get("abstract") or "")),
-                venue=str(it.get("container-title") or "") or None,
-                doi=doi,
-                arxiv_id=_arxiv_of(fields),
-                files=split_files(files) if isinstance(files, str) else [str(f) for f in files],
-            )
-        )
+            continue
+        seen[key] = raw.line
+        entry, problems = _csl_entry(item, key, src, raw.line)
+        issues.extend(problems)
+        if entry is not None:
+            entries.append(entry)
+    issues.sort(key=lambda i: i.line or 0)  # in the file's order (a syntax error is found before the rows)
     return PubList(p, entries, issues)
 
 
-def _csl_date(issued: object):  # type: ignore[no-untyped-def]
-    if not isinstance(issued, dict):
-        return None
-    parts = issued.get("date-parts")
-    if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
-        y, *rest = parts[0]
-        return from_parts(y, rest[0] if rest else None, rest[1] if len(rest) > 1 else None)
-    if issued.get("raw"):
-        return parse_iso_partial(str(issued["raw"]))
-    return None
+def _csl_entry(it: CslItem, key: str, src: str, line: int) -> tuple[PubEntry | None, list[PubIssue]]:
+    title = latex_text(it.title or "")
+    if not title:
+        return None, [PubIssue(src, key, "missing_field", "no title: item skipped", line, hint="add a title")]
+    when = it.issued.when() if it.issued else None
+    if when is None:
+        return None, [
+            PubIssue(
+                src,
+                key,
+                "missing_field",
+                "no usable `issued` date: item skipped",
+                line,
+                hint='add "issued": {"date-parts": [[YYYY]]}',
+            )
+        ]
+    authors = [make_author(n) for n in (a.written() for a in it.author) if n]
+    issues = [] if authors else [PubIssue(src, key, "missing_field", "no authors: kept without authors", line)]
+    doi = (it.DOI or "").strip().lower() or None
+    fields = {"doi": doi or "", "note": it.note or "", "url": it.URL or "", "arxiv": it.arxiv or ""}
+    files = it.file if it.file is not None else it.files
+    entry = PubEntry(
+        key=key,
+        entry_type=it.type or "article",
+        title=title,
+        authors=authors,
+        published=when[0],
+        date_precision=when[1],
+        source_file=src,
+        line=line,
+        abstract=latex_text(it.abstract or ""),
+        venue=it.container_title or None,
+        doi=doi,
+        arxiv_id=_arxiv_of(fields),
+        files=split_files(files) if isinstance(files, str) else list(files or []),
+    )
+    return entry, issues
 
 
 # ---- discovery -------------------------------------------------------------------------------------------------
 def is_csl_json(path: Path) -> bool:
-    if path.suffix.lower() != ".json":
-        return False
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:4000].lstrip()
-    except OSError:
-        return False
-    return head.startswith("[") and '"title"' in head and ('"issued"' in head or '"type"' in head)
+    """A `.json` file beside the list is read as CSL-JSON (what is not is said by the reader, never skipped)."""
+    return path.suffix.lower() == ".json"
 
 
 def find_lists(root: str | Path) -> list[Path]:
-    """Publication lists in a folder (not recursive into PDF folders): *.bib and CSL-JSON files."""
+    """Publication lists in a folder (not recursive into PDF folders): *.bib and *.json (CSL-JSON) files."""
     r = Path(root)
     if r.is_file():
         return [r]

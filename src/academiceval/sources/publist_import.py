@@ -17,12 +17,14 @@ Every problem is a `PubIssue` with the file and entry key; nothing stops the bat
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from academiceval.errors import ConfigError
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal
 from academiceval.sources.publist import PubEntry, PubIssue, find_lists, read_list
 
@@ -98,7 +100,12 @@ def locate_files(entries: list[PubEntry], root: Path, pdfs: list[Path]) -> tuple
             if path is None:
                 issues.append(
                     PubIssue(
-                        e.source_file, e.key, "unsafe_file", f"file field {f!r} points outside {root}: refused", e.line
+                        e.source_file,
+                        e.key,
+                        "unsafe_file",
+                        f"file field {f!r} points outside {root}: refused",
+                        e.line,
+                        hint="put the PDF inside the list's folder and name it relative to it",
                     )
                 )
                 continue
@@ -107,7 +114,14 @@ def locate_files(entries: list[PubEntry], root: Path, pdfs: list[Path]) -> tuple
                 path = same[0] if len(same) == 1 else None
             if path is None:
                 issues.append(
-                    PubIssue(e.source_file, e.key, "file_missing", f"file {f!r} not found under {root}", e.line)
+                    PubIssue(
+                        e.source_file,
+                        e.key,
+                        "file_missing",
+                        f"file {f!r} not found under {root}",
+                        e.line,
+                        hint="copy the PDF into the folder, or fix the file field",
+                    )
                 )
                 continue
             found[e.key] = path
@@ -126,6 +140,86 @@ def _first_page_dois(path: Path) -> set[str]:
     return {m.group(0).rstrip(".,;)").lower() for m in _DOI.finditer(text)}
 
 
+def _file_identity(p: Path) -> str:
+    """The bytes' sha256 (two copies of one PDF are one paper), or the resolved path if it cannot be read."""
+    h = hashlib.sha256()
+    try:
+        with p.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return str(p.resolve())
+    return h.hexdigest()
+
+
+def _one_entry_per_pdf(
+    chosen: dict[str, tuple[Path, str, float]],
+    order: dict[str, int],
+    keyed: dict[str, PubEntry],
+    report: PubImportReport,
+) -> None:
+    """Two entries that would get the same PDF (the same file, or a copy of it) used to keep one paper without a
+    word (the second replaced the first). The PDF goes to the entry whose title it prints best (then the first
+    listed); each other entry keeps its metadata only, and that is reported."""
+    groups: dict[str, list[str]] = {}
+    for key, (p, _, _) in chosen.items():
+        groups.setdefault(_file_identity(p), []).append(key)
+    for keys in groups.values():
+        if len(keys) < 2:
+            continue
+        keys.sort(key=lambda k: (-(chosen[k][2] if chosen[k][2] == chosen[k][2] else -1.0), order[k]))
+        keep = keys[0]
+        for k in keys[1:]:
+            p = chosen.pop(k)[0]
+            report.issues.append(
+                PubIssue(
+                    str(p),
+                    k,
+                    "duplicate_pdf",
+                    f"{p.name} is also the PDF of {keep} (attached there): this entry keeps its metadata only",
+                    keyed[k].line,
+                    hint="give this entry its own PDF, or delete it if it is the same paper",
+                )
+            )
+
+
+def _distinct_entries(lists: list[Path], report: PubImportReport) -> list[PubEntry]:
+    """The entries of every list, each paper once: a second entry with the same id (arXiv id or key) or the
+    same DOI is reported, naming the first, and skipped — never dropped without a word."""
+    entries: list[PubEntry] = []
+    by_id: dict[str, PubEntry] = {}
+    by_key: dict[str, PubEntry] = {}
+    by_doi: dict[str, PubEntry] = {}
+    for lst in lists:
+        pl = read_list(lst)
+        report.lists.append(str(lst))
+        report.issues.extend(pl.issues)
+        for e in pl.entries:
+            first = by_id.get(e.paper_id) or by_key.get(e.key)
+            what = f"{e.paper_id} is listed again" if e.paper_id in by_id else f"entry key {e.key!r} is used again"
+            code = "duplicate_key"
+            if first is None and e.doi and e.doi in by_doi:
+                first, what, code = by_doi[e.doi], f"DOI {e.doi} is listed again", "duplicate_doi"
+            if first is not None:
+                where = f"{Path(first.source_file).name}:{first.line}" if first.line else Path(first.source_file).name
+                report.issues.append(
+                    PubIssue(
+                        e.source_file,
+                        e.key,
+                        code,
+                        f"{what} (first as {first.key} at {where}): this entry is skipped",
+                        e.line,
+                        hint="delete one of the two entries, or give them different ids",
+                    )
+                )
+                continue
+            by_id[e.paper_id] = by_key[e.key] = e
+            if e.doi:
+                by_doi[e.doi] = e
+            entries.append(e)
+    return entries
+
+
 def import_publist(
     ws,  # type: ignore[no-untyped-def]  # store.workspace.Workspace
     root: str | Path,
@@ -136,27 +230,20 @@ def import_publist(
 ) -> PubImportReport:
     """Read the lists in `root` (a folder, or one list file), attach PDFs, store metadata and parsed papers."""
     from academiceval.papers.errors import PaperError
-    from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
     from academiceval.papers.quality import similarity
 
     root = Path(root)
     folder = root.parent if root.is_file() else root
     category = category or folder.name
     report = PubImportReport()
-    entries: list[PubEntry] = []
-    seen: set[str] = set()
-    for lst in find_lists(root):
-        pl = read_list(lst)
-        report.lists.append(str(lst))
-        report.issues.extend(pl.issues)
-        for e in pl.entries:
-            if e.paper_id in seen:
-                report.issues.append(
-                    PubIssue(e.source_file, e.key, "duplicate_key", f"{e.paper_id} listed twice", e.line)
-                )
-                continue
-            seen.add(e.paper_id)
-            entries.append(e)
+    lists = find_lists(root)
+    if not lists:
+        raise ConfigError(
+            "no publication list here (a *.bib or CSL-JSON *.json file)",
+            source=str(root),
+            hint="put your BibTeX or CSL-JSON export in this folder, or give the list file itself",
+        )
+    entries = _distinct_entries(lists, report)
     report.entries = len(entries)
     keyed = {e.key: e for e in entries}
     pdfs = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
@@ -166,8 +253,15 @@ def import_publist(
     parsed: dict[Path, object] = {}
 
     def parsed_of(p: Path):  # type: ignore[no-untyped-def]
+        # heavy (pymupdf and its layout models, ~2 s): imported only when a PDF is parsed, not for --no-parse
+        from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
+
         if p not in parsed:
-            sha = sha256_file(p)
+            try:
+                sha = sha256_file(p)
+            except OSError as exc:  # unreadable (permissions, a broken link): a pdf_error for its entry
+                parsed[p] = exc
+                return exc
             old = ws.get_paper(sha)
             if old is not None and old.parser_version == PARSER_VERSION:
                 parsed[p] = old
@@ -196,8 +290,10 @@ def import_publist(
             return True
         paper = parsed_of(p)
         if isinstance(paper, Exception):
-            code = getattr(paper, "code", "pdf_error")
-            report.issues.append(PubIssue(str(p), e.key, "pdf_error", f"{p.name}: {code}: {paper}", e.line))
+            code = getattr(paper, "code", None) or type(paper).__name__
+            why = getattr(paper, "strerror", None) or str(paper)
+            hint = getattr(paper, "hint", None) or "check the PDF opens; the entry is kept as metadata only"
+            report.issues.append(PubIssue(str(p), e.key, "pdf_error", f"{p.name}: {code}: {why}", e.line, hint=hint))
             return False
         ts = similarity(paper.title, e.title)
         if ts < TITLE_MATCH and not (e.abstract and similarity(paper.abstract, e.abstract) >= ABSTRACT_MATCH):
@@ -209,6 +305,7 @@ def import_publist(
                     f"{p.name} prints the title {paper.title[:80]!r}, not the entry's {e.title[:80]!r} "
                     f"(similarity {ts:.2f}; abstracts differ too): not attached",
                     e.line,
+                    hint="name this paper's own PDF in the file field",
                 )
             )
             return False
@@ -241,7 +338,16 @@ def import_publist(
             if similarity(paper.title, best.title) >= FUZZY_TITLE and verify(best, p, "title"):
                 pool.remove(p)
     for p in pool:
-        report.issues.append(PubIssue(str(p), None, "unlisted_pdf", f"{p.name}: no entry in the list names this PDF"))
+        report.issues.append(
+            PubIssue(
+                str(p),
+                None,
+                "unlisted_pdf",
+                f"{p.name}: no entry in the list names this PDF",
+                hint="name it in its entry's file field, or move it out of the folder",
+            )
+        )
+    _one_entry_per_pdf(chosen, {e.key: i for i, e in enumerate(entries)}, keyed, report)
     # 4. names, metadata, papers
     resolver = EvidenceResolver()
     for e in entries:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from academiceval.errors import ConfigError
 from academiceval.store.paper_models import DatePrecision
+from academiceval.store.secrets import scrub
 
 
 # ---- configs -----------------------------------------------------------------------------------------
@@ -34,8 +35,10 @@ class StrictConfig(BaseModel):
             raise ConfigError(f"invalid {type(self).__name__} option(s): {bad}") from None
 
     def stored(self) -> dict[str, Any]:
-        """The JSON form kept with the artifact it produced."""
-        return self.model_dump(mode="json")
+        """The JSON form kept with the artifact it produced (`run.json`, every `scores.jsonl` line, the round
+        manifest), with every secret masked (`store.secrets.scrub`: user-info and key parameters of URLs, fields
+        named like keys), so a field added to any config later is covered too (issue 26, item 6)."""
+        return scrub(self.model_dump(mode="json"))
 
 
 # ---- rounds ------------------------------------------------------------------------------------------

@@ -186,7 +186,8 @@ class Workspace:
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL/IOERR: keep that error visible
+                conn.execute("ROLLBACK")
             raise
         else:
             conn.execute("COMMIT")
@@ -232,7 +233,7 @@ class Workspace:
             if own:
                 c.execute("COMMIT")
         except BaseException:
-            if own:
+            if own and c.in_transaction:  # not after SQLite's own rollback (disk full): the cause stays the error
                 c.execute("ROLLBACK")
             raise
         return n
