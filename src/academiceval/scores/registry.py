@@ -13,25 +13,24 @@ and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` belo
 `name` is what users type (`--metrics rouge-l,bertscore`); the scorer's `metric_name` is what its ScoreRecords
 carry, and it may spell the configuration that matters (e.g. `bertscore-all-MiniLM-L6-v2-L6`,
 `judge-gpt-4o-mini-vs-reference`), so results of different models/layers are never averaged together.
-A scorer gets a `RunJob` (one run directory: its pending records, their references, a writer) and returns the
-ScoreRecords it wrote; it decides how to batch. Records that cannot be scored (no reference, generation error)
-are written with their reason through `RunJob.unusable`, the same for every metric.
+A scorer (`scores.scorer`: `SampleScorer`, `BatchScorer` or `AsyncScorer`) says how one sample (or a batch) is
+scored; the loop around it — what is left to do, unusable records with their reason (no reference, generation
+error), error records, writing as it goes, progress — is `scores.scorer.score_job`, the same for every metric.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from academiceval.errors import ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
+from academiceval.scores.scorer import AnyScorer, output_sha
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
 PLUGIN_MODULES: tuple[str, ...] = (
@@ -58,16 +57,6 @@ def default_metrics(tasks: Iterable[str]) -> list[str] | None:
 NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)
-
-
-def config_hash(config: dict[str, Any]) -> str:
-    """16 hex of sha256 over the metric's configuration: records of different configurations never mix."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def output_sha(text: str) -> str:
-    """The skip key of a scored output: a re-generated output is scored again."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -154,13 +143,7 @@ class RunJob:
             self.progress(f"{self.spec.model} {metric}", done, total)
 
 
-class Scorer(Protocol):
-    """A built metric: names its records and scores one run at a time (it may keep a model loaded across runs)."""
-
-    @property
-    def metric_name(self) -> str: ...
-
-    def score_run(self, job: RunJob) -> list[ScoreRecord]: ...
+Scorer = AnyScorer  # a built metric (scores.scorer): names its records, scores samples; the loop is score_job
 
 
 @dataclass(frozen=True)

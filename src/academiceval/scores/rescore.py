@@ -22,6 +22,7 @@ from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob, Scorer
+from academiceval.scores.scorer import score_job
 from academiceval.store.artifacts import (
     ArtifactError,
     Layout,
@@ -158,7 +159,7 @@ def score_runs(
                 home_now = opts.home or home_of_run(rd)
                 scorer = scorers[metric.name] = metric.build(replace(opts, home=home_now))
             job.needs = metric.needs
-            new = scorer.score_run(job)
+            new = score_job(scorer, job)
             res.written[scorer.metric_name] = len(new)
             res.errors[scorer.metric_name] = sum(1 for r in new if r.error)
         res.summary = aggregate(read_scores(rd), after=config.after, run=spec.model)
