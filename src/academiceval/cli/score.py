@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, progress, summary_table
+from academiceval.scores.winrate import MIN_JUDGED
 
 
 def score(
@@ -20,13 +21,16 @@ def score(
             "(citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs."
         ),
     ] = None,
-    mcq_parser: Annotated[
-        str, typer.Option(help="How accuracy reads <answer>: 'strict' (one option) or 'lenient' (see scores.mcq).")
-    ] = "strict",
-    leval_protocol: Annotated[
-        str,
-        typer.Option(help="The leval metric's protocol: 'leval-compatible' (L-Eval's numbers) or 'strict'."),
-    ] = "leval-compatible",
+    metric_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric-arg",
+            help="A metric's option as METRIC.OPTION=VALUE (repeatable), e.g. bertscore.layer=9, judge.against=RUN_DIR,"
+            " accuracy.parser=lenient, leval.protocol=strict, bertscore.long_inputs=truncate. Options per metric:"
+            " bertscore (model, layer, idf, baseline, long_inputs), judge (against), accuracy (parser),"
+            " leval (protocol).",
+        ),
+    ] = None,
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge model spec for the judge metric, e.g. openai/gpt-4o-mini.")
     ] = None,
@@ -34,25 +38,29 @@ def score(
         str | None, typer.Option(help="Base URL of the judge's OpenAI-compatible server (default $OPENAI_BASE_URL).")
     ] = None,
     against: Annotated[
-        str,
-        typer.Option(help="What the judge compares each output with: 'reference' (the paper's text) or a RUN_DIR."),
-    ] = "reference",
+        str | None,
+        typer.Option(help="judge.against: 'reference' (the paper's text, default) or a RUN_DIR (pairwise)."),
+    ] = None,
+    min_judged: Annotated[
+        int,
+        typer.Option(
+            callback=at_least_one, help="Judge rows show no win rate from fewer readable judgements than this."
+        ),
+    ] = MIN_JUDGED,
+    # the flags of earlier versions, each the same as a --metric-arg (kept working; shown in --help as such)
+    mcq_parser: Annotated[str | None, typer.Option(help="= --metric-arg accuracy.parser=…")] = None,
+    leval_protocol: Annotated[str | None, typer.Option(help="= --metric-arg leval.protocol=…")] = None,
     bertscore_model: Annotated[
-        str,
-        typer.Option(help="BERTScore model: all-MiniLM-L6-v2 (packaged, offline), or a local path / cached name."),
-    ] = "all-MiniLM-L6-v2",
-    layer: Annotated[int | None, typer.Option(help="BERTScore layer (default: the model's usual layer).")] = None,
-    idf: Annotated[bool, typer.Option(help="Weight BERTScore tokens by idf over the run's references.")] = False,
+        str | None, typer.Option(help="= --metric-arg bertscore.model=… (all-MiniLM-L6-v2, a local path)")
+    ] = None,
+    layer: Annotated[int | None, typer.Option(help="= --metric-arg bertscore.layer=…")] = None,
+    idf: Annotated[bool | None, typer.Option("--idf", help="= --metric-arg bertscore.idf=true")] = None,
     baseline: Annotated[
-        Path | None, typer.Option(help="BERTScore baseline file (LAYER,P,R,F) for rescaling.", exists=True)
+        Path | None, typer.Option(help="= --metric-arg bertscore.baseline=FILE (LAYER,P,R,F)", exists=True)
     ] = None,
     long_inputs: Annotated[
-        str,
-        typer.Option(
-            help="BERTScore inputs longer than the model window: 'window' (default, nothing cut) or 'truncate'"
-            " (bert-score's first 510 tokens; cut tokens recorded per pair)."
-        ),
-    ] = "window",
+        str | None, typer.Option(help="= --metric-arg bertscore.long_inputs=window|truncate")
+    ] = None,
     round_dir: Annotated[
         Path | None, typer.Option(help="Round directory with the labels (default: found from run.json).")
     ] = None,
@@ -73,7 +81,7 @@ def score(
 
     from academiceval.errors import AcademicEvalError
     from academiceval.report.leaderboard import fmt
-    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.config import ScoreConfig, parse_metric_args
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
 
@@ -83,16 +91,18 @@ def score(
         config = ScoreConfig(
             metrics=names,
             judge=judge if names is None or "judge" in names else None,
+            judge_base_url=judge_base_url,
+            after=window.after,
+            options=parse_metric_args(metric_arg),
+            # earlier flags, mapped onto their metric's namespace (None: not given)
             mcq_parser=mcq_parser,
             leval_protocol=leval_protocol,
-            judge_base_url=judge_base_url,
             against=against,
             bertscore_model=bertscore_model,
             layer=layer,
             idf=idf,
             baseline=baseline,
             long_inputs=long_inputs,
-            after=window.after,
         )
         with progress() as bar:
             tasks: dict[str, int] = {}
@@ -111,8 +121,10 @@ def score(
             v = m.main
             if v.mean is None:
                 shown = "-"
+            elif m.primary == "win_rate" and v.n < min_judged:  # issue 28: no rate from too few judgements
+                shown = f"- ({v.n} judged < {min_judged}; {m.failures} unreadable or failed)"
             elif m.primary == "win_rate":
-                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged)"
+                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged, {m.failures} failed)"
             else:
                 shown = fmt(v, 4)
             rows.append((escape(res.label or res.model), m.metric, m.task, m.setting, m.n, m.errors, shown))

@@ -4,7 +4,7 @@ Each ScoreRecord carries `values = {"accuracy": 0|1, "unparsed": 0|1}` — an un
 is also counted on its own, so a summary shows both the accuracy and the unparsed rate with their bootstrap
 intervals — and `details` with the gold slot, the parsed choice, the parser and the rule that read it (see
 `scores.mcq`). The gold label decides how an answer is read: an index ("2"), a letter ("C"), or a set of
-letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `parser` ("strict" default,
+letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `accuracy.parser` ("strict" default,
 or "lenient"). A sample with a `question_type` field (ElaipBench: SA-MCQ / MA-MCQ) also gets
 `accuracy:<type>`, so summaries show the accuracy per question type with its own n and interval.
 """
@@ -12,10 +12,10 @@ or "lenient"). A sample with a `question_type` field (ElaipBench: SA-MCQ / MA-MC
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from academiceval.scores.mcq import METRIC, score_response
-from academiceval.scores.registry import Metric, MetricOptions, Needs, register
+from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, register
 from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
 CHOICE_GOLD = re.compile(r"^(?:\d{1,2}|[A-Za-z](?:\s*[,;]?\s*[A-Za-z])*)$")  # "2", "C", "A,C", "AC"
@@ -61,8 +61,12 @@ class AccuracyMetric(SampleScorer):
         )
 
 
+class AccuracyOptions(Options):
+    parser: Literal["strict", "lenient"] = "strict"  # how <answer> is read (scores.mcq)
+
+
 def _build(opts: MetricOptions) -> AccuracyMetric:
-    return AccuracyMetric(parser=str(getattr(getattr(opts, "config", None), "mcq_parser", "strict")))
+    return AccuracyMetric(parser=opts.of(METRIC).parser)
 
 
 register(
@@ -71,5 +75,6 @@ register(
         build=_build,
         needs=Needs(reference=True),
         summary="multiple choice: 1 when the last <answer>…</answer> names the gold option (unparsed = wrong, counted)",
+        options=AccuracyOptions,
     )
 )

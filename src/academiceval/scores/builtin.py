@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from academiceval.runs.models import RunRecord
-from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, register
+from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
 from academiceval.scores.scorer import AsyncScorer, BatchScorer, Scored, ScoreItem, config_hash, output_sha
 
 ROUGE_TYPES = {"rouge-l": "rougeL", "rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-lsum": "rougeLsum"}
+
+
+class BertScoreOptions(Options):
+    model: str = "all-MiniLM-L6-v2"  # packaged, offline; or a local path / cached name
+    layer: int | None = None  # None: the model's usual layer
+    idf: bool = False  # weight tokens by idf over the run's references
+    baseline: str | None = None  # baseline file (LAYER,P,R,F) for rescaling
+    long_inputs: Literal["truncate", "window"] = "window"  # issue 16: nothing cut by default; truncate is opt-in
+
+
+class JudgeOptions(Options):
+    against: str = "reference"  # the round's reference, or another run directory (pairwise, same sample ids)
 
 
 class RougeMetric(BatchScorer):
@@ -45,10 +57,8 @@ class BertScoreMetric(BatchScorer):
     def __init__(self, opts: MetricOptions) -> None:
         from academiceval.scores.bertscore import BertScorer
 
-        c = opts.config
-        self.bert = BertScorer(
-            c.bertscore_model, layer=c.layer, idf=c.idf, long_inputs=c.long_inputs, baseline=c.baseline
-        )
+        o: BertScoreOptions = opts.of("bertscore")
+        self.bert = BertScorer(o.model, layer=o.layer, idf=o.idf, long_inputs=o.long_inputs, baseline=o.baseline)
         self.batch_size = opts.batch_size
 
     @property
@@ -88,7 +98,7 @@ class JudgeMetric(AsyncScorer):
 
             cache = ResponseCache.in_workspace(Path(opts.home))
         self.judge = Judge(opts.judge, cache=cache)
-        self.against = opts.config.against
+        self.against = opts.of("judge").against
         self.others: dict[str, RunRecord] | None = None
 
     @property
@@ -154,6 +164,7 @@ register(
         build=BertScoreMetric,
         needs=Needs(batched=True),
         summary="BERTScore P/R/F against the reference (record name carries model and layer)",
+        options=BertScoreOptions,
     )
 )
 register(
@@ -162,5 +173,6 @@ register(
         build=JudgeMetric,
         needs=Needs(judge=True),
         summary="pairwise LLM judge, both orders, win rate against the reference or another run",
+        options=JudgeOptions,
     )
 )

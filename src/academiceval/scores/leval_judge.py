@@ -28,6 +28,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from academiceval.scores.config import stored_option
+
 VerdictProtocol = Literal["leval-compatible", "strict"]
 TOKENS = {"A": "[[A]]", "B": "[[B]]", "C": "[[C]]"}
 
@@ -287,7 +289,7 @@ def run_length_control(run_dir: str, *, home: str | None = None, aspect: str = "
     results: dict[str, WinRate] = {}
     labels: dict[str, str] | None = None
     for metric, recs in by_metric.items():
-        against = str((getattr(recs[0], "config", {}) or {}).get("against", "reference"))
+        against = str(stored_option(getattr(recs[0], "config", None), "judge", "against", "reference"))
         if against == "reference":
             if labels is None:
                 where = locate_round(run.spec.round, home=home, run_dir=run_dir)

@@ -7,7 +7,8 @@
   answer extraction (coursera, GSM, topic retrieval, sci_fi, CodeU, multiple choice), F1 or ROUGE-1/2/L without
   stemming, by the item's evaluation tag; percent, so a task's mean is what `score-predictions` prints for the
   same answers. Protocol `leval-compatible` (default; scores the raw answer, as L-Eval does) or `strict`
-  (`ScoreConfig.leval_protocol`; scores the answer with reasoning blocks removed), in the config hash and details.
+  (scores the answer with reasoning blocks removed): option `leval.protocol` (`--metric-arg
+  leval.protocol=strict`), in the config hash and details.
 - `leval-rouge`: rouge-score's rouge1 / rouge2 / rougeL F **without stemming** (L-Eval's setting, unlike our
   `rouge-*` metrics, which stem) and their geometric mean; values {"rouge1", "rouge2", "rougeL", "f"} with
   `f` = rougeL (what L-Eval's leaderboard shows as "ROUGE avg"). Note L-Eval's geometric mean is taken over
@@ -16,14 +17,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from academiceval.errors import ConfigError
 from academiceval.rounds.leval import TASKS
 from academiceval.rounds.leval_samples import sample_to_item
 from academiceval.scores.leval import PROTOCOLS, score_item
 from academiceval.scores.leval_text import token_f1
-from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, register
+from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
 from academiceval.scores.rouge import FastRouge
 from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
@@ -95,8 +96,12 @@ class LEvalMetric(SampleScorer):
         return Scored(values=values, details=details, error=error)
 
 
+class LEvalOptions(Options):
+    protocol: Literal["leval-compatible", "strict"] = "leval-compatible"  # scores.leval.PROTOCOLS
+
+
 def _leval(opts: MetricOptions) -> LEvalMetric:
-    return LEvalMetric(protocol=str(getattr(getattr(opts, "config", None), "leval_protocol", "leval-compatible")))
+    return LEvalMetric(protocol=opts.of("leval").protocol)
 
 
 def _f1(opts: MetricOptions) -> SquadF1:
@@ -113,6 +118,7 @@ register(
         build=_leval,
         needs=Needs(reference=True),
         summary="L-Eval's per-task metric by task id (exact match / F1 / ROUGE without stemming), in percent",
+        options=LEvalOptions,
     )
 )
 register(Metric("squad-f1", build=_f1, summary="SQuAD token F1 vs the reference (L-Eval's f1.py)"))

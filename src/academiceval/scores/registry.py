@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from academiceval.errors import ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
@@ -59,6 +61,12 @@ NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe do
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
+class Options(BaseModel):
+    """Base of a metric's options model: typed, every field with a default, a misspelled option an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 @dataclass(frozen=True)
 class Needs:
     """What a metric needs besides the model's output (checked before any run is read)."""
@@ -78,6 +86,10 @@ class MetricOptions:
     cache: Any = None  # response cache for judge calls
     home: Path | None = None  # the workspace (default cache location)
     batch_size: int = 64
+
+    def of(self, metric: str) -> Any:
+        """The typed options of one metric (its `Metric.options` model over `config.options[metric]`)."""
+        return metric_options(self.config, metric)
 
 
 @dataclass
@@ -154,6 +166,7 @@ class Metric:
     build: Callable[[MetricOptions], Scorer]
     needs: Needs = field(default_factory=Needs)
     summary: str = ""
+    options: type[BaseModel] | None = None  # its options (`--metric-arg NAME.OPTION=VALUE`), extra="forbid"
 
 
 _REGISTRY: dict[str, Metric] = {}
@@ -194,6 +207,32 @@ def get(name: str) -> Metric:
         raise ConfigError(
             f"unknown metric {name!r}; known metrics: {', '.join(_REGISTRY)}", hint="pass --metrics with known names"
         ) from None
+
+
+def metric_options(config: ScoreConfig, name: str) -> Any:
+    """`config.options[name]` validated by the metric's options model (defaults filled in); a ConfigError naming
+    the option for an unknown metric, an unknown option or a bad value."""
+    metric = get(name)
+    given = config.options.get(name) or {}
+    if metric.options is None:
+        if given:
+            raise ConfigError(
+                f"metric {name!r} takes no options (given: {', '.join(sorted(given))})",
+                hint="drop the --metric-arg " + ", ".join(f"{name}.{k}" for k in sorted(given)),
+            )
+        return None
+    try:
+        return metric.options.model_validate(given)
+    except ValidationError as e:
+        bad = "; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        known = ", ".join(f"{name}.{k}" for k in metric.options.model_fields)
+        raise ConfigError(f"invalid metric option(s): {bad}", hint=f"{name} takes {known}") from None
+
+
+def check_options(config: ScoreConfig) -> None:
+    """Every namespace of `config.options` names a metric and holds valid options (before any work)."""
+    for name in config.options:
+        metric_options(config, name)
 
 
 def resolve(metrics: Iterable[str], *, judge: Any = None) -> list[Metric]:

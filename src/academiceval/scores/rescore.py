@@ -95,7 +95,7 @@ def score_runs(
     the window `config.after`. `config` is stored verbatim in every score record written.
 
     `judge`: a Backend for the "judge" metric (default: `config.judge` loaded with `config.judge_base_url`).
-    `config.against`: "reference" (the round's label) or another run directory (pairwise: same sample ids).
+    `config.options["judge"]["against"]`: "reference" (the round's label) or another run directory (pairwise).
     `cache`: a response cache for judge calls; default the runner's cache in the workspace when `home` is known.
     `config.metrics`: default rouge-l and bertscore, plus judge when a judge is given.
     """
@@ -108,6 +108,7 @@ def score_runs(
     if metrics is None:
         metrics = ["rouge-l", "bertscore", *(["judge"] if judge is not None else [])]
     chosen = registry.resolve(metrics, judge=judge)
+    registry.check_options(config)  # a misspelled --metric-arg fails here, before any run is read
     stored = config.stored()
 
     def write(rd: Path, records: Sequence[ScoreRecord]) -> None:
