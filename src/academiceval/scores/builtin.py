@@ -11,10 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field
+
 from academiceval.runs.models import RunRecord
 from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
 from academiceval.scores.scorer import AsyncScorer, BatchScorer, Scored, ScoreItem, config_hash, output_sha
 
+QUESTION_FIELDS = ("question", "instruction")  # sample fields that make an item long-document QA for the judge
 ROUGE_TYPES = {"rouge-l": "rougeL", "rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-lsum": "rougeLsum"}
 
 
@@ -28,6 +31,7 @@ class BertScoreOptions(Options):
 
 class JudgeOptions(Options):
     against: str = "reference"  # the round's reference, or another run directory (pairwise, same sample ids)
+    concurrency: int = Field(default=8, ge=1)  # judge requests in flight (not part of the configuration hash)
 
 
 class RougeMetric(BatchScorer):
@@ -97,8 +101,9 @@ class JudgeMetric(AsyncScorer):
             from academiceval.models.cache import ResponseCache
 
             cache = ResponseCache.in_workspace(Path(opts.home))
-        self.judge = Judge(opts.judge, cache=cache)
-        self.against = opts.of("judge").against
+        o: JudgeOptions = opts.of("judge")
+        self.judge = Judge(opts.judge, cache=cache, concurrency=o.concurrency)
+        self.against = o.against
         self.others: dict[str, RunRecord] | None = None
 
     @property
@@ -132,9 +137,17 @@ class JudgeMetric(AsyncScorer):
         return None
 
     async def score_async(self, item: ScoreItem) -> Scored:
-        rec, sample = item.rec, item.sample
-        title = sample.fields.get("title", "") if sample is not None else ""
-        pr = await self.judge.judge_pair(rec.task, title, rec.output, self._other_text(item) or "")
+        rec, fields = item.rec, (item.sample.fields if item.sample is not None else {})
+        # a sample with a question (long-document QA: L-Eval) is judged against its reference answer, question shown
+        question = next((fields[k] for k in QUESTION_FIELDS if fields.get(k)), None)
+        pr = await self.judge.judge_pair(
+            rec.task,
+            fields.get("title", ""),
+            rec.output,
+            self._other_text(item) or "",
+            question=question,
+            reference=item.label or "",
+        )
         details = {
             "orders": [
                 {"candidate_first": j.candidate_first, "verdicts": j.raw, "repaired": j.repaired, "error": j.error}

@@ -19,9 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from academiceval.scores.config import stored_option
+from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
 
 MIN_JUDGED = 10  # fewest readable judgements a win rate is printed from
 
@@ -176,3 +180,40 @@ def outcomes_from_records(
                 )
             )
     return out
+
+
+def run_judge_summaries(
+    run_dir: str | Path,
+    *,
+    home: str | Path | None = None,
+    aspect: str = "overall",
+    min_judged: int = MIN_JUDGED,
+    metric: str | None = None,
+) -> dict[str, WinRate]:
+    """Per judge metric of a scored run directory (`score --metrics judge`, `judge-predictions`): W/T/L, unreadable
+    and failed counts, the win rate and the length-controlled one against what it was judged against (the
+    round's reference or another run, as stored in the records' config)."""
+    run = load_run(run_dir)
+    outputs = {sid: r.output for sid, r in run.records.items() if not r.error}
+    by_metric: dict[str, list[Any]] = {}
+    for (_, name, _), rec in sorted(run.scores.items()):
+        if name.startswith("judge-") and (metric is None or name == metric):
+            by_metric.setdefault(name, []).append(rec)
+    results: dict[str, WinRate] = {}
+    labels: dict[str, str] | None = None
+    for name, recs in by_metric.items():
+        against = str(stored_option(getattr(recs[0], "config", None), "judge", "against", "reference"))
+        if against == "reference":
+            if labels is None:
+                where = locate_round(run.spec.round, home=home, run_dir=run_dir)
+                if where is None:
+                    raise ArtifactError(
+                        f"round {run.spec.round} of {run_dir} not found", hint="pass --home of its workspace"
+                    )
+                labels = {s.sample_id: s.label for s in load_round(where).distinct_samples()}
+            others = labels
+        else:
+            others = {sid: r.output for sid, r in load_run(Path(against)).records.items() if not r.error}
+        outcomes = outcomes_from_records(recs, outputs, others, aspect=aspect)
+        results[name] = summarize(outcomes, min_judged=min_judged)
+    return results
