@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    at_least_one,
+    console,
+    err_console,
+    fail,
+    positive_seconds,
+    progress,
+    summary_table,
+)
 from academiceval.scores.winrate import MIN_JUDGED
 
 
@@ -74,6 +83,13 @@ def score(
         Path | None,
         typer.Option(help="Extra YAML of model release/cutoff dates ($ACADEMICEVAL_MODEL_INFO).", exists=True),
     ] = None,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            callback=positive_seconds,
+            help="Another `score` of the same run holds its scores: wait this many seconds for it (default: refuse).",
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
@@ -112,7 +128,7 @@ def score(
                     tasks[desc] = bar.add_task(desc, total=total)
                 bar.update(tasks[desc], completed=done, total=total)
 
-            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report)
+            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report, wait_s=wait or 0.0)
     except AcademicEvalError as e:
         raise fail(e) from None
     rows = []
