@@ -310,5 +310,11 @@ def test_score_cli_with_judge(run_home, judge_server):
     result = CliRunner().invoke(app, [*args, "--home", str(home)])
     assert result.exit_code == 0, result.output
     assert "judge-judge-1-vs-reference" in result.output and "win" in result.output
-    assert "24 new score records" in " ".join(result.output.split())  # 12 judge + 12 rouge-l
+    flat = " ".join(result.output.split())
+    assert "24 new score records" in flat  # 12 judge + 12 rouge-l
+    # issue 28: unreadable and failed judgements counted apart (one paper's answers stay unreadable, both orders)
+    assert "judge-judge-1-vs-reference: 20 judged (W" in flat and "2 unreadable, 0 failed; win rate" in flat
+    few = CliRunner().invoke(app, [*args, "--home", str(home), "--min-judged", "21"])
+    assert few.exit_code == 0 and "no rate: 20 readable judgement(s) of 22 (minimum 21" in " ".join(few.output.split())
+    assert "win 0." not in few.output and "win 1." not in few.output  # the table shows no rate either
     assert judge_server.requests >= 20

@@ -62,7 +62,7 @@ def test_a_second_concurrent_score_refuses_or_waits_and_nothing_is_paid_twice(ru
         gate.set()
         _, err1 = first.communicate(timeout=120)
         assert first.returncode == 0, err1
-        assert second.returncode != 0 and "another `academiceval score` is writing this run's scores" in err2
+        assert second.returncode == 1 and "another `academiceval score` is writing this run's scores" in err2
         assert "pid" in err2 and "Traceback" not in err2
         judge = [r for r in read_scores(run_dir) if r.metric.startswith("judge-")]
         assert len(judge) == 12 and len({r.sample_id for r in judge}) == 12  # one line per sample

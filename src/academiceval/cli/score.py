@@ -135,10 +135,10 @@ def score(
     for res in results:
         for m in res.summary:
             v = m.main
-            if v.mean is None:
-                shown = "-"
-            elif m.primary == "win_rate" and v.n < min_judged:  # issue 28: no rate from too few judgements
+            if m.metric.startswith("judge") and (v.mean is None or v.n < min_judged):  # issue 28: too few judged
                 shown = f"- ({v.n} judged < {min_judged}; {m.failures} unreadable or failed)"
+            elif v.mean is None:
+                shown = "-"
             elif m.primary == "win_rate":
                 shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged, {m.failures} failed)"
             else:
@@ -156,4 +156,24 @@ def score(
         err_console.print(
             f"{res.run_dir}: {new} new score records, {sum(res.skipped.values())} already scored, "
             f"{sum(res.errors.values())} with errors"
+        )
+        if any(m.startswith("judge") for m in res.written):
+            _judge_lines(res.run_dir, home, min_judged)
+
+
+def _judge_lines(run_dir: Path, home: Path | None, min_judged: int) -> None:
+    """Per judge metric of the run: W/T/L, unreadable and failed judgements, and the rate (or why there is none)."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.scores.winrate import run_judge_summaries
+
+    try:
+        summaries = run_judge_summaries(run_dir, home=home, min_judged=min_judged)
+    except AcademicEvalError as e:  # e.g. the round is only reachable through --round-dir
+        err_console.print(f"  (no judge summary: {e.message})")
+        return
+    for metric, w in summaries.items():
+        rate = w.note or f"win rate {100 * w.win_rate:.2f} %, length-controlled {w.shown(w.lc_win_rate)} %"
+        err_console.print(
+            f"  {metric}: {w.judged} judged (W {w.wins} / T {w.ties} / L {w.losses}), {w.unreadable} unreadable, "
+            f"{w.failed} failed; {rate}"
         )
