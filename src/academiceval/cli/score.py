@@ -17,7 +17,6 @@ from academiceval.cli.common import (
     progress,
     summary_table,
 )
-from academiceval.scores.winrate import MIN_JUDGED
 
 
 def score(
@@ -51,11 +50,12 @@ def score(
         typer.Option(help="judge.against: 'reference' (the paper's text, default) or a RUN_DIR (pairwise)."),
     ] = None,
     min_judged: Annotated[
-        int,
+        int | None,
         typer.Option(
-            callback=at_least_one, help="Judge rows show no win rate from fewer readable judgements than this."
+            callback=at_least_one,
+            help="Judge rows show no win rate from fewer readable judgements than this (default 10).",
         ),
-    ] = MIN_JUDGED,
+    ] = None,
     # the flags of earlier versions, each the same as a --metric-arg (kept working; shown in --help as such)
     mcq_parser: Annotated[str | None, typer.Option(help="= --metric-arg accuracy.parser=…")] = None,
     leval_protocol: Annotated[str | None, typer.Option(help="= --metric-arg leval.protocol=…")] = None,
@@ -97,11 +97,12 @@ def score(
 
     from academiceval.errors import AcademicEvalError
     from academiceval.report.leaderboard import fmt
-    from academiceval.scores.config import ScoreConfig, parse_metric_args
+    from academiceval.scores.config import MIN_JUDGED, ScoreConfig, parse_metric_args
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    min_judged = MIN_JUDGED if min_judged is None else min_judged
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)
         config = ScoreConfig(

@@ -15,7 +15,6 @@ from typing import Annotated
 import typer
 
 from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, summary_table
-from academiceval.scores.winrate import MIN_JUDGED
 
 
 @contextmanager
@@ -130,8 +129,12 @@ def judge_predictions(
         Path | None, typer.Option(help="Response cache file (SQLite): a re-run never asks the judge twice.")
     ] = None,
     min_judged: Annotated[
-        int, typer.Option(callback=at_least_one, help="No win rate from fewer readable judgements than this.")
-    ] = MIN_JUDGED,
+        int | None,
+        typer.Option(
+            callback=at_least_one,
+            help="No win rate from fewer readable judgements than this (default 10).",
+        ),
+    ] = None,
     home: Annotated[
         Path | None,
         typer.Option(
@@ -150,7 +153,7 @@ def judge_predictions(
     judged and the length-controlled win rate (none from fewer than --min-judged judgements)."""
     from academiceval.errors import AcademicEvalError
     from academiceval.models.cache import ResponseCache
-    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.config import MIN_JUDGED, ScoreConfig
     from academiceval.scores.judge import TEMPLATE_SHA256
     from academiceval.scores.predictions import import_prediction_file
     from academiceval.scores.rescore import score_runs
@@ -159,6 +162,7 @@ def judge_predictions(
 
     if protocol not in ("leval-compatible", "strict"):
         raise fail(f"unknown --protocol {protocol!r}")
+    min_judged = MIN_JUDGED if min_judged is None else min_judged
     out: dict[str, dict] = {}
     response_cache = ResponseCache(cache) if cache else None
     try:
@@ -233,15 +237,21 @@ def judge_length_control(
     home: HomeOption = None,
     aspect: Annotated[str, typer.Option(help="Judge aspect (overall, novelty, ...).")] = "overall",
     min_judged: Annotated[
-        int, typer.Option(callback=at_least_one, help="No win rate from fewer readable judgements than this.")
-    ] = MIN_JUDGED,
+        int | None,
+        typer.Option(
+            callback=at_least_one,
+            help="No win rate from fewer readable judgements than this (default 10).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Win rate and length-controlled win rate of each judge metric of each run (W/T/L, unreadable and failed
     judgements counted; no rate from fewer than --min-judged)."""
     from academiceval.errors import AcademicEvalError
+    from academiceval.scores.config import MIN_JUDGED
     from academiceval.scores.winrate import run_judge_summaries
 
+    min_judged = MIN_JUDGED if min_judged is None else min_judged
     out: dict[str, dict] = {}
     for d in run_dirs:
         try:

@@ -21,6 +21,8 @@ from pydantic import Field, field_validator, model_validator
 from academiceval.errors import ConfigError
 from academiceval.store.models import StrictConfig
 
+MIN_JUDGED = 10  # judge summaries give no win rate from fewer readable judgements (scores.winrate)
+
 # flat option of earlier versions -> (metric, option)
 LEGACY_OPTIONS: dict[str, tuple[str, str]] = {
     "bertscore_model": ("bertscore", "model"),

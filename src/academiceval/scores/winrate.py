@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from academiceval.scores.config import stored_option
+from academiceval.scores.config import MIN_JUDGED, stored_option
 from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
 
-MIN_JUDGED = 10  # fewest readable judgements a win rate is printed from
+__all__ = ["MIN_JUDGED", "Outcome", "WinRate", "length_controlled_win_rate", "pooled", "summarize"]
+
 
 
 @dataclass(frozen=True)
