@@ -64,10 +64,7 @@ class BertScoreMetric(BatchScorer):
         o: BertScoreOptions = opts.of("bertscore")
         self.bert = BertScorer(o.model, layer=o.layer, idf=o.idf, long_inputs=o.long_inputs, baseline=o.baseline)
         self.batch_size = opts.batch_size
-
-    @property
-    def metric_name(self) -> str:  # type: ignore[override]
-        return self.bert.metric_name
+        self.metric_name = self.bert.metric_name  # carries model, layer and options
 
     def config(self) -> dict[str, Any]:
         return self.bert.config()
@@ -105,12 +102,8 @@ class JudgeMetric(AsyncScorer):
         self.judge = Judge(opts.judge, cache=cache, concurrency=o.concurrency)
         self.against = o.against
         self.others: dict[str, RunRecord] | None = None
-
-    @property
-    def metric_name(self) -> str:  # type: ignore[override]
-        who = self.judge.backend.model.replace("/", "_")
         vs = "reference" if str(self.against) == "reference" else Path(self.against).name
-        return f"judge-{who}-vs-{vs}"
+        self.metric_name = f"judge-{self.judge.backend.model.replace('/', '_')}-vs-{vs}"
 
     def config(self) -> dict[str, Any]:
         return self.judge.config() | {

@@ -30,7 +30,6 @@ from academiceval.store.artifacts import ArtifactError, load_round, load_run, lo
 __all__ = ["MIN_JUDGED", "Outcome", "WinRate", "length_controlled_win_rate", "pooled", "summarize"]
 
 
-
 @dataclass(frozen=True)
 class Outcome:
     """One judgement of one pair in one order, from the candidate's side."""
