@@ -268,7 +268,7 @@ def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iter
                     bad.append(f"{path.name}:{i}: {kind} ({_first_error(e)})")
 
 
-def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
+def append_jsonl(path: Path, records: Sequence[BaseModel | dict[str, Any]]) -> None:
     """The one way to append to a JSONL artifact: a torn last line left by an interrupted write (kill -9, disk
     full) is cut first (`cut_torn_tail`: otherwise the next record would be glued onto the fragment and both
     lost), then whole lines in one write and one flush (an interrupted write leaves at worst one torn last line,
@@ -281,8 +281,14 @@ def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
     except OSError as e:  # a directory where the file belongs, no permission, disk gone, ...
         raise ArtifactError(f"cannot append to {path.name}: {e.strerror}", source=str(path)) from None
     with fh:
-        fh.write(b"".join(r.model_dump_json().encode() + b"\n" for r in records))
+        fh.write(b"".join(_line(r) for r in records))
         fh.flush()
+
+
+def _line(record: BaseModel | dict[str, Any]) -> bytes:
+    if isinstance(record, BaseModel):
+        return record.model_dump_json().encode() + b"\n"
+    return json.dumps(record, ensure_ascii=False).encode() + b"\n"
 
 
 def cut_torn_tail(path: Path) -> None:
@@ -760,6 +766,7 @@ __all__ = [
     "RecordWriter",
     "RoundIntegrityError",
     "RunData",
+    "append_jsonl",
     "append_scores",
     "artifact_name",
     "check_name",
