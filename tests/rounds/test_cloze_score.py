@@ -50,11 +50,12 @@ def test_cli_score_defaults_to_accuracy_for_cloze_runs(scalar_round, tmp_path: P
     from academiceval.cli.main import app
     from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
+    from academiceval.scores.config import stored_option
     from academiceval.store.artifacts import read_scores
 
     ws, report = scalar_round
     res = run_round(ws, report.path, RunConfig(model="baseline/random-choice", splits=["test"], limit=3))
     r = CliRunner().invoke(app, ["score", str(res.run_dir), "--home", str(ws.home), "--mcq-parser", "lenient"])
     assert r.exit_code == 0, r.output
-    recs = [x for x in read_scores(Path(res.run_dir)) if x.config.get("mcq_parser") == "lenient"]
+    recs = [x for x in read_scores(Path(res.run_dir)) if stored_option(x.config, "accuracy", "parser") == "lenient"]
     assert recs and {x.metric for x in recs} == {"accuracy"} and {x.details["parser"] for x in recs} == {"lenient"}

@@ -87,3 +87,20 @@ def test_cli_on_run_dirs(tmp_path: Path) -> None:
     (row,) = json.loads(res.stdout)
     assert (row["level"], row["task"], row["metric"], row["n"]) == ("system", "abstract", "rouge-l", 3)
     assert row["kendall_tau"] == pytest.approx(1 / 3)
+
+
+def test_human_csv_with_a_byte_order_mark_and_bad_rows(tmp_path: Path) -> None:
+    """A spreadsheet's CSV starts with a BOM: read (issue 26 finding 10 was a KeyError); bad rows are one line."""
+    from academiceval.scores.agreement import read_human_csv
+
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes("model,score\nm1,1\nm2,2.5\n".encode("utf-8-sig"))
+    assert [(h.model, h.score) for h in read_human_csv(bom)] == [("m1", 1.0), ("m2", 2.5)]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model,score\nm1,1\nm2,high\n")
+    with pytest.raises(ValueError, match=r"bad.csv:3: score 'high' is not a number"):
+        read_human_csv(bad)
+    nohead = tmp_path / "nohead.csv"
+    nohead.write_text("m1,1\n")
+    res = CliRunner().invoke(app, ["agreement", str(nohead), str(tmp_path)])
+    assert res.exit_code == 2 and "no model or score column" in res.output and "Traceback" not in res.output

@@ -40,8 +40,8 @@ def test_registered_and_scored_like_leval(run_home: tuple[Path, Path]) -> None:
 def test_length_control_of_a_project_judge_run(run_home: tuple[Path, Path]) -> None:
     from datetime import date
 
-    from academiceval.scores.leval_judge import run_length_control
     from academiceval.scores.models import ScoreRecord
+    from academiceval.scores.winrate import run_judge_summaries
     from academiceval.store.artifacts import append_scores
 
     home, run_dir = run_home
@@ -74,7 +74,7 @@ def test_length_control_of_a_project_judge_run(run_home: tuple[Path, Path]) -> N
         judged += 2
         longer += 2 * cand_longer
     append_scores(run_dir, new)
-    res = run_length_control(str(run_dir), home=str(home))["judge-fake-vs-reference"]
+    res = run_judge_summaries(run_dir, home=home)["judge-fake-vs-reference"]  # a legacy stored config: read
     assert res.judged == judged and res.errors == 0 and res.wins == longer
     assert res.win_rate == longer / judged and res.lc_win_rate is not None
     assert res.lc_coefficients["length"] > 0  # the judge preferred the longer text

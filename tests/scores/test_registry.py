@@ -8,9 +8,9 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.scores import registry
 from academiceval.scores.config import ScoreConfig
-from academiceval.scores.models import ScoreRecord
-from academiceval.scores.registry import Metric, Needs, RunJob, output_sha, register
+from academiceval.scores.registry import Metric, Needs, RunJob, register
 from academiceval.scores.rescore import read_scores, score_runs
+from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
 
 def test_builtins_are_registered_with_their_needs():
@@ -40,33 +40,23 @@ def test_a_name_is_registered_once():
         register(Metric("rouge-l", build=m.build))
 
 
-class LengthRatio:
+class LengthRatio(SampleScorer):
     """A toy metric: output words / reference words (what a new family adds: a scorer and one register call)."""
 
     metric_name = "length-ratio"
-    chash = "length-ratio-v1"
 
     def __init__(self) -> None:
         self.runs_seen = 0
 
-    def score_run(self, job: RunJob) -> list[ScoreRecord]:
+    def config(self) -> dict:
+        return {"metric": "length-ratio", "version": 1}
+
+    def begin(self, job: RunJob) -> dict:
         self.runs_seen += 1
-        out = []
-        for rec in job.todo(self.metric_name, self.chash):
-            bad = job.unusable(rec, self.metric_name, self.chash)
-            ratio = len(rec.output.split()) / max(1, len((job.label_of(rec) or "").split()))
-            out.append(
-                bad
-                or job.record(
-                    rec,
-                    self.metric_name,
-                    self.chash,
-                    values={"ratio": ratio},
-                    details={"output_sha256": output_sha(rec.output)},
-                )
-            )
-        job.emit(out)
-        return out
+        return self.config()
+
+    def score(self, item: ScoreItem) -> Scored:
+        return Scored(values={"ratio": len(item.output.split()) / max(1, len((item.label or "").split()))})
 
 
 @pytest.fixture()
@@ -96,22 +86,16 @@ def test_a_registered_metric_is_scored_summarized_and_resumed(run_home, length_r
     assert len(length_ratio) == 2 and all(s.runs_seen == 1 for s in length_ratio)  # built once per call
 
 
-class OutputWords:
+class OutputWords(SampleScorer):
     """Needs no reference: scores every output, also of samples the round does not have."""
 
     metric_name = "output-words"
 
-    def score_run(self, job: RunJob) -> list[ScoreRecord]:
-        out = []
-        for rec in job.todo(self.metric_name, "v1"):
-            details = {"output_sha256": output_sha(rec.output)}
-            bad = job.unusable(rec, self.metric_name, "v1")
-            out.append(
-                bad
-                or job.record(rec, self.metric_name, "v1", values={"words": len(rec.output.split())}, details=details)
-            )
-        job.emit(out)
-        return out
+    def config(self) -> dict:
+        return {"metric": "output-words"}
+
+    def score(self, item: ScoreItem) -> Scored:
+        return Scored(values={"words": len(item.output.split())})
 
 
 def test_needs_reference_decides_whether_a_sample_outside_the_round_is_an_error(run_home):

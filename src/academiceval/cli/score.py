@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
+from academiceval.cli.common import (
+    HomeOption,
+    at_least_one,
+    console,
+    err_console,
+    fail,
+    positive_seconds,
+    progress,
+    summary_table,
+)
 
 
 def score(
@@ -20,13 +29,16 @@ def score(
             "(citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs."
         ),
     ] = None,
-    mcq_parser: Annotated[
-        str, typer.Option(help="How accuracy reads <answer>: 'strict' (one option) or 'lenient' (see scores.mcq).")
-    ] = "strict",
-    leval_protocol: Annotated[
-        str,
-        typer.Option(help="The leval metric's protocol: 'leval-compatible' (L-Eval's numbers) or 'strict'."),
-    ] = "leval-compatible",
+    metric_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric-arg",
+            help="A metric's option as METRIC.OPTION=VALUE (repeatable), e.g. bertscore.layer=9, judge.against=RUN_DIR,"
+            " accuracy.parser=lenient, leval.protocol=strict, bertscore.long_inputs=truncate. Options per metric:"
+            " bertscore (model, layer, idf, baseline, long_inputs), judge (against), accuracy (parser),"
+            " leval (protocol).",
+        ),
+    ] = None,
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge model spec for the judge metric, e.g. openai/gpt-4o-mini.")
     ] = None,
@@ -34,25 +46,30 @@ def score(
         str | None, typer.Option(help="Base URL of the judge's OpenAI-compatible server (default $OPENAI_BASE_URL).")
     ] = None,
     against: Annotated[
-        str,
-        typer.Option(help="What the judge compares each output with: 'reference' (the paper's text) or a RUN_DIR."),
-    ] = "reference",
+        str | None,
+        typer.Option(help="judge.against: 'reference' (the paper's text, default) or a RUN_DIR (pairwise)."),
+    ] = None,
+    min_judged: Annotated[
+        int | None,
+        typer.Option(
+            callback=at_least_one,
+            help="Judge rows show no win rate from fewer readable judgements than this (default 10).",
+        ),
+    ] = None,
+    # the flags of earlier versions, each the same as a --metric-arg (kept working; shown in --help as such)
+    mcq_parser: Annotated[str | None, typer.Option(help="= --metric-arg accuracy.parser=…")] = None,
+    leval_protocol: Annotated[str | None, typer.Option(help="= --metric-arg leval.protocol=…")] = None,
     bertscore_model: Annotated[
-        str,
-        typer.Option(help="BERTScore model: all-MiniLM-L6-v2 (packaged, offline), or a local path / cached name."),
-    ] = "all-MiniLM-L6-v2",
-    layer: Annotated[int | None, typer.Option(help="BERTScore layer (default: the model's usual layer).")] = None,
-    idf: Annotated[bool, typer.Option(help="Weight BERTScore tokens by idf over the run's references.")] = False,
+        str | None, typer.Option(help="= --metric-arg bertscore.model=… (all-MiniLM-L6-v2, a local path)")
+    ] = None,
+    layer: Annotated[int | None, typer.Option(help="= --metric-arg bertscore.layer=…")] = None,
+    idf: Annotated[bool | None, typer.Option("--idf", help="= --metric-arg bertscore.idf=true")] = None,
     baseline: Annotated[
-        Path | None, typer.Option(help="BERTScore baseline file (LAYER,P,R,F) for rescaling.", exists=True)
+        Path | None, typer.Option(help="= --metric-arg bertscore.baseline=FILE (LAYER,P,R,F)", exists=True)
     ] = None,
     long_inputs: Annotated[
-        str,
-        typer.Option(
-            help="BERTScore inputs longer than the model window: 'window' (default, nothing cut) or 'truncate'"
-            " (bert-score's first 510 tokens; cut tokens recorded per pair)."
-        ),
-    ] = "window",
+        str | None, typer.Option(help="= --metric-arg bertscore.long_inputs=window|truncate")
+    ] = None,
     round_dir: Annotated[
         Path | None, typer.Option(help="Round directory with the labels (default: found from run.json).")
     ] = None,
@@ -66,6 +83,13 @@ def score(
         Path | None,
         typer.Option(help="Extra YAML of model release/cutoff dates ($ACADEMICEVAL_MODEL_INFO).", exists=True),
     ] = None,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            callback=positive_seconds,
+            help="Another `score` of the same run holds its scores: wait this many seconds for it (default: refuse).",
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
@@ -73,26 +97,29 @@ def score(
 
     from academiceval.errors import AcademicEvalError
     from academiceval.report.leaderboard import fmt
-    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.config import MIN_JUDGED, ScoreConfig, parse_metric_args
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    min_judged = MIN_JUDGED if min_judged is None else min_judged
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)
         config = ScoreConfig(
             metrics=names,
             judge=judge if names is None or "judge" in names else None,
+            judge_base_url=judge_base_url,
+            after=window.after,
+            options=parse_metric_args(metric_arg),
+            # earlier flags, mapped onto their metric's namespace (None: not given)
             mcq_parser=mcq_parser,
             leval_protocol=leval_protocol,
-            judge_base_url=judge_base_url,
             against=against,
             bertscore_model=bertscore_model,
             layer=layer,
             idf=idf,
             baseline=baseline,
             long_inputs=long_inputs,
-            after=window.after,
         )
         with progress() as bar:
             tasks: dict[str, int] = {}
@@ -102,17 +129,19 @@ def score(
                     tasks[desc] = bar.add_task(desc, total=total)
                 bar.update(tasks[desc], completed=done, total=total)
 
-            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report)
+            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report, wait_s=wait or 0.0)
     except AcademicEvalError as e:
         raise fail(e) from None
     rows = []
     for res in results:
         for m in res.summary:
             v = m.main
-            if v.mean is None:
+            if m.metric.startswith("judge") and (v.mean is None or v.n < min_judged):  # issue 28: too few judged
+                shown = f"- ({v.n} judged < {min_judged}; {m.failures} unreadable or failed)"
+            elif v.mean is None:
                 shown = "-"
             elif m.primary == "win_rate":
-                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged)"
+                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged, {m.failures} failed)"
             else:
                 shown = fmt(v, 4)
             rows.append((escape(res.label or res.model), m.metric, m.task, m.setting, m.n, m.errors, shown))
@@ -128,4 +157,24 @@ def score(
         err_console.print(
             f"{res.run_dir}: {new} new score records, {sum(res.skipped.values())} already scored, "
             f"{sum(res.errors.values())} with errors"
+        )
+        if any(m.startswith("judge") for m in res.written):
+            _judge_lines(res.run_dir, home, min_judged)
+
+
+def _judge_lines(run_dir: Path, home: Path | None, min_judged: int) -> None:
+    """Per judge metric of the run: W/T/L, unreadable and failed judgements, and the rate (or why there is none)."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.scores.winrate import run_judge_summaries
+
+    try:
+        summaries = run_judge_summaries(run_dir, home=home, min_judged=min_judged)
+    except AcademicEvalError as e:  # e.g. the round is only reachable through --round-dir
+        err_console.print(f"  (no judge summary: {e.message})")
+        return
+    for metric, w in summaries.items():
+        rate = w.note or f"win rate {100 * w.win_rate:.2f} %, length-controlled {w.shown(w.lc_win_rate)} %"
+        err_console.print(
+            f"  {metric}: {w.judged} judged (W {w.wins} / T {w.ties} / L {w.losses}), {w.unreadable} unreadable, "
+            f"{w.failed} failed; {rate}"
         )

@@ -11,6 +11,7 @@ prompt's own words so metrics see overlap), counts requests per prompt hash, and
     models but may not generate; set it back to None to "fix the key");
   * a context-length error (HTTP 400, vLLM's wording) for prompts longer than `context_window` "tokens"
     (whitespace words, a stand-in tokenizer).
+A `responder` (prompt → text) replaces the default answer, e.g. a scripted judge (tests/scores, benchmarks).
 Which prompts get which fault is decided by a seeded hash of the prompt, so a run is reproducible. Binds
 127.0.0.1 only. `python -m academiceval.models.fake_server --port 8000` serves until interrupted.
 """
@@ -23,6 +24,7 @@ import hashlib
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +49,7 @@ class FakeServerConfig:
     answer_words: int = 24
     slow_body_s: float = 0.2  # a "slow" fault sends its (good) body in 4 pieces over this many seconds
     fail_all: int | None = None  # while set, every chat request answers this HTTP status (e.g. 401)
+    responder: Callable[[str], str] | None = None  # the answer to a prompt (e.g. a judge's reply); default: words
 
 
 @dataclass
@@ -202,7 +205,10 @@ class FakeOpenAIServer:
             )
             return web.json_response({"error": {"message": msg, "type": "BadRequestError", "code": 400}}, status=400)
         max_tokens = payload.get("max_tokens")
-        answer = deterministic_answer(prompt, cfg.answer_words, max_tokens)
+        if cfg.responder is not None:
+            answer = cfg.responder(prompt)
+        else:
+            answer = deterministic_answer(prompt, cfg.answer_words, max_tokens)
         permanent = _pick(cfg.permanent, _unit(cfg.seed, "permanent", digest))
         message: dict[str, Any] = {"role": "assistant", "content": answer}
         finish = "stop"

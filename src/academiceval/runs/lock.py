@@ -69,8 +69,20 @@ def describe_holder(holder: dict[str, Any]) -> str:
 class RunLock:
     """`with RunLock(run_dir): ...` — or `acquire()` / `release()`. Not re-entrant."""
 
-    def __init__(self, run_dir: str | Path, *, wait_s: float = 0.0, poll_s: float = 0.5) -> None:
-        self.path = Path(run_dir) / LOCK_NAME
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        wait_s: float = 0.0,
+        poll_s: float = 0.5,
+        name: str = LOCK_NAME,
+        what: str = "another run is writing this run directory",
+        hint: str = "wait for it to finish or stop it; use --run-name for a separate run",
+    ) -> None:
+        """`name`: the lock file in `run_dir` (another writer of the directory, e.g. `score`, holds its own);
+        `what` / `hint`: what a refused second writer is told."""
+        self.path = Path(run_dir) / name
+        self.what, self.hint = what, hint
         self.wait_s = wait_s
         self.poll_s = poll_s
         self._fd: int | None = None
@@ -114,10 +126,9 @@ class RunLock:
             holder = self.read_holder() or {}
             if time.monotonic() >= deadline:
                 raise RunLockedError(
-                    f"another run is writing this run directory ({describe_holder(holder)})",
+                    f"{self.what} ({describe_holder(holder)})",
                     source=str(self.path.parent),
-                    hint="wait for it to finish or stop it; use --run-name for a separate run; "
-                    f"if that process is gone and the lock remains, delete {self.path}",
+                    hint=f"{self.hint}; if that process is gone and the lock remains, delete {self.path}",
                 )
             time.sleep(self.poll_s)
 

@@ -5,6 +5,9 @@ Public API (imported lazily so that `import academiceval.scores` stays light —
     aggregate(score_records, after=None)             academiceval.scores.aggregate  -> list[MetricSummary]
     bootstrap_mean(values, seed=...)                 academiceval.scores.aggregate  -> Estimate
     register, Metric, Needs                          academiceval.scores.registry   (metrics by name)
+    SampleScorer, BatchScorer, AsyncScorer, score_job academiceval.scores.scorer    (the one scoring loop)
+    summarize, WinRate, MIN_JUDGED                   academiceval.scores.winrate    (the one win rate)
+    import_prediction_file                           academiceval.scores.predictions (prediction files as runs)
     FastRouge, rouge                                 academiceval.scores.rouge
     BertScorer                                       academiceval.scores.bertscore
     Judge, parse_verdict, win_rate                   academiceval.scores.judge
@@ -24,6 +27,14 @@ _LAZY = {
     "register": "academiceval.scores.registry",
     "Metric": "academiceval.scores.registry",
     "Needs": "academiceval.scores.registry",
+    "SampleScorer": "academiceval.scores.scorer",
+    "BatchScorer": "academiceval.scores.scorer",
+    "AsyncScorer": "academiceval.scores.scorer",
+    "score_job": "academiceval.scores.scorer",
+    "summarize": "academiceval.scores.winrate",
+    "WinRate": "academiceval.scores.winrate",
+    "MIN_JUDGED": "academiceval.scores.winrate",
+    "import_prediction_file": "academiceval.scores.predictions",
     "FastRouge": "academiceval.scores.rouge",
     "rouge": "academiceval.scores.rouge",
     "BertScorer": "academiceval.scores.bertscore",

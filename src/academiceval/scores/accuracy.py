@@ -4,7 +4,7 @@ Each ScoreRecord carries `values = {"accuracy": 0|1, "unparsed": 0|1}` — an un
 is also counted on its own, so a summary shows both the accuracy and the unparsed rate with their bootstrap
 intervals — and `details` with the gold slot, the parsed choice, the parser and the rule that read it (see
 `scores.mcq`). The gold label decides how an answer is read: an index ("2"), a letter ("C"), or a set of
-letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `parser` ("strict" default,
+letters ("A,C": multi-answer items, correct only when the sets are equal). Option: `accuracy.parser` ("strict" default,
 or "lenient"). A sample with a `question_type` field (ElaipBench: SA-MCQ / MA-MCQ) also gets
 `accuracy:<type>`, so summaries show the accuracy per question type with its own n and interval.
 """
@@ -12,11 +12,11 @@ or "lenient"). A sample with a `question_type` field (ElaipBench: SA-MCQ / MA-MC
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from academiceval.scores.mcq import METRIC, score_response
-from academiceval.scores.models import ScoreRecord
-from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
+from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, register
+from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
 CHOICE_GOLD = re.compile(r"^(?:\d{1,2}|[A-Za-z](?:\s*[,;]?\s*[A-Za-z])*)$")  # "2", "C", "A,C", "AC"
 
@@ -27,60 +27,46 @@ def n_choices_of(sample: Any) -> int:
     return n or 4
 
 
-class AccuracyMetric:
+class AccuracyMetric(SampleScorer):
     metric_name = METRIC
 
     def __init__(self, parser: str = "strict") -> None:
         if parser not in ("strict", "lenient"):
             raise ValueError(f"unknown parser {parser!r}: strict or lenient")
         self.parser = parser
-        self.chash = config_hash({"metric": METRIC, "parser": parser, "rule": "last <answer>, gold decides form"})
 
-    def score_run(self, job: RunJob) -> list[ScoreRecord]:
-        metric, chash = self.metric_name, self.chash
-        new: list[ScoreRecord] = []
-        pending = job.todo(metric, chash)
-        for k, rec in enumerate(pending):
-            bad = job.unusable(rec, metric, chash)
-            if bad is None and not CHOICE_GOLD.match((job.label_of(rec) or "").strip()):
-                why = f"sample {rec.sample_id} is not a multiple-choice item (its label is not an option)"
-                bad = job.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
-            if bad is None:
-                gold = (job.label_of(rec) or "").strip()
-                sample = job.samples.get(rec.sample_id)
-                sc = score_response(
-                    rec.sample_id,
-                    rec.output,
-                    gold,
-                    n_choices=n_choices_of(sample),
-                    parser=self.parser,  # type: ignore[arg-type]
-                )
-                values = {"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0}
-                qtype = ((getattr(sample, "fields", None) or {}).get("question_type") or "").strip()
-                if qtype:  # ElaipBench SA/MA: a per-type mean beside the overall one (aggregate averages each key)
-                    values[f"accuracy:{qtype}"] = sc.value
-                bad = job.record(
-                    rec,
-                    metric,
-                    chash,
-                    values=values,
-                    details={
-                        "gold": sc.gold,
-                        "choice": sc.choice,
-                        "parser": sc.parser,
-                        "rule": sc.rule,
-                        "output_sha256": output_sha(rec.output),
-                    },
-                )
-            new.append(bad)
-            if k % 200 == 0 or k == len(pending) - 1:
-                job.tick(metric, k + 1, len(pending))
-        job.emit(new)
-        return new
+    def config(self) -> dict[str, Any]:
+        return {"metric": METRIC, "parser": self.parser, "rule": "last <answer>, gold decides form"}
+
+    def check(self, item: ScoreItem) -> str | None:
+        if not CHOICE_GOLD.match((item.label or "").strip()):
+            return f"sample {item.rec.sample_id} is not a multiple-choice item (its label is not an option)"
+        return None
+
+    def score(self, item: ScoreItem) -> Scored:
+        rec, sample = item.rec, item.sample
+        sc = score_response(
+            rec.sample_id,
+            rec.output,
+            (item.label or "").strip(),
+            n_choices=n_choices_of(sample),
+            parser=self.parser,  # type: ignore[arg-type]
+        )
+        values = {"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0}
+        qtype = ((getattr(sample, "fields", None) or {}).get("question_type") or "").strip()
+        if qtype:  # ElaipBench SA/MA: a per-type mean beside the overall one (aggregate averages each key)
+            values[f"accuracy:{qtype}"] = sc.value
+        return Scored(
+            values=values, details={"gold": sc.gold, "choice": sc.choice, "parser": sc.parser, "rule": sc.rule}
+        )
+
+
+class AccuracyOptions(Options):
+    parser: Literal["strict", "lenient"] = "strict"  # how <answer> is read (scores.mcq)
 
 
 def _build(opts: MetricOptions) -> AccuracyMetric:
-    return AccuracyMetric(parser=str(getattr(getattr(opts, "config", None), "mcq_parser", "strict")))
+    return AccuracyMetric(parser=opts.of(METRIC).parser)
 
 
 register(
@@ -89,5 +75,6 @@ register(
         build=_build,
         needs=Needs(reference=True),
         summary="multiple choice: 1 when the last <answer>…</answer> names the gold option (unparsed = wrong, counted)",
+        options=AccuracyOptions,
     )
 )

@@ -74,14 +74,25 @@ def _setting(value: str | None) -> str:
 
 
 def read_human_csv(path: str | Path) -> list[HumanScore]:
+    """Human scores from a CSV (a byte-order mark, as spreadsheet programs write, is allowed). A missing column or
+    a score that is not a number is a ValueError naming the file, the line and what to do."""
     out = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in ("model", "score") if c not in (reader.fieldnames or [])]
+        if missing:
+            have = ", ".join(reader.fieldnames or []) or "none"
+            raise ValueError(f"{path}: no {' or '.join(missing)} column (columns: {have}); add a header line")
+        for line, row in enumerate(reader, 2):
+            try:
+                score = float(row["score"])
+            except (TypeError, ValueError):
+                raise ValueError(f"{path}:{line}: score {row['score']!r} is not a number") from None
             setting = row.get("setting") if row.get("setting") is not None else row.get("lie")
             out.append(
                 HumanScore(
-                    model=row["model"].strip(),
-                    score=float(row["score"]),
+                    model=(row["model"] or "").strip(),
+                    score=score,
                     task=(row.get("task") or ALL).strip() or ALL,
                     setting=_setting(setting),
                     sample=(row.get("sample") or row.get("sample_id") or row.get("query") or None),

@@ -33,8 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from academiceval.scores.models import ScoreRecord
-from academiceval.scores.registry import Metric, Needs, RunJob, config_hash, output_sha, register
+from academiceval.runs.models import RunRecord
+from academiceval.scores.registry import Metric, Needs, register
+from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
 VERSION = "1"
 TASK = "related_work"
@@ -194,36 +195,26 @@ def citation_scores(text: str, citations: Sequence[Any]) -> CitationScores:
     return CitationScores(precision, recall, len(ex.unlisted), details)
 
 
-class CitationMetric:
+class CitationMetric(SampleScorer):
     """One of the three citation metrics over a run's Related Work records."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.chash = config_hash({"metric": self.metric_name, "version": VERSION, "title_match": TITLE_MATCH})
+        self.metric_name = f"citation-{kind}"
 
-    @property
-    def metric_name(self) -> str:
-        return f"citation-{self.kind}"
+    def config(self) -> dict[str, Any]:
+        return {"metric": self.metric_name, "version": VERSION, "title_match": TITLE_MATCH}
 
-    def score_run(self, job: RunJob) -> list[ScoreRecord]:
-        metric, chash = self.metric_name, self.chash
-        pending = [r for r in job.todo(metric, chash) if r.task == TASK]
-        new: list[ScoreRecord] = []
-        for rec in pending:
-            bad = job.unusable(rec, metric, chash)
-            if bad is None:
-                sample = job.samples[rec.sample_id]
-                s = citation_scores(rec.output, sample.citations)
-                value = {"precision": s.precision, "recall": s.recall, "unlisted": float(s.unlisted)}[self.kind]
-                details = {"output_sha256": output_sha(rec.output), **s.details}
-                if value is None:
-                    details["undefined"] = "no citations" if self.kind == "precision" else "no real citations listed"
-                bad = job.record(rec, metric, chash, values={} if value is None else {"score": value}, details=details)
-            new.append(bad)
-        if pending:
-            job.tick(metric, len(pending), len(pending))
-        job.emit(new)
-        return new
+    def applies(self, rec: RunRecord) -> bool:
+        return rec.task == TASK  # other tasks are left alone
+
+    def score(self, item: ScoreItem) -> Scored:
+        s = citation_scores(item.output, item.sample.citations)
+        value = {"precision": s.precision, "recall": s.recall, "unlisted": float(s.unlisted)}[self.kind]
+        details = dict(s.details)
+        if value is None:
+            details["undefined"] = "no citations" if self.kind == "precision" else "no real citations listed"
+        return Scored(values={} if value is None else {"score": value}, details=details)
 
 
 for _kind, _summary in (

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 from academiceval.rounds.elaip import ElaipItem
 from academiceval.scores.mcq import Parser, parse_answer_set
+from academiceval.store.artifacts import append_jsonl
 
 METRIC = "strict-set-accuracy"
 
@@ -107,7 +108,6 @@ async def generate_and_filter(
     `generator` and each reference are anything with `async generate(prompt, options)` (a backend or the one call
     path `models.generate.Generator`). Every question — kept or not — is appended to `review_file` (JSONL) with
     its provenance, the check's verdict and each reference's answer, for human review."""
-    import json
     from datetime import UTC, datetime
     from pathlib import Path
 
@@ -158,7 +158,5 @@ async def generate_and_filter(
     if review_file:
         path = Path(review_file)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            for r in records:
-                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        append_jsonl(path, records)  # the one append: a torn tail of an interrupted earlier write is cut first
     return {"generated": len(questions), "kept": kept, "records": records, "unreadable_answer": not questions}

@@ -7,7 +7,8 @@
   answer extraction (coursera, GSM, topic retrieval, sci_fi, CodeU, multiple choice), F1 or ROUGE-1/2/L without
   stemming, by the item's evaluation tag; percent, so a task's mean is what `score-predictions` prints for the
   same answers. Protocol `leval-compatible` (default; scores the raw answer, as L-Eval does) or `strict`
-  (`ScoreConfig.leval_protocol`; scores the answer with reasoning blocks removed), in the config hash and details.
+  (scores the answer with reasoning blocks removed): option `leval.protocol` (`--metric-arg
+  leval.protocol=strict`), in the config hash and details.
 - `leval-rouge`: rouge-score's rouge1 / rouge2 / rougeL F **without stemming** (L-Eval's setting, unlike our
   `rouge-*` metrics, which stem) and their geometric mean; values {"rouge1", "rouge2", "rougeL", "f"} with
   `f` = rougeL (what L-Eval's leaderboard shows as "ROUGE avg"). Note L-Eval's geometric mean is taken over
@@ -16,118 +17,91 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from academiceval.errors import ConfigError
-from academiceval.scores.models import ScoreRecord
-from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
+from academiceval.rounds.leval import TASKS
+from academiceval.rounds.leval_samples import sample_to_item
+from academiceval.scores.leval import PROTOCOLS, score_item
+from academiceval.scores.leval_text import token_f1
+from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
+from academiceval.scores.rouge import FastRouge
+from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
 
-class _PerSample:
-    metric_name = ""
-    chash = ""
-
-    def values(self, label: str, output: str) -> dict[str, float]:
-        raise NotImplementedError
-
-    def score_run(self, job: RunJob) -> list[ScoreRecord]:
-        metric, chash = self.metric_name, self.chash
-        new: list[ScoreRecord] = []
-        pending = job.todo(metric, chash)
-        for k, rec in enumerate(pending):
-            bad = job.unusable(rec, metric, chash)
-            if bad is None:
-                details = {"output_sha256": output_sha(rec.output)}
-                vals = self.values(job.label_of(rec) or "", rec.output)
-                bad = job.record(rec, metric, chash, values=vals, details=details)
-            new.append(bad)
-            if k % 200 == 0 or k == len(pending) - 1:
-                job.tick(metric, k + 1, len(pending))
-        job.emit(new)
-        return new
-
-
-class SquadF1(_PerSample):
+class SquadF1(SampleScorer):
     metric_name = "squad-f1"
-    chash = config_hash({"metric": "squad-f1", "normalise": "lower, punctuation, articles (L-Eval f1.py)"})
 
-    def values(self, label: str, output: str) -> dict[str, float]:
-        from academiceval.scores.leval_text import token_f1
+    def config(self) -> dict[str, Any]:
+        return {"metric": "squad-f1", "normalise": "lower, punctuation, articles (L-Eval f1.py)"}
 
-        return {"f": float(token_f1(output, label))}
+    def score(self, item: ScoreItem) -> Scored:
+        return Scored(values={"f": float(token_f1(item.output, item.label or ""))})
 
 
-class LEvalRouge(_PerSample):
+class LEvalRouge(SampleScorer):
     metric_name = "leval-rouge"
-    chash = config_hash({"metric": "leval-rouge", "types": ["rouge1", "rouge2", "rougeL"], "use_stemmer": False})
 
     def __init__(self) -> None:
-        from academiceval.scores.rouge import FastRouge
-
         self.scorer = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
 
-    def values(self, label: str, output: str) -> dict[str, float]:
-        s = self.scorer.score(label, output)
+    def config(self) -> dict[str, Any]:
+        return {"metric": "leval-rouge", "types": ["rouge1", "rouge2", "rougeL"], "use_stemmer": False}
+
+    def score(self, item: ScoreItem) -> Scored:
+        s = self.scorer.score(item.label or "", item.output)
         out = {k: s[k].fmeasure for k in ("rouge1", "rouge2", "rougeL")}
-        return {**out, "f": out["rougeL"]}
+        return Scored(values={**out, "f": out["rougeL"]})
 
 
-class LEvalMetric:
+class LEvalMetric(SampleScorer):
     metric_name = "leval"
 
     def __init__(self, protocol: str = "leval-compatible") -> None:
-        from academiceval.scores.leval import PROTOCOLS
-        from academiceval.scores.rouge import FastRouge
-
         if protocol not in PROTOCOLS:
             raise ConfigError(f"unknown L-Eval protocol {protocol!r}", hint=f"one of {', '.join(PROTOCOLS)}")
         self.protocol = protocol
         self.rouge = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
-        self.chash = config_hash(
-            {"metric": "leval", "protocol": protocol, "dispatch": "sample setting = L-Eval task id", "units": "%"}
-        )
 
-    def score_run(self, job: RunJob) -> list[ScoreRecord]:
-        from academiceval.rounds.leval import TASKS
-        from academiceval.rounds.leval_samples import sample_to_item
-        from academiceval.scores.leval import score_item
+    def config(self) -> dict[str, Any]:
+        dispatch = "sample setting = L-Eval task id"
+        return {"metric": "leval", "protocol": self.protocol, "dispatch": dispatch, "units": "%"}
 
-        metric, chash = self.metric_name, self.chash
-        pending = job.todo(metric, chash)
+    def begin(self, job: RunJob) -> dict[str, Any]:
         unknown = sorted({s.setting for s in job.samples.values() if s.task == "leval" and s.setting not in TASKS})
         if unknown:
             raise ConfigError(
                 f"round {job.spec.round} has L-Eval items of unknown task id(s) {', '.join(unknown)}",
                 hint=f"L-Eval's task ids: {', '.join(sorted(TASKS))}",
             )
-        new: list[ScoreRecord] = []
-        for k, rec in enumerate(pending):
-            bad = job.unusable(rec, metric, chash)
-            sample = job.samples.get(rec.sample_id)
-            if bad is None and (sample is None or sample.task != "leval"):
-                why = f"sample {rec.sample_id} is not an L-Eval item (task {rec.task})"
-                bad = job.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
-            if bad is None:
-                item = sample_to_item(sample)
-                answer = rec.output_raw if self.protocol == "leval-compatible" else rec.output
-                values, details = score_item(
-                    item.task,
-                    item.evaluation,
-                    item.label,
-                    answer,
-                    self.protocol,  # type: ignore[arg-type]
-                    rouge=self.rouge,
-                )
-                details["output_sha256"] = output_sha(rec.output)
-                error = None if values else f"not scored: {details.get('not_scored')}"
-                bad = job.record(rec, metric, chash, values=values, details=details, error=error)
-            new.append(bad)
-            if k % 200 == 0 or k == len(pending) - 1:
-                job.tick(metric, k + 1, len(pending))
-        job.emit(new)
-        return new
+        return self.config()
+
+    def check(self, item: ScoreItem) -> str | None:
+        if item.sample is None or item.sample.task != "leval":
+            return f"sample {item.rec.sample_id} is not an L-Eval item (task {item.rec.task})"
+        return None
+
+    def score(self, item: ScoreItem) -> Scored:
+        leval_item = sample_to_item(item.sample)
+        answer = item.rec.output_raw if self.protocol == "leval-compatible" else item.rec.output
+        values, details = score_item(
+            leval_item.task,
+            leval_item.evaluation,
+            leval_item.label,
+            answer,
+            self.protocol,  # type: ignore[arg-type]
+            rouge=self.rouge,
+        )
+        error = None if values else f"not scored: {details.get('not_scored')}"
+        return Scored(values=values, details=details, error=error)
+
+
+class LEvalOptions(Options):
+    protocol: Literal["leval-compatible", "strict"] = "leval-compatible"  # scores.leval.PROTOCOLS
 
 
 def _leval(opts: MetricOptions) -> LEvalMetric:
-    return LEvalMetric(protocol=str(getattr(getattr(opts, "config", None), "leval_protocol", "leval-compatible")))
+    return LEvalMetric(protocol=opts.of("leval").protocol)
 
 
 def _f1(opts: MetricOptions) -> SquadF1:
@@ -144,6 +118,7 @@ register(
         build=_leval,
         needs=Needs(reference=True),
         summary="L-Eval's per-task metric by task id (exact match / F1 / ROUGE without stemming), in percent",
+        options=LEvalOptions,
     )
 )
 register(Metric("squad-f1", build=_f1, summary="SQuAD token F1 vs the reference (L-Eval's f1.py)"))

@@ -13,25 +13,26 @@ and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` belo
 `name` is what users type (`--metrics rouge-l,bertscore`); the scorer's `metric_name` is what its ScoreRecords
 carry, and it may spell the configuration that matters (e.g. `bertscore-all-MiniLM-L6-v2-L6`,
 `judge-gpt-4o-mini-vs-reference`), so results of different models/layers are never averaged together.
-A scorer gets a `RunJob` (one run directory: its pending records, their references, a writer) and returns the
-ScoreRecords it wrote; it decides how to batch. Records that cannot be scored (no reference, generation error)
-are written with their reason through `RunJob.unusable`, the same for every metric.
+A scorer (`scores.scorer`: `SampleScorer`, `BatchScorer` or `AsyncScorer`) says how one sample (or a batch) is
+scored; the loop around it — what is left to do, unusable records with their reason (no reference, generation
+error), error records, writing as it goes, progress — is `scores.scorer.score_job`, the same for every metric.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from academiceval.errors import ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
+from academiceval.scores.scorer import AnyScorer, output_sha
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
 PLUGIN_MODULES: tuple[str, ...] = (
@@ -60,14 +61,10 @@ NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe do
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
-def config_hash(config: dict[str, Any]) -> str:
-    """16 hex of sha256 over the metric's configuration: records of different configurations never mix."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+class Options(BaseModel):
+    """Base of a metric's options model: typed, every field with a default, a misspelled option an error."""
 
-
-def output_sha(text: str) -> str:
-    """The skip key of a scored output: a re-generated output is scored again."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 @dataclass(frozen=True)
@@ -89,6 +86,10 @@ class MetricOptions:
     cache: Any = None  # response cache for judge calls
     home: Path | None = None  # the workspace (default cache location)
     batch_size: int = 64
+
+    def of(self, metric: str) -> Any:
+        """The typed options of one metric (its `Metric.options` model over `config.options[metric]`)."""
+        return metric_options(self.config, metric)
 
 
 @dataclass
@@ -154,13 +155,7 @@ class RunJob:
             self.progress(f"{self.spec.model} {metric}", done, total)
 
 
-class Scorer(Protocol):
-    """A built metric: names its records and scores one run at a time (it may keep a model loaded across runs)."""
-
-    @property
-    def metric_name(self) -> str: ...
-
-    def score_run(self, job: RunJob) -> list[ScoreRecord]: ...
+Scorer = AnyScorer  # a built metric (scores.scorer): names its records, scores samples; the loop is score_job
 
 
 @dataclass(frozen=True)
@@ -171,6 +166,7 @@ class Metric:
     build: Callable[[MetricOptions], Scorer]
     needs: Needs = field(default_factory=Needs)
     summary: str = ""
+    options: type[BaseModel] | None = None  # its options (`--metric-arg NAME.OPTION=VALUE`), extra="forbid"
 
 
 _REGISTRY: dict[str, Metric] = {}
@@ -211,6 +207,32 @@ def get(name: str) -> Metric:
         raise ConfigError(
             f"unknown metric {name!r}; known metrics: {', '.join(_REGISTRY)}", hint="pass --metrics with known names"
         ) from None
+
+
+def metric_options(config: ScoreConfig, name: str) -> Any:
+    """`config.options[name]` validated by the metric's options model (defaults filled in); a ConfigError naming
+    the option for an unknown metric, an unknown option or a bad value."""
+    metric = get(name)
+    given = config.options.get(name) or {}
+    if metric.options is None:
+        if given:
+            raise ConfigError(
+                f"metric {name!r} takes no options (given: {', '.join(sorted(given))})",
+                hint="drop the --metric-arg " + ", ".join(f"{name}.{k}" for k in sorted(given)),
+            )
+        return None
+    try:
+        return metric.options.model_validate(given)
+    except ValidationError as e:
+        bad = "; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        known = ", ".join(f"{name}.{k}" for k in metric.options.model_fields)
+        raise ConfigError(f"invalid metric option(s): {bad}", hint=f"{name} takes {known}") from None
+
+
+def check_options(config: ScoreConfig) -> None:
+    """Every namespace of `config.options` names a metric and holds valid options (before any work)."""
+    for name in config.options:
+        metric_options(config, name)
 
 
 def resolve(metrics: Iterable[str], *, judge: Any = None) -> list[Metric]:

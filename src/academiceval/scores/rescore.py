@@ -16,13 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import AcademicEvalError
+from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob, Scorer
+from academiceval.scores.scorer import score_job
 from academiceval.store.artifacts import (
+    SCORES_LOCK,
     ArtifactError,
     Layout,
     RunData,
@@ -89,14 +92,16 @@ def score_runs(
     cache: Any = None,
     progress: Progress | None = None,
     batch_size: int = 64,
+    wait_s: float = 0.0,
 ) -> list[RunScoreResult]:
     """Score every run directory as `config` says; returns per run the counts and `aggregate()` of its scores in
     the window `config.after`. `config` is stored verbatim in every score record written.
 
     `judge`: a Backend for the "judge" metric (default: `config.judge` loaded with `config.judge_base_url`).
-    `config.against`: "reference" (the round's label) or another run directory (pairwise: same sample ids).
+    `config.options["judge"]["against"]`: "reference" (the round's label) or another run directory (pairwise).
     `cache`: a response cache for judge calls; default the runner's cache in the workspace when `home` is known.
     `config.metrics`: default rouge-l and bertscore, plus judge when a judge is given.
+    `wait_s`: how long to wait for another process scoring the same run (`scores_lock`) before refusing.
     """
     config = config or ScoreConfig()
     if judge is None and config.judge:
@@ -107,13 +112,7 @@ def score_runs(
     if metrics is None:
         metrics = ["rouge-l", "bertscore", *(["judge"] if judge is not None else [])]
     chosen = registry.resolve(metrics, judge=judge)
-    stored = config.stored()
-
-    def write(rd: Path, records: Sequence[ScoreRecord]) -> None:
-        for r in records:
-            r.config = stored
-        append_scores(rd, records)
-
+    registry.check_options(config)  # a misspelled --metric-arg fails here, before any run is read
     opts = MetricOptions(
         config=config,
         judge=judge,
@@ -129,38 +128,72 @@ def score_runs(
         rdir = find_round_dir(rd, spec, Path(round_dir) if round_dir else None, Path(home) if home else None)
         if rdir not in label_cache:
             label_cache[rdir] = load_round(rdir).samples_by_id()
-        existing = read_scores(rd)
-        res = RunScoreResult(run_dir=rd, model=spec.model, label=RunData(path=rd, spec=spec).label)
-        job = RunJob(
-            spec=spec,
-            run_dir=rd,
-            samples=label_cache[rdir],
-            recs=sorted(records.values(), key=lambda r: r.sample_id),
-            # a sample whose label a release withheld is scored again once the labels are there
-            done={
-                (s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256"))
-                for s in existing
-                if not (s.error or "").startswith(LABEL_WITHHELD)
-            },
-            emit=lambda recs, _rd=rd: write(_rd, recs),
-            read_run=lambda p: read_run_dir(p)[1],
-            progress=progress,
-            skipped=res.skipped,
-        )
-        run_metrics = chosen
-        # a multiple-choice or L-Eval run: its family's metric is the default (registry.TASK_DEFAULT_METRICS)
-        family = registry.default_metrics(r.task for r in records.values()) if config.metrics is None else None
-        if family:
-            run_metrics = registry.resolve(family)
-        for metric in run_metrics:
-            scorer = scorers.get(metric.name)
-            if scorer is None:
-                home_now = opts.home or home_of_run(rd)
-                scorer = scorers[metric.name] = metric.build(replace(opts, home=home_now))
-            job.needs = metric.needs
-            new = scorer.score_run(job)
-            res.written[scorer.metric_name] = len(new)
-            res.errors[scorer.metric_name] = sum(1 for r in new if r.error)
-        res.summary = aggregate(read_scores(rd), after=config.after, run=spec.model)
-        results.append(res)
+        with scores_lock(rd, wait_s):  # one writer of scores.jsonl: what is done is read under the lock
+            results.append(_score_one(rd, spec, records, label_cache[rdir], chosen, config, opts, scorers, progress))
     return results
+
+
+def scores_lock(run_dir: Path, wait_s: float) -> RunLock:
+    """The writer lock of a run's scores.jsonl: a second `score` of the same run waits `wait_s` seconds for it,
+    then refuses (naming the holder), so no sample is scored — and no judge call paid — twice."""
+    return RunLock(
+        run_dir,
+        wait_s=wait_s,
+        name=SCORES_LOCK,
+        what="another `academiceval score` is writing this run's scores",
+        hint="wait for it to finish (or pass --wait SECONDS)",
+    )
+
+
+def _score_one(
+    rd: Path,
+    spec: RunSpec,
+    records: dict[str, RunRecord],
+    samples: dict[str, Any],
+    chosen: list[registry.Metric],
+    config: ScoreConfig,
+    opts: MetricOptions,
+    scorers: dict[str, Scorer],
+    progress: Progress | None,
+) -> RunScoreResult:
+    """Score one run directory (the caller holds its scores lock)."""
+    stored = config.stored()
+
+    def write(batch: Sequence[ScoreRecord]) -> None:
+        for r in batch:
+            r.config = stored
+        append_scores(rd, batch)
+
+    res = RunScoreResult(run_dir=rd, model=spec.model, label=RunData(path=rd, spec=spec).label)
+    job = RunJob(
+        spec=spec,
+        run_dir=rd,
+        samples=samples,
+        recs=sorted(records.values(), key=lambda r: r.sample_id),
+        # a sample whose label a release withheld is scored again once the labels are there
+        done={
+            (s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256"))
+            for s in read_scores(rd)
+            if not (s.error or "").startswith(LABEL_WITHHELD)
+        },
+        emit=write,
+        read_run=lambda p: read_run_dir(p)[1],
+        progress=progress,
+        skipped=res.skipped,
+    )
+    run_metrics = chosen
+    # a multiple-choice or L-Eval run: its family's metric is the default (registry.TASK_DEFAULT_METRICS)
+    family = registry.default_metrics(r.task for r in records.values()) if config.metrics is None else None
+    if family:
+        run_metrics = registry.resolve(family)
+    for metric in run_metrics:
+        scorer = scorers.get(metric.name)
+        if scorer is None:
+            home_now = opts.home or home_of_run(rd)
+            scorer = scorers[metric.name] = metric.build(replace(opts, home=home_now))
+        job.needs = metric.needs
+        new = score_job(scorer, job)
+        res.written[scorer.metric_name] = len(new)
+        res.errors[scorer.metric_name] = sum(1 for r in new if r.error)
+    res.summary = aggregate(read_scores(rd), after=config.after, run=spec.model)
+    return res

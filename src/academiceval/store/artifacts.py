@@ -11,6 +11,7 @@ Layout under the workspace home (each name is spelled here and nowhere else):
         run.json                 RunSpec: what produced the run
         TASK-SETTING.jsonl       RunRecord lines, appended as samples finish
         scores.jsonl             ScoreRecord lines, appended as samples are scored
+        scores.lock              held by the one process scoring the run (a second waits or refuses)
     reports/NAME/                a leaderboard (results.json + Markdown/HTML)
     cache/responses.sqlite       the response cache
 
@@ -59,6 +60,7 @@ TEMPLATES = "templates"
 DATASET_CARD = "README.md"
 RUN_SPEC = "run.json"
 SCORES = "scores.jsonl"
+SCORES_LOCK = "scores.lock"  # held by the one writer of scores.jsonl (scores.rescore)
 RESULTS = "results.json"
 SPLITS = ("train", "val", "test")
 PARQUET_BATCH = 32
@@ -266,17 +268,27 @@ def iter_jsonl(path: Path, model: type[M], bad: list[str] | None = None) -> Iter
                     bad.append(f"{path.name}:{i}: {kind} ({_first_error(e)})")
 
 
-def append_jsonl(path: Path, records: Sequence[BaseModel]) -> None:
-    """Whole lines, one write and one flush (an interrupted write leaves at worst one torn last line)."""
+def append_jsonl(path: Path, records: Sequence[BaseModel | dict[str, Any]]) -> None:
+    """The one way to append to a JSONL artifact: a torn last line left by an interrupted write (kill -9, disk
+    full) is cut first (`cut_torn_tail`: otherwise the next record would be glued onto the fragment and both
+    lost), then whole lines in one write and one flush (an interrupted write leaves at worst one torn last line,
+    cut by the next append). The caller holds the artifact's writer lock (a run's `run.lock`, `scores.lock`)."""
     if not records:
         return
     try:
+        cut_torn_tail(path)
         fh = path.open("ab")
-    except OSError as e:  # a directory where the file belongs, no permission, ...
+    except OSError as e:  # a directory where the file belongs, no permission, disk gone, ...
         raise ArtifactError(f"cannot append to {path.name}: {e.strerror}", source=str(path)) from None
     with fh:
-        fh.write(b"".join(r.model_dump_json().encode() + b"\n" for r in records))
+        fh.write(b"".join(_line(r) for r in records))
         fh.flush()
+
+
+def _line(record: BaseModel | dict[str, Any]) -> bytes:
+    if isinstance(record, BaseModel):
+        return record.model_dump_json().encode() + b"\n"
+    return json.dumps(record, ensure_ascii=False).encode() + b"\n"
 
 
 def cut_torn_tail(path: Path) -> None:
@@ -571,6 +583,7 @@ def read_scores(run_dir: Path, bad: list[str] | None = None) -> list[ScoreRecord
 
 
 def append_scores(run_dir: Path, records: Sequence[ScoreRecord]) -> None:
+    """Append score lines (torn tail repaired first); the caller holds the run's `SCORES_LOCK`."""
     append_jsonl(Path(run_dir) / SCORES, records)
 
 
@@ -744,6 +757,7 @@ __all__ = [
     "RESULTS",
     "RUN_SPEC",
     "SCORES",
+    "SCORES_LOCK",
     "SPLITS",
     "TEMPLATES",
     "ArtifactError",
@@ -752,6 +766,7 @@ __all__ = [
     "RecordWriter",
     "RoundIntegrityError",
     "RunData",
+    "append_jsonl",
     "append_scores",
     "artifact_name",
     "check_name",

@@ -19,6 +19,7 @@ from academiceval.scores import registry
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob
+from academiceval.scores.scorer import score_job
 from academiceval.store.artifacts import Layout, LoadedRound, load_round, new_record
 from academiceval.store.workspace import resolve_home
 
@@ -120,7 +121,7 @@ class MetricScorer:
             read_run=lambda p: {},
             needs=self.metric.needs,
         )
-        self.scorer.score_run(job)
+        score_job(self.scorer, job)
         return written[-1]
 
 
