@@ -67,25 +67,29 @@ def test_rouge_does_not_depend_on_the_sentence_split() -> None:
 # ------------------------------------------------------------------ answer level: L-Eval's functions
 
 
-def _leval_source(path: str) -> str:
+def _leval_source(corpus: Path, path: str) -> str:
+    """L-Eval's own file at the commit of its data: the copy in the corpus (`leval/Evaluation`, `leval/Tools`),
+    else a git snapshot named by LEVAL_GIT (for another commit)."""
+    if os.environ.get("LEVAL_GIT") is None and (corpus / "leval" / path).is_file():
+        return (corpus / "leval" / path).read_text(encoding="utf-8")
     if shutil.which("git") is None or not LEVAL_GIT.exists():
-        pytest.skip(f"no L-Eval snapshot at {LEVAL_GIT} (set LEVAL_GIT to a clone or bare mirror)")
+        pytest.fail(f"no copy of L-Eval's {path} in the corpus and no git snapshot at {LEVAL_GIT}")
     return subprocess.run(
         ["git", "--git-dir", str(LEVAL_GIT), "show", f"HEAD:{path}"], check=True, capture_output=True, text=True
     ).stdout
 
 
 @pytest.fixture(scope="module")
-def leval() -> SimpleNamespace:
+def leval(corpus: Path) -> SimpleNamespace:
     """L-Eval's answer processors and metrics, loaded from its repository at test time (never vendored)."""
     ns: dict = {"re": re, "args": SimpleNamespace(pred_file="")}
-    tree = ast.parse(_leval_source("Evaluation/auto_eval.py"))
+    tree = ast.parse(_leval_source(corpus, "Evaluation/auto_eval.py"))
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("process_")]
     exec(compile(ast.Module(body=funcs, type_ignores=[]), "auto_eval.py", "exec"), ns)
     em: dict = {}
-    exec(_leval_source("Evaluation/em.py"), em)
+    exec(_leval_source(corpus, "Evaluation/em.py"), em)
     f1: dict = {}
-    exec(_leval_source("Evaluation/f1.py"), f1)
+    exec(_leval_source(corpus, "Evaluation/f1.py"), f1)
 
     def quiet_em(pred: str, gold: str) -> float:
         with contextlib.redirect_stdout(io.StringIO()):

@@ -60,7 +60,7 @@ def test_old_flat_options_map_onto_the_namespace() -> None:
 def test_no_credentials_in_the_stored_config() -> None:
     stored = ScoreConfig(judge="openai/j", judge_base_url="http://user:SECRET@127.0.0.1:8000/v1?api_key=SECRET")
     assert "SECRET" not in json.dumps(stored.stored())
-    assert stored.stored()["judge_base_url"] == "http://127.0.0.1:8000/v1"
+    assert stored.stored()["judge_base_url"] == "http://***@127.0.0.1:8000/v1?api_key=***"  # store.secrets
 
 
 def test_cli_metric_arg_and_old_flag(run_home) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from datetime import date
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -87,27 +86,9 @@ class ScoreConfig(StrictConfig):
             return {m: {k: _text(x) for k, x in (o or {}).items()} for m, o in v.items()}
         return v
 
-    def stored(self) -> dict[str, Any]:
-        """The JSON kept in every score record, without credentials: a key given inside `--judge-base-url`
-        (`http://user:KEY@host/v1`, `?api_key=KEY`) is never written (issue 26, finding 4)."""
-        out = super().stored()
-        if out.get("judge_base_url"):
-            out["judge_base_url"] = without_credentials(out["judge_base_url"])
-        return out
-
     def option(self, metric: str, name: str, default: Any = None) -> Any:
         """One option as given (not validated: the registry's `metric_options` gives the typed model)."""
         return self.options.get(metric, {}).get(name, default)
-
-
-def without_credentials(url: str) -> str:
-    """A URL without user info, query and fragment (where keys hide); text that is not a URL is kept as is."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.hostname:
-        return url
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def stored_option(stored: dict[str, Any] | None, metric: str, name: str, default: Any = None) -> Any:
