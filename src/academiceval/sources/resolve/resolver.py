@@ -147,12 +147,14 @@ class Resolver:
 
     def _why(self, e: BibEntry) -> str:
         where = "" if self.online else " (offline: workspace" + (" and mirror)" if self.mirror else ")")
-        if e.title and len(norm_title(e.title)) >= MIN_TITLE_CHARS:
+        has_title = bool(e.title) and len(norm_title(e.title or "")) >= MIN_TITLE_CHARS
+        ids = " and ".join(x for x, v in (("arXiv id", e.arxiv_id), ("DOI", e.doi)) if v)
+        if ids and has_title:
+            return f"{ids} and title not found" + where
+        if ids:
+            return f"{ids} not found" + (" (title too short to match)" if e.title else "") + where
+        if has_title:
             return "no title match" + where
-        if e.arxiv_id:
-            return "arXiv id not found" + where
-        if e.doi:
-            return "DOI not found" + where
         return "title too short to match"
 
 
