@@ -117,6 +117,19 @@ def test_markdown_bibliography_of_a_scalar_object(corpus: Path) -> None:
     assert amodei.title == "Concrete problems in AI safety" and amodei.arxiv_id == "1606.06565"
 
 
+def test_markdown_with_hard_line_breaks(corpus: Path) -> None:
+    """A third ar5iv rendering: every line ends with a markdown hard break, a lone one separates blocks."""
+    d = json.loads((corpus / "samples/scalar_paper_obj_more/2406.04093.json").read_text(encoding="utf-8"))
+    e = markdown_bibliography(d["markdown_content"])[5]
+    assert (e.key, e.title, e.authors[:2], e.year, e.arxiv_id) == (
+        "Bolukbasi et al. [2021]",
+        "An interpretability illusion for BERT",
+        ["Tolga Bolukbasi", "Adam Pearce"],
+        2021,
+        "2104.07143",
+    )
+
+
 def test_bibitems_and_bibtex(corpus: Path) -> None:
     bbl = bibitems((corpus / "latex/docling_sources/2310.06825/main.bbl").read_text(encoding="utf-8"))
     assert len(bbl) == 29 and bbl[0].key == "ainslie2023gqa" and bbl[0].arxiv_id == "2305.13245"

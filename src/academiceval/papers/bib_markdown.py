@@ -62,9 +62,15 @@ def markdown_item(item: str) -> BibEntry:
         urls.append(m.group(2))
         return m.group(1)
 
+    # a third rendering ends every line with a markdown hard break ("\\") and separates blocks by a line holding
+    # only one: the lone ones are block breaks, the trailing ones soft wraps
+    body = re.sub(r"(?m)^[ \t]*\\[ \t]*$", "", body)
+    body = re.sub(r"(?m)(?<!\\)\\[ \t]*$", "", body)
     body = _LINK.sub(link, unescape(body))
     body = re.sub(r"(?<!\w)[_*]+|[_*]+(?!\w)", "", body)  # emphasis marks
     paras = [p for p in re.split(r"\n\s*\n", body.strip()) if p.strip()]
     blocks = paras if len(paras) > 1 else [ln for ln in body.strip().split("\n") if ln.strip()]
     raw = " ".join(" ".join(blocks).split())
-    return entry_from_blocks(blocks, raw=raw, key=unescape(marker).strip(), ids_text=" ".join(urls))
+    return entry_from_blocks(
+        blocks, raw=raw, key=unescape(marker).strip().rstrip("\\").strip(), ids_text=" ".join(urls)
+    )
