@@ -79,7 +79,7 @@ def cited_in_related_work(paper: Paper) -> list[Reference]:
 @dataclass
 class CorpusStats:
     cited: int = 0
-    resolved: Counter[str] = field(default_factory=Counter)  # how: id-workspace, id-source, title-…
+    resolved: Counter[str] = field(default_factory=Counter)  # how: sources.resolve METHODS (id-workspace, …)
     unresolved: Counter[str] = field(default_factory=Counter)  # why
 
 
