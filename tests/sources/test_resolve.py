@@ -99,3 +99,20 @@ def _entry(r: Reference) -> BibEntry:
     from academiceval.sources.resolve import entry_of
 
     return entry_of(r)
+
+
+def test_a_service_that_is_down_is_not_asked_per_title(tmp_path: Path, moral_refs: list[Reference]) -> None:
+    """OpenAlex unreachable (a closed port): one request fails through its retries, the layer is then skipped,
+    nothing is cached as a miss, and the other layers' results stand."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    ws = Workspace(tmp_path / "ws")
+    oa = OpenAlexClient(dead, min_interval=0.0, max_retries=1, backoff_base=0.01)
+    r = Resolver(ws, openalex=oa)
+    res = r.resolve([_entry(x) for x in moral_refs])
+    assert all(x.work is None for x in res)
+    assert oa.requests_made == 2 and r.errors == {"retries_exhausted": 1}  # one DOI batch, retried once; no titles
+    assert ws.db.execute("SELECT COUNT(*) FROM resolve_cache").fetchone()[0] == 0

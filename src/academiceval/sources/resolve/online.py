@@ -32,6 +32,14 @@ class ArxivLayer:
         self.client = client
         self.cache = cache
         self.errors: list[str] = []
+        self.down = False
+
+    def _fail(self, e: AcademicEvalError) -> None:
+        """Count the error; a service that failed through every retry is not asked again by this resolver (a
+        build offline or during an outage goes on with what the other layers find, instead of retrying per title)."""
+        self.errors.append(e.code)
+        if e.code == "retries_exhausted":
+            self.down = True
 
     def by_ids(self, ids: Sequence[str]) -> dict[str, ResolvedWork]:
         out: dict[str, ResolvedWork] = {}
@@ -42,11 +50,11 @@ class ArxivLayer:
                 todo.append(i)
             elif got:
                 out[i] = got[0]
-        if todo:
+        if todo and not self.down:
             try:
                 metas = self.client.fetch_ids(todo)  # type: ignore[attr-defined]
             except AcademicEvalError as e:
-                self.errors.append(e.code)
+                self._fail(e)
                 return out
             found = {m.arxiv_id: ResolvedWork.from_meta(m) for m in metas}
             self.cache.put_many({f"arxiv-api:id:{i}": [found[i]] if i in found else [] for i in todo})
@@ -71,22 +79,30 @@ class ArxivLayer:
                 todo.append(i)
             else:
                 candidates[i] = got
+        failed: set[int] = set()  # titles a query failed for: not cached, asked again next time
         for variant in range(3):  # the phrase, then two word ANDs (local.title_queries)
-            asked = [i for i in todo if not candidates.get(i) and len(title_queries(keyed[i])) > variant]
+            asked = [
+                i for i in todo if not candidates.get(i) and i not in failed and len(title_queries(keyed[i])) > variant
+            ]
             for k in range(0, len(asked), TITLES_PER_QUERY):
                 group = asked[k : k + TITLES_PER_QUERY]
                 nodes = [title_queries(keyed[i])[variant] for i in group]
+                if self.down:
+                    failed.update(group)
+                    continue
                 try:
                     page = self.client.search(  # type: ignore[attr-defined]
                         str(or_(*nodes)), max_results=RESULTS_PER_TITLE * len(group), sort_by="relevance"
                     )
                 except AcademicEvalError as e:
-                    self.errors.append(e.code)
-                    return out
+                    self._fail(e)
+                    failed.update(group)
+                    continue
                 works = [ResolvedWork.from_meta(m) for m in page.items]
                 for i in group:  # each title keeps the returned works that match it
                     candidates[i] = [w for w in works if match(entries[i], w.title, w.authors, w.year) is not None]
-        self.cache.put_many({f"arxiv-api:title:{keyed[i]}": candidates.get(i, []) for i in todo})
+        # a title is a cached miss only when every query for it was answered
+        self.cache.put_many({f"arxiv-api:title:{keyed[i]}": candidates.get(i, []) for i in todo if i not in failed})
         for i, works in candidates.items():
             best = _best(entries[i], works)
             if best is not None:
@@ -116,6 +132,14 @@ class OpenAlexLayer:
         self.max_title_queries = max_title_queries
         self.title_queries = 0
         self.errors: list[str] = []
+        self.down = False
+
+    def _fail(self, e: AcademicEvalError) -> None:
+        """Count the error; a service that failed through every retry is not asked again by this resolver (a
+        build offline or during an outage goes on with what the other layers find, instead of retrying per title)."""
+        self.errors.append(e.code)
+        if e.code == "retries_exhausted":
+            self.down = True
 
     def by_dois(self, dois: Sequence[str]) -> dict[str, ResolvedWork]:
         out: dict[str, ResolvedWork] = {}
@@ -126,11 +150,11 @@ class OpenAlexLayer:
                 todo.append(d)
             elif got:
                 out[d] = got[0]
-        if todo:
+        if todo and not self.down:
             try:
                 found = self.client.works_by_dois(todo)
             except AcademicEvalError as e:
-                self.errors.append(e.code)
+                self._fail(e)
                 return out
             self.cache.put_many({f"openalex:doi:{d}": [_from_openalex(found[d])] if d in found else [] for d in todo})
             out.update({d: _from_openalex(found[d]) for d in todo if d in found})
@@ -142,13 +166,15 @@ class OpenAlexLayer:
         key = f"openalex:title:{norm_title(entry.title)}|{entry.year or ''}"
         works = self.cache.get(key)
         if works is None:
+            if self.down:
+                return None
             if self.max_title_queries is not None and self.title_queries >= self.max_title_queries:
                 return None
             self.title_queries += 1
             try:
                 works = [_from_openalex(w) for w in self.client.search_title(entry.title, year=entry.year)]
             except AcademicEvalError as e:
-                self.errors.append(e.code)
+                self._fail(e)
                 return None
             self.cache.put_many({key: works})
         return _best(entry, works)
