@@ -35,13 +35,14 @@ def test_resolve_by_id_and_by_fuzzy_title_through_the_source(workspace, abs_sour
     r = CitationResolver(workspace, abs_source)
     found, st = r.resolve([by_id, by_title, wrong])
     assert [m.arxiv_id for m in found] == [metas[0].arxiv_id, metas[1].arxiv_id]
-    assert st.resolved == {"id-source": 1, "title-source": 1} and sum(st.unresolved.values()) == 1
-    # cached, misses included: the same references resolve again with no source at all
-    offline = CitationResolver(workspace, None)
-    found2, st2 = offline.resolve([by_id, by_title, wrong])
+    assert st.resolved == {"id-mirror": 1, "title-mirror": 1} and sum(st.unresolved.values()) == 1
+    # cached, misses included: the same references resolve again without a single mirror query
+    asked = abs_source.requests_made
+    again = CitationResolver(workspace, abs_source)
+    found2, st2 = again.resolve([by_id, by_title, wrong])
     assert [m.arxiv_id for m in found2] == [m.arxiv_id for m in found]
-    assert sum(st2.unresolved.values()) == 1
-    assert offline.resolve([by_id], exclude=metas[0].arxiv_id)[1].unresolved == {"cites the target itself": 1}
+    assert sum(st2.unresolved.values()) == 1 and abs_source.requests_made == asked
+    assert again.resolve([by_id], exclude=metas[0].arxiv_id)[1].unresolved == {"cites the target itself": 1}
 
 
 def test_related_work_samples_with_shuffled_corpus_and_distractors(uws, tmp_path) -> None:

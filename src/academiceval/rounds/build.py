@@ -379,7 +379,7 @@ def _citation_corpus(
     refs = cit.cited_in_related_work(paper)
     if not refs:
         return "no citation inside the related-work section"
-    metas, st = resolver.resolve(refs, exclude=target.arxiv_id)
+    metas, st = resolver.resolve(refs, exclude=target.arxiv_id, paper_id=paper.paper_id)
     stats["cited"] += st.cited
     for how, k in st.resolved.items():
         stats[f"resolved: {how}"] += k

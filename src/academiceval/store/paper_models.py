@@ -93,6 +93,8 @@ class Reference(BaseModel):
     year: int | None = None
     title: str | None = None
     arxiv_id: str | None = None  # versionless when it can be read from the entry
+    venue: str | None = None  # journal / proceedings / "arXiv preprint" as printed (papers.bibliography)
+    doi: str | None = None  # lower-cased, without a resolver prefix ("10.1038/nature14539")
 
 
 class Citation(BaseModel):

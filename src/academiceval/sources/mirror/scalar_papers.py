@@ -18,10 +18,13 @@ are kept in `Citation.source_labels` so ours can be compared with them.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from academiceval.papers.bib_markdown import markdown_bibliography
+from academiceval.papers.bibliography import BibEntry, clean_title, find_doi
 from academiceval.papers.models import Citation, Paper, Reference, Section
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import parse_arxiv_id
@@ -31,7 +34,7 @@ from academiceval.sources.mirror.unarxive import heading_role
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
 
-PARSER_VERSION = "scalar-paper-object/1"
+PARSER_VERSION = "scalar-paper-object/2"  # 2: the markdown bibliography read into fields; titles cleaned
 QUESTION_SOURCE = "scalar"  # the question paper's records (same source name as SCALAR's metadata file)
 CITED_SOURCE = "scalar-ref"  # papers present only as the cited text inside another paper's object
 META_SOURCE = "scalar_paper"  # PaperMeta.source of both (the mirror format's name; SCALAR's metadata file wins ties)
@@ -82,6 +85,43 @@ def _versionless(raw: object) -> str | None:
         return None
 
 
+def _doi(value: object) -> str | None:
+    return find_doi(str(value or "")) if value and str(value) != "None" else None
+
+
+def _fold(s: str) -> str:
+    return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode().casefold()
+
+
+def markdown_entries(data: dict[str, Any], refs_raw: dict[str, Any]) -> tuple[dict[str, BibEntry], str | None]:
+    """bib id → entry of the object's markdown bibliography (item N is `bib.bibN` / `bib.bibxN`).
+
+    The position rule is checked against SCALAR's own markers (`references.data[…].citation`): when more than one
+    in ten of them disagree with the item's marker (accents folded), the markdown is not used for this object and
+    the second value says why.
+    """
+    entries = markdown_bibliography(str(data.get("markdown_content") or ""))
+    if not entries:
+        return {}, None
+    checked = wrong = 0
+    for bib, r in refs_raw.items():
+        n = _bib_order(bib)[0] - 1
+        marker = str(r.get("citation") or "") if isinstance(r, dict) else ""
+        if not marker or not 0 <= n < len(entries):
+            continue
+        checked += 1
+        lead = re.findall(r"\w+", _fold(marker))[:1]
+        wrong += lead != re.findall(r"\w+", _fold(entries[n].key or ""))[:1]
+    if checked and wrong > 0.1 * checked:
+        return {}, f"markdown bibliography not used: {wrong} of {checked} markers disagree with SCALAR's bib ids"
+    out = {}
+    for bib in {*refs_raw, *(f"bib.bib{i + 1}" for i in range(len(entries)))}:
+        n = _bib_order(bib)[0] - 1
+        if 0 <= n < len(entries):
+            out[bib] = entries[n]
+    return out, None
+
+
 def _plain_sections(raw: dict[str, Any]) -> list[Section]:
     out: list[Section] = []
     for key, content, _ in _sections(raw):
@@ -118,23 +158,32 @@ def paper_object_to_records(
     for _, _, cs in sections_raw:
         for c in cs:
             marker_of.setdefault(str(c.get("paper_id")), str(c.get("text") or ""))
+    bibliography, misaligned = markdown_entries(data, refs_raw)
+    if misaligned:
+        yield RecordParseError(misaligned, source=path)
     for bib in order:
         r = refs_raw.get(bib) if isinstance(refs_raw.get(bib), dict) else None
+        entry = bibliography.get(bib)
         if r is None:
-            references.append(Reference(index=index[bib], raw=marker_of.get(bib, bib), label=bib))
+            if entry is not None:  # a work SCALAR did not link to arXiv: the markdown bibliography has its fields
+                references.append(entry.to_reference(index[bib], bib))
+            else:
+                references.append(Reference(index=index[bib], raw=marker_of.get(bib, bib), label=bib))
             continue
-        title = " ".join(str(r.get("title") or "").split()).rstrip(".") or None
+        title = clean_title(str(r.get("title") or "")) or (entry.title if entry else None)
         authors = [a.strip() for a in re.split(r",\s*(?:and\s+)?|\s+and\s+", str(r.get("authors") or "")) if a.strip()]
         raw = " ".join(x for x in (str(r.get("citation") or ""), str(r.get("authors") or ""), title or "") if x)
         references.append(
             Reference(
                 index=index[bib],
-                raw=" ".join(raw.split()),
+                raw=entry.raw if entry is not None else " ".join(raw.split()),
                 label=bib,
-                authors=[a.rstrip(".") for a in authors],
-                year=_year(r.get("year")),
+                authors=[a.rstrip(".") for a in authors] or (list(entry.authors) if entry else []),
+                year=_year(r.get("year")) or (entry.year if entry else None),
                 title=title,
-                arxiv_id=_versionless(r.get("arxiv_id")),
+                arxiv_id=_versionless(r.get("arxiv_id")) or (entry.arxiv_id if entry else None),
+                venue=entry.venue if entry else None,
+                doi=_doi(r.get("doi")) or (entry.doi if entry else None),
             )
         )
     sections: list[Section] = []
@@ -217,7 +266,7 @@ def cited_paper(r: dict[str, Any]) -> tuple[PaperMeta, Paper] | None:
     published = id_month_end(aid)
     if published is None:
         return None
-    title = " ".join(str(r.get("title") or "").split()).rstrip(".")
+    title = clean_title(str(r.get("title") or "")) or ""  # SCALAR's titles keep the style's ", 2024" / month
     authors = [a.strip() for a in re.split(r",\s*(?:and\s+)?|\s+and\s+", str(r.get("authors") or "")) if a.strip()]
     meta = PaperMeta(
         arxiv_id=aid,

@@ -21,7 +21,7 @@ from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import ARXIV_ID_RE, parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, read_json_lines
 
-PARSER_VERSION = "unarxive-jsonl/2"  # 2: real section hierarchy, front matter out of the body
+PARSER_VERSION = "unarxive-jsonl/3"  # 2: real section hierarchy, front matter out of the body; 3: venue, DOI
 _MARKER = re.compile(r"\{\{(cite|formula|figure|table|ref|footnote):([^}]*)\}\}")
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _LEVELS = {"section": 1, "subsection": 2, "subsubsection": 3, "paragraph": 4}
@@ -247,6 +247,8 @@ def _reference(i: int, entry: dict[str, Any]) -> Reference:
         year=year,
         title=parsed.title if parsed is not None and _plausible_title(parsed.title) else None,
         arxiv_id=arxiv_id,
+        venue=parsed.venue if parsed is not None else None,
+        doi=parsed.doi if parsed is not None else None,
     )
 
 
