@@ -47,6 +47,9 @@ class FakeServerConfig:
     answer_words: int = 24
     slow_body_s: float = 0.2  # a "slow" fault sends its (good) body in 4 pieces over this many seconds
     fail_all: int | None = None  # while set, every chat request answers this HTTP status (e.g. 401)
+    # a prompt that asks for `<answer>…</answer>` (multiple choice) gets one letter A-D picked by a hash of the
+    # prompt and the request's seed, as a sampling model would pick an option (epochs then differ)
+    answer_choices: bool = False
 
 
 @dataclass
@@ -56,6 +59,7 @@ class ServerStats:
     completed: int = 0
     by_prompt: Counter[str] = field(default_factory=Counter)  # sha256(prompt) -> requests seen
     by_model_prompt: Counter[tuple[str, str]] = field(default_factory=Counter)  # (model, sha256) -> requests seen
+    by_prompt_seed: Counter[tuple[str, object]] = field(default_factory=Counter)  # (sha256, seed or None) -> requests
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)  # distinct Authorization values seen (tests only)
@@ -202,7 +206,13 @@ class FakeOpenAIServer:
             )
             return web.json_response({"error": {"message": msg, "type": "BadRequestError", "code": 400}}, status=400)
         max_tokens = payload.get("max_tokens")
-        answer = deterministic_answer(prompt, cfg.answer_words, max_tokens)
+        seed = payload.get("seed")
+        st.by_prompt_seed[(digest, seed)] += 1
+        # the same prompt and seed always get the same answer; a request without a seed is answered as before
+        seeded = prompt if seed is None else f"{prompt}\x00seed={seed}"
+        answer = deterministic_answer(seeded, cfg.answer_words, max_tokens)
+        if cfg.answer_choices and "<answer>" in prompt:
+            answer = f"<answer>{'ABCD'[int(prompt_hash(seeded)[:8], 16) % 4]}</answer>"
         permanent = _pick(cfg.permanent, _unit(cfg.seed, "permanent", digest))
         message: dict[str, Any] = {"role": "assistant", "content": answer}
         finish = "stop"
