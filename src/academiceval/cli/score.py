@@ -10,6 +10,11 @@ import typer
 from academiceval.cli.common import HomeOption, console, err_console, fail, progress, summary_table
 
 
+def per_epoch(spread: object) -> str:
+    values = getattr(spread, "per_epoch", None) or []
+    return ", ".join("-" if v is None else f"{v:.4f}" for v in values)
+
+
 def score(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/ROUND/MODEL) to score.")],
     metrics: Annotated[
@@ -72,10 +77,12 @@ def score(
     from rich.markup import escape
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.report.leaderboard import fmt
+    from academiceval.report.leaderboard import fmt, fmt_spread
+    from academiceval.runs.summary import failed_requests
     from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
+    from academiceval.store.artifacts import load_run
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     try:
@@ -123,9 +130,38 @@ def score(
             rows,
         )
     )
+    spread_rows = [
+        (escape(res.label or res.model), m.metric, m.task, m.setting, m.epochs, key, fmt_spread(sp, 4), per_epoch(sp))
+        for res in results
+        for m in res.summary
+        if m.epochs > 1
+        for key, sp in m.by_epoch.items()
+    ]
+    if spread_rows:  # repeated runs (`run --epochs N`): each value's mean ± sd across epochs (ElaipBench's number)
+        console.print(
+            summary_table(
+                "Across epochs: mean ± sd of the per-epoch means (the score above averages each sample over epochs)",
+                ["run", "metric", "task", "setting", "epochs", "value", "mean ± sd", "per epoch"],
+                spread_rows,
+            )
+        )
+    incomplete = False
     for res in results:
         new = sum(res.written.values())
         err_console.print(
             f"{res.run_dir}: {new} new score records, {sum(res.skipped.values())} already scored, "
             f"{sum(res.errors.values())} with errors"
         )
+        failed = failed_requests(load_run(res.run_dir, scores=False).epoch_records.values())
+        if failed:  # failed requests are no answers: left out of every mean above, never scored as wrong
+            incomplete = True
+            n = sum(failed.values())
+            what = ", ".join(f"{code} {k}" for code, k in failed.items())
+            err_console.print(
+                f"[bold red]incomplete:[/] {res.run_dir}: {n} answer{'s' if n != 1 else ''} missing (the request "
+                f"failed: {what}); the scores above leave them out. Rerun `academiceval run` with the same options "
+                "to ask them again, then score again.",
+                soft_wrap=True,
+            )
+    if incomplete:
+        raise typer.Exit(1)

@@ -74,7 +74,8 @@ class BertScoreMetric:
         new = [b for r in pending if (b := job.unusable(r, metric, chash)) is not None]
         job.emit(new)  # written as we go: an interrupted scoring resumes after the last chunk
         written = len(new)
-        idf_refs = [job.label_of(r) or "" for r in job.recs] if bert.idf else None
+        # idf over the run's references, each sample once (the epochs of a repeated run share one reference)
+        idf_refs = [job.label_of(r) or "" for r in {r.sample_id: r for r in job.recs}.values()] if bert.idf else None
         for start in range(0, len(ok), self.batch_size):
             chunk = ok[start : start + self.batch_size]
             scored = bert.score([r.output for r in chunk], [job.label_of(r) or "" for r in chunk], idf_refs=idf_refs)

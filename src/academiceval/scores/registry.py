@@ -65,6 +65,12 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def done_key(sample_id: str, metric: str, chash: str, out_sha: Any, epoch: int = 1) -> tuple[Any, ...]:
+    """What makes a score record "already scored": its sample, metric configuration and output — and its epoch
+    beyond the first (epoch 1 keeps the key scores were skipped by before epochs existed)."""
+    return (sample_id, metric, chash, out_sha) if epoch == 1 else (sample_id, metric, chash, out_sha, epoch)
+
+
 def output_sha(text: str) -> str:
     """The skip key of a scored output: a re-generated output is scored again."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -98,8 +104,8 @@ class RunJob:
     spec: RunSpec
     run_dir: Path
     samples: dict[str, Any]  # sample_id -> rounds Sample (label, fields)
-    recs: list[RunRecord]  # sorted by sample id
-    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha) already scored
+    recs: list[RunRecord]  # sorted by (sample id, epoch): every epoch of a repeated run is scored
+    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha[, epoch > 1]) already scored
     emit: Callable[[Sequence[ScoreRecord]], None]  # append to scores.jsonl (as we go: resumable)
     read_run: Callable[[Path], dict[str, RunRecord]]  # another run's records (pairwise metrics)
     progress: Progress | None = None
@@ -110,7 +116,11 @@ class RunJob:
         """Records not yet scored with this metric configuration (or whose output changed since)."""
         # a probe that does not apply to a sample (title-only on a title) left nothing to score and is no error
         applicable = [r for r in self.recs if r.error_code != NOT_APPLICABLE]
-        pending = [r for r in applicable if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
+        pending = [
+            r
+            for r in applicable
+            if done_key(r.sample_id, metric, chash, output_sha(r.output), r.epoch) not in self.done
+        ]
         self.skipped[metric] = self.skipped.get(metric, 0) + len(applicable) - len(pending)
         return pending
 
@@ -129,6 +139,7 @@ class RunJob:
             date_precision=rec.date_precision,
             metric=metric,
             config_hash=chash,
+            epoch=rec.epoch,
             **kw,
         )
 
