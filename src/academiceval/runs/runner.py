@@ -119,7 +119,8 @@ def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: 
     return rows
 
 
-def _select(samples: list[Sample], config: RunConfig) -> list[Sample]:
+def select_samples(samples: list[Sample], config: RunConfig) -> list[Sample]:
+    """The samples a run asks for: its tasks, settings, splits, and at most `limit` per task and setting."""
     tasks, settings, splits = config.tasks, config.settings, config.splits
     out = [
         s
@@ -138,6 +139,30 @@ def _select(samples: list[Sample], config: RunConfig) -> list[Sample]:
                 kept.append(s)
         out = kept
     return out
+
+
+def preparer_for(
+    config: RunConfig,
+    context_length: int | None,
+    *,
+    length_instruction: bool,
+    templates_dir: str | Path | None,
+    count: bool = False,
+) -> PromptPreparer:
+    """The run's prompt preparation, bound once: the runner's, and the one an export re-renders prompts with
+    (`runs.export`: the same config, window and resolved length instruction give the same text)."""
+    return PromptPreparer(
+        context_length=context_length,
+        tokenizer=config.tokenizer,
+        on_overflow=config.on_overflow,
+        rag=config.rag,
+        probe=config.probe,
+        length_instruction=length_instruction,
+        model=config.model if context_length or config.tokenizer or count else None,
+        templates_dir=templates_dir,
+        force_fitting=count,
+        prompt_suffix=config.prompt_suffix,
+    )
 
 
 def run_round(
@@ -174,7 +199,7 @@ async def run_round_async(
     layout = Layout.of(ws_or_runs_dir)
     view = load_round(layout.find_round(round_ref))
     distinct = view.distinct_samples()
-    samples = _select(distinct, config)
+    samples = select_samples(distinct, config)
     if not samples:
         have = sorted({(s.task, s.setting, s.split) for s in distinct})
         raise ConfigError(
@@ -186,18 +211,7 @@ async def run_round_async(
     lie = length_instruction_for(config.length_instruction, {s.task for s in samples})
 
     def make_preparer(ctx: int | None, *, count: bool = False) -> PromptPreparer:
-        return PromptPreparer(
-            context_length=ctx,
-            tokenizer=config.tokenizer,
-            on_overflow=config.on_overflow,
-            rag=config.rag,
-            probe=config.probe,
-            length_instruction=lie,
-            model=model_spec if ctx or config.tokenizer or count else None,
-            templates_dir=view.templates_dir,
-            force_fitting=count,
-            prompt_suffix=config.prompt_suffix,
-        )
+        return preparer_for(config, ctx, length_instruction=lie, templates_dir=view.templates_dir, count=count)
 
     preparer = make_preparer(context_length, count=config.count_tokens_only)
     first = samples[0]
