@@ -130,21 +130,18 @@ def score(
             rows,
         )
     )
-    spread_rows = [
-        (escape(res.label or res.model), m.metric, m.task, m.setting, m.epochs, key, fmt_spread(sp, 4), per_epoch(sp))
-        for res in results
-        for m in res.summary
-        if m.epochs > 1
-        for key, sp in m.by_epoch.items()
-    ]
-    if spread_rows:  # repeated runs (`run --epochs N`): each value's mean ± sd across epochs (ElaipBench's number)
-        console.print(
-            summary_table(
-                "Across epochs: mean ± sd of the per-epoch means (the score above averages each sample over epochs)",
-                ["run", "metric", "task", "setting", "epochs", "value", "mean ± sd", "per epoch"],
-                spread_rows,
+    # repeated runs (`run --epochs N`): each value's mean ± sd across epochs (ElaipBench's number), one line each
+    for res in results:
+        for m in res.summary:
+            if m.epochs < 2:
+                continue
+            console.print(
+                f"{escape(res.label or res.model)} · {m.metric} · {m.task}/{m.setting}: across {m.epochs} epochs "
+                "(mean ± sd of the per-epoch means; the score above averages each sample over its epochs)",
+                soft_wrap=True,
             )
-        )
+            for key, sp in m.by_epoch.items():
+                console.print(f"  {key}: {fmt_spread(sp, 4)}  (per epoch {per_epoch(sp)})", soft_wrap=True)
     incomplete = False
     for res in results:
         new = sum(res.written.values())

@@ -225,7 +225,7 @@ def asker(caller: object, *, max_tokens: int = 2048) -> Callable[[str], Awaitabl
 
     options = GenerationOptions(temperature=0.0, max_tokens=max_tokens)
 
-    from academiceval.runs.leval import text_of
+    from academiceval.models.generate import text_of
 
     async def ask(prompt: str) -> str:
         return text_of(await caller.generate(prompt, options))  # type: ignore[attr-defined]
