@@ -47,8 +47,8 @@ class FakeServerConfig:
     answer_words: int = 24
     slow_body_s: float = 0.2  # a "slow" fault sends its (good) body in 4 pieces over this many seconds
     fail_all: int | None = None  # while set, every chat request answers this HTTP status (e.g. 401)
-    # a prompt that asks for `<answer>…</answer>` (multiple choice) gets one letter A-D picked by a hash of the
-    # prompt and the request's seed, as a sampling model would pick an option (epochs then differ)
+    # a prompt that asks for `<answer>…</answer>` (multiple choice) gets one letter A-D (two when it asks for "two or
+    # more") picked by a hash of the prompt and the request's seed, as a sampling model would (epochs then differ)
     answer_choices: bool = False
 
 
@@ -211,8 +211,10 @@ class FakeOpenAIServer:
         # the same prompt and seed always get the same answer; a request without a seed is answered as before
         seeded = prompt if seed is None else f"{prompt}\x00seed={seed}"
         answer = deterministic_answer(seeded, cfg.answer_words, max_tokens)
-        if cfg.answer_choices and "<answer>" in prompt:
-            answer = f"<answer>{'ABCD'[int(prompt_hash(seeded)[:8], 16) % 4]}</answer>"
+        if cfg.answer_choices and "<answer>" in prompt:  # two letters when the prompt asks for several
+            h = int(prompt_hash(seeded)[:8], 16)
+            pick = "ABCD"[h % 4] if "two or more" not in prompt.lower() else ["AB", "AC", "AD", "BC", "BD", "CD"][h % 6]
+            answer = f"<answer>{pick}</answer>"
         permanent = _pick(cfg.permanent, _unit(cfg.seed, "permanent", digest))
         message: dict[str, Any] = {"role": "assistant", "content": answer}
         finish = "stop"
@@ -350,6 +352,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--hang", type=float, default=30.0, help="seconds a timeout fault stalls")
     ap.add_argument("--slow-body", type=float, default=0.2, help="seconds a slow fault takes to send its body")
     ap.add_argument("--transient-attempts", type=int, default=1, help="first attempts of a faulty prompt that fail")
+    ap.add_argument(
+        "--answer-choices", action="store_true", help="answer <answer>-tag prompts with a letter per (prompt, seed)"
+    )
+    ap.add_argument("--fail-all", type=int, default=None, metavar="STATUS", help="answer every chat request so")
     a = ap.parse_args(argv)
 
     def pairs(items: list[str]) -> dict[str, float]:
@@ -366,6 +372,8 @@ def main(argv: list[str] | None = None) -> None:
         hang_s=a.hang,
         slow_body_s=a.slow_body,
         transient_attempts=a.transient_attempts,
+        answer_choices=a.answer_choices,
+        fail_all=a.fail_all,
     )
     web.run_app(FakeOpenAIServer(cfg).app, host="127.0.0.1", port=a.port, access_log=None, print=print)
 
