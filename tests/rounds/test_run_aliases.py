@@ -228,7 +228,9 @@ def test_export_leval_scored_by_leval_auto_eval_equals_score_predictions(corpus:
         assert theirs[str(f)] == {k: mine[k] for k in theirs[str(f)]}, f.name
         assert mine["rows"] == len(f.read_text().splitlines()) == min(40, {"news_summ": 12}.get(mine["task"], 40))
     assert {"exact_match", "f1", "rouge/rougeL"} <= {k for t in theirs.values() for k in t}
-    cli("export", str(run_dir), "--format", "leval", "--out", str(preds), "--home", home, code=1)  # files exist
+    cli("export", str(run_dir), "--format", "leval", "--out", str(preds), "--home", home, code=2)  # files exist
+    out = cli("export", str(run_dir), "--format", "leval", "--out", str(run_dir / "p"), "--home", home, code=2)
+    assert "lies inside" in out and not (run_dir / "p").exists()  # its rows would be read as run records
     cli("export", str(run_dir), "--format", "leval", "--out", str(preds), "--home", home, "--force")
 
 

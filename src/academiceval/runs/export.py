@@ -61,7 +61,8 @@ class ExportFormat(Protocol):
 
 
 class ExportError(AcademicEvalError):
-    """A run that cannot be exported as asked (samples without an answer, a destination that is taken)."""
+    """A run that cannot be exported as asked: samples without an answer (exit 1; a destination that is taken or
+    lies inside the run is an `ArtifactError`, exit 2)."""
 
     code = "export"
 
@@ -108,17 +109,19 @@ def write_text_atomic(path: Path, text: str, *, force: bool = False) -> Path:
     """Write a file through a temp sibling, fsync and rename; an existing file is replaced only with `force`."""
     path = Path(path)
     if path.exists() and not force:
-        raise ExportError(f"{path} exists", hint="pass --force to replace it, or choose another --out")
+        raise ArtifactError(f"{path} exists", hint="pass --force to replace it, or choose another --out")
     if path.is_dir():
-        raise ExportError(f"{path} is a directory", hint="choose another --out")
-    path.parent.mkdir(parents=True, exist_ok=True)
+        raise ArtifactError(f"{path} is a directory", hint="choose another --out")
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as e:  # disk full, read-only, a file where the directory belongs: one line, nothing half-written
+        raise ArtifactError(f"cannot write {path}: {e.strerror or e}", hint="choose another --out") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path
@@ -162,6 +165,10 @@ def export_run(
             f"round {spec.round} at {found} is not the round this run was made on (manifest sha256 differs)",
             hint="pass --round-dir of the round the run used",
         )
+    out = Path(out_dir)
+    for inside in (run_dir, found):  # prediction files in a run or round directory would be read as its records
+        if out.resolve() == inside.resolve() or inside.resolve() in out.resolve().parents:
+            raise ArtifactError(f"--out {out} lies inside {inside}", hint="export to a directory of its own")
     config = RunConfig(**spec.config) if spec.config else RunConfig(model=spec.model)
     wanted = [s for s in select_samples(view.distinct_samples(), config) if fmt.accepts(s)]
     if not wanted:
@@ -197,10 +204,9 @@ def export_run(
             "the answered samples only (the files then hold fewer rows than the round)",
         )
     texts = fmt.files(items, spec) if items else {}
-    out = Path(out_dir)
     taken = [name for name in texts if (out / name).exists()]
     if taken and not force:  # checked for every file before any is written
-        raise ExportError(
+        raise ArtifactError(
             f"{out} already holds {', '.join(sorted(taken))}", hint="pass --force to replace them, or another --out"
         )
     result.files = {name: write_text_atomic(out / name, text, force=force) for name, text in sorted(texts.items())}
