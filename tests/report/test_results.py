@@ -74,6 +74,8 @@ def test_intervals_do_not_depend_on_record_order(saved_runs):
         r2 = load_run(r.path)
         r2.scores = dict(reversed(list(r2.scores.items())))
         r2.records = dict(reversed(list(r2.records.items())))
+        r2.epoch_scores = dict(reversed(list(r2.epoch_scores.items())))  # what the report aggregates
+        r2.epoch_records = dict(reversed(list(r2.epoch_records.items())))
         shuffled.append(r2)
     a, b = build_results(runs), build_results(shuffled)
     assert [r.metrics for r in a.rows] == [r.metrics for r in b.rows]

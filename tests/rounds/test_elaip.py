@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from academiceval.rounds import elaip
-from academiceval.runs.elaip import retrieval_for, run_items
+from academiceval.runs.elaip import retrieval_for
 from academiceval.scores.elaip import score_answer, summarize, summarize_runs
 
 
@@ -112,34 +112,64 @@ def test_passages_and_retrieval_settings(rows: list[dict], paper: str) -> None:
         elaip.context_for(item, "rag-bm25")
 
 
-def test_run_n_times_with_a_backend(rows: list[dict]) -> None:
-    import asyncio
-    from dataclasses import dataclass
+def test_three_epochs_through_the_runner_failures_left_out(rows: list[dict], tmp_path: Path) -> None:
+    """ElaipBench's 3 runs are `run --preset elaipbench` (epochs): per-epoch accuracy, mean ± sd per SA/MA; a
+    request that failed is no answer (before: `elaip run` scored it as an unparsed, wrong answer)."""
+    from academiceval.models.base import Capabilities, Completion
+    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.runs.config import RunConfig
+    from academiceval.runs.runner import run_round
+    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.rescore import score_runs
 
     items, _ = elaip.read_rows(rows)
     gold = {i.question.strip()[:40]: i.answer for i in items}
 
-    @dataclass
-    class Reply:
-        text: str
-
-    class Oracle:  # answers right on run 0 and 2, in the letter-run format on run 1, and fails once
-        model = "oracle"
+    class Oracle:  # epoch 1 right; epoch 2 (seed 1) drops a letter of MA answers and times out once on SA;
+        name, model, capabilities = "oracle", "oracle", Capabilities()  # epoch 3 (seed 2) picks A for SA
+        fail = True
         calls = 0
 
-        async def generate(self, prompt, options):
-            Oracle.calls += 1
-            if Oracle.calls == 4:
-                raise TimeoutError("slow")
-            answer = next(a for q, a in gold.items() if q in prompt)
-            return Reply(f"<answer>{answer if options.seed != 1 else answer[::-1]}</answer>")
+        def cache_identity(self) -> dict:
+            return {"backend": "oracle", "model": "oracle"}
 
-    runs = asyncio.run(run_items(items, Oracle(), setting="evidence", runs=3, concurrency=1))
-    assert [len(r) for r in runs] == [3, 3, 3] and runs[1][0]["error"] == "TimeoutError: slow"
-    scored = [[score_answer(i, r["response"]) for i, r in zip(items, run, strict=True)] for run in runs]
-    agg = summarize_runs(scored)
-    assert agg["all"]["mean_accuracy"] == pytest.approx((100 + 200 / 3 + 100) / 3)
-    assert agg["all"]["unparsed_total"] == 1
+        async def aclose(self) -> None:
+            return None
+
+        async def generate(self, prompt, options, sample=None) -> Completion:
+            Oracle.calls += 1
+            answer = next(a for q, a in gold.items() if q in prompt)
+            if options.seed == 1 and len(answer) == 1 and Oracle.fail:
+                raise TimeoutError("slow")
+            if options.seed == 1 and len(answer) > 1:
+                answer = answer[1:]
+            if options.seed == 2 and len(answer) == 1:
+                answer = "A"
+            assert options.temperature == 0.1 and options.max_tokens == 32  # the preset's protocol
+            return Completion(text=f"<answer>{answer}</answer>")
+
+    round_dir = write_round(
+        items, tmp_path / "rounds" / "eb", setting="evidence", context=lambda it: elaip.context_for(it, "evidence")
+    )
+    config = RunConfig(model="openai/oracle", preset="elaipbench")
+
+    def spread() -> dict:
+        (res,) = score_runs([summary.run_dir], ScoreConfig(metrics=["accuracy"]), round_dir=round_dir)
+        (m,) = res.summary
+        return {k: (s.per_epoch, s.mean, s.sd) for k, s in m.by_epoch.items()}
+
+    summary = run_round(tmp_path / "ws", round_dir, config, backend=Oracle())
+    assert Oracle.calls == 9 and summary.failures() == {"internal": 1} and summary.incomplete() is not None
+    got = spread()
+    assert got["accuracy"][0] == [1.0, 0.0, pytest.approx(2 / 3)]  # epoch 2: the two MA answers, both wrong
+    assert got["accuracy:SA-MCQ"][0] == [1.0, None, 0.0]  # no answer in epoch 2: no number, not a 0
+    assert got["accuracy:SA-MCQ"][1:] == (0.5, pytest.approx(2**0.5 / 2))
+    assert got["accuracy:MA-MCQ"][1:] == (pytest.approx(2 / 3), pytest.approx(3**0.5 / 3))
+
+    Oracle.fail = False  # a rerun asks the failed (sample, epoch) only
+    summary = run_round(tmp_path / "ws", round_dir, config, backend=Oracle())
+    assert Oracle.calls == 10 and summary.incomplete() is None
+    assert spread()["accuracy"][0] == [1.0, pytest.approx(1 / 3), pytest.approx(2 / 3)]
 
 
 def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path: Path) -> None:
@@ -180,6 +210,8 @@ def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path
                 "--runs",
                 "2",
                 "--json",
+                "--home",
+                str(home),
             ],
         )
         assert res.exit_code == 0, res.output

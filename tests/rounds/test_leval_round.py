@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import pytest
 
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.leval import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
-from academiceval.rounds.leval_run import build_prompt, load_round, write_round
-from academiceval.runs.leval import LeadBaseline, run_items
+from academiceval.rounds.leval_run import load_round, write_round
+from academiceval.runs.config import RunConfig
 from academiceval.scores.leval import score_file
 
 
@@ -70,7 +69,8 @@ def test_import_run_score_end_to_end(data_dir: Path, tmp_path: Path) -> None:
     (round_dir / "jsonl" / "leval-quality" / "test.jsonl").write_text("tampered\n")
     with pytest.raises(AcademicEvalError, match="sha256"):
         load_round(round_dir)
-    out = asyncio.run(run_items(loaded, LeadBaseline(), tmp_path / "preds", budget_tokens=3000))
+    write_round(items, round_dir, source=str(data_dir))  # the same items again: the same files
+    out = run_and_export(tmp_path, round_dir, RunConfig(model="baseline/leval-lead", tasks=["leval"], splits=None))
     assert set(out) == {"news_summ", "quality"}
     rows = [json.loads(x) for x in out["news_summ"].read_text().splitlines()]
     assert all(r["length_instruction"] for r in rows if r["evaluation"] == "rouge")
@@ -82,22 +82,43 @@ def test_import_run_score_end_to_end(data_dir: Path, tmp_path: Path) -> None:
     assert quality.metrics["exact_match"] == round(100 * gold_a / 202, 4)
 
 
+def run_and_export(tmp_path: Path, round_dir: Path, config: RunConfig) -> dict[str, Path]:
+    """`academiceval run` + `academiceval export --format leval` (what `leval run` is)."""
+    from academiceval.runs.export import export_run
+    from academiceval.runs.runner import run_round
+
+    summary = run_round(tmp_path / "ws", round_dir, config)
+    assert summary.incomplete() is None
+    written = export_run(summary.run_dir, "leval", tmp_path / "preds", round_dir=round_dir)
+    return {name.removesuffix(".pred.jsonl"): path for name, path in written.files.items()}
+
+
 def test_runs_with_an_openai_compatible_backend(data_dir: Path, tmp_path: Path) -> None:
     from academiceval.models.fake_server import start_in_thread
-    from academiceval.models.registry import load_backend
+    from academiceval.runs.prepare import sha256_text
+    from academiceval.store.artifacts import read_run_records
 
     items = read_task_file(data_dir / "Open-ended-tasks" / "tv_show_summ.jsonl")
+    round_dir = write_round(items, tmp_path / "rounds" / "tv", source=str(data_dir))
     with start_in_thread() as server:
-        backend = load_backend("openai/fake-model", base_url=server.url)
-        try:
-            out = asyncio.run(run_items(items, backend, tmp_path / "preds", budget_tokens=2000, concurrency=2))
-        finally:
-            asyncio.run(backend.aclose())
+        config = RunConfig(
+            model="openai/fake-model",
+            base_url=server.url,
+            tasks=["leval"],
+            splits=None,
+            context_length=2000 + 512,  # `leval run --budget-tokens 2000`
+            tokenizer="bert-base-uncased",
+            max_connections=2,
+        )
+        out = run_and_export(tmp_path, round_dir, config)
     rows = [json.loads(x) for x in out["tv_show_summ"].read_text().splitlines()]
     assert len(rows) == 14 and all(r["error"] is None and r["fake-model_pred"] for r in rows)
-    assert any(r["words_cut"] > 0 for r in rows)
-    prompt, meta = build_prompt(items[0], budget_tokens=2000)
-    assert rows[0]["prompt"] == prompt and meta["words_cut"] == rows[0]["words_cut"]
+    assert any(r["words_cut"] > 0 for r in rows)  # L-Eval's document cut, to the budget in the model's tokens
+    (run_dir,) = [p.parent for p in (tmp_path / "ws" / "runs").rglob("run.json")]
+    assert run_dir.name == "openai__fake-model+ctx2512+lie"
+    recs = read_run_records(run_dir)
+    assert all(sha256_text(r["prompt"]) == recs[r["sample_id"]].prompt_sha256 for r in rows)  # the prompt sent
+    assert all(r["fake-model_pred"] == recs[r["sample_id"]].output_raw for r in rows)
     assert score_file(out["tv_show_summ"]).metrics["rouge/rouge1"] > 0
 
 
@@ -110,15 +131,18 @@ def test_cli_import_run_score(data_dir: Path, tmp_path: Path) -> None:
     rnd, preds = tmp_path / "rounds" / "leval-x", tmp_path / "preds"
     res = runner.invoke(app, ["leval", "import", str(data_dir), "--out", str(rnd), "--tasks", "news_summ,tpo"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["leval", "run", str(rnd), "--model", "baseline/leval-lead", "--out", str(preds)])
+    ws = ["--home", str(tmp_path / "ws")]
+    res = runner.invoke(app, ["leval", "run", str(rnd), "--model", "baseline/leval-lead", "--out", str(preds), *ws])
     assert res.exit_code == 0, res.output
     files = sorted(str(p) for p in preds.glob("*.pred.jsonl"))
     res = runner.invoke(app, ["score-predictions", "--format", "leval", "--json", *files])
     out = json.loads(res.stdout)
     assert out[files[1]]["task"] == "tpo" and out[files[1]]["scored"] == 269
     assert out[files[0]]["rouge/rougeL"] > 5
-    res = runner.invoke(app, ["leval", "run", str(tmp_path / "nope"), "--model", "baseline/leval-lead", "--out", "x"])
-    assert res.exit_code == 2
+    res = runner.invoke(
+        app, ["leval", "run", str(tmp_path / "nope"), "--model", "baseline/leval-lead", "--out", "x", *ws]
+    )
+    assert res.exit_code == 2 and not Path("x").exists()
     home = tmp_path / "ws"
     res = runner.invoke(
         app, ["leval", "import", str(data_dir), "--round", "leval-2024", "--home", str(home), "--tasks", "news_summ"]

@@ -1,10 +1,12 @@
 """`academiceval leval import|run`: L-Eval's task files as a round, run with any backend into L-Eval prediction
-files (then `academiceval score-predictions --format leval` / `judge-predictions`)."""
+files (then `academiceval score-predictions --format leval` / `judge-predictions`). `leval run` and `elaip run` are
+aliases of the one run path (`run` + `export --format leval`; `run --preset elaipbench` + `score`), kept for one
+release."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -70,49 +72,47 @@ def run(
     ] = True,
     budget_tokens: Annotated[
         int | None,
-        typer.Option(callback=at_least_one, help="Cut documents to this many tokens (whitespace words), L-Eval's way."),
+        typer.Option(
+            callback=at_least_one,
+            help="Fit prompts to this many tokens of the model's tokenizer (run --context-length N+512); only the "
+            "document is cut, L-Eval's way.",
+        ),
     ] = None,
+    tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for --budget-tokens (as `run --tokenizer`).")] = None,
     concurrency: Annotated[int, typer.Option(callback=at_least_one, help="Requests in flight.")] = 4,
+    home: HomeOption = None,
 ) -> None:
-    """Ask the model every item (temperature 0, 512 new tokens) and write L-Eval prediction files."""
-    import asyncio
-
+    """Alias (kept for one release) of `academiceval run ROUND` + `academiceval export RUN_DIR --format leval`:
+    temperature 0, 512 new tokens, cached and resumable in the workspace (--home); the files in --out are replaced,
+    as before. Failed requests are reported (exit 1), never written as empty predictions."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.leval_run import load_round
-    from academiceval.runs.leval import LeadBaseline, run_items
+    from academiceval.rounds.leval import MAX_NEW_TOKENS
+    from academiceval.runs.config import RunConfig
+    from academiceval.runs.export import export_run
+    from academiceval.runs.runner import run_round
+    from academiceval.store.workspace import resolve_home
 
     try:
-        items = load_round(round_dir, tasks=[t.strip() for t in tasks.split(",")] if tasks else None)
+        config = RunConfig(
+            model=model,
+            base_url=base_url,
+            tasks=["leval"],
+            settings=[t.strip() for t in tasks.split(",")] if tasks else None,
+            splits=None,
+            length_instruction=length_instruction,
+            context_length=budget_tokens + MAX_NEW_TOKENS if budget_tokens else None,
+            tokenizer=tokenizer,
+            max_connections=concurrency,
+        )
+        summary = run_round(resolve_home(home), round_dir, config)
+        if (incomplete := summary.incomplete()) is not None:
+            raise incomplete
+        written = export_run(summary.run_dir, "leval", out, force=True, round_dir=round_dir)
     except AcademicEvalError as e:
         raise fail(e) from None
-    except (OSError, ValueError) as e:
-        raise fail(f"{type(e).__name__}: {e}") from None
-    try:
-        if model == "baseline/leval-lead":
-            backend = LeadBaseline()
-        else:
-            from academiceval.models.registry import load_backend
-
-            backend = load_backend(model, base_url=base_url)
-    except AcademicEvalError as e:
-        raise fail(e) from None
-
-    async def go() -> dict[str, Path]:
-        try:
-            return await run_items(
-                items,
-                backend,
-                out,
-                length_instruction=length_instruction,
-                budget_tokens=budget_tokens,
-                concurrency=concurrency,
-            )
-        finally:
-            await backend.aclose()
-
-    written = asyncio.run(go())
-    for task, path in sorted(written.items()):
-        err_console.print(f"{task}: {path}")
+    err_console.print(f"records in {summary.run_dir} (`leval run` = `run` + `export --format leval`)")
+    for name, path in sorted(written.files.items()):
+        err_console.print(f"{name.removesuffix('.pred.jsonl')}: {path}")
 
 
 elaip_app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
@@ -176,7 +176,7 @@ def elaip_import(
 @elaip_app.command("run")
 def elaip_run(
     rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).", exists=True)],
-    model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH).")],
+    model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH, baseline/NAME).")],
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
     setting: Annotated[str, typer.Option(help="full | rag-bm25 | rag-dense | evidence.")] = "full",
     runs: Annotated[int, typer.Option(callback=at_least_one, help="Independent runs to average (ElaipBench: 3).")] = 3,
@@ -184,66 +184,109 @@ def elaip_run(
     top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
     parser: Annotated[str, typer.Option(help="Answer parser: strict (tags only) or lenient.")] = "strict",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    home: HomeOption = None,
 ) -> None:
-    """Strict set-match accuracy overall and for SA/MA, averaged over runs, unparsed answers counted."""
-    import asyncio
+    """Alias (kept for one release) of `elaip import` + `run --preset elaipbench[-cot] --epochs RUNS` + `score`:
+    strict set-match accuracy overall and per SA/MA, mean ± sd across runs; cached and resumable in the workspace.
+    Failed requests are reported and end with exit 1; they are never scored as wrong answers."""
+    import hashlib
     import json
     import sys
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.models.generate import Generator
-    from academiceval.models.registry import load_backend
-    from academiceval.rounds.elaip import PROMPT_SHA256, read_file
-    from academiceval.runs.elaip import run_items
-    from academiceval.scores.elaip import score_answer, summarize_runs
+    from academiceval.rounds.elaip import PROMPT_SHA256, SETTINGS, context_for, read_file
+    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.runs.config import RunConfig
+    from academiceval.runs.elaip import retrieval_for
+    from academiceval.runs.runner import run_round
+    from academiceval.runs.summary import failed_requests
+    from academiceval.scores.aggregate import epoch_spread, latest
+    from academiceval.scores.config import ScoreConfig
+    from academiceval.scores.rescore import score_runs
+    from academiceval.store.artifacts import Layout, load_run, read_scores
+    from academiceval.store.workspace import resolve_home
 
-    items, rejects = read_file(rows)
+    if setting not in SETTINGS:
+        raise fail(f"unknown setting {setting!r}; one of {', '.join(SETTINGS)}")
+    try:
+        items, rejects = read_file(rows)
+    except (OSError, ValueError) as e:
+        raise fail(f"{rows}: {type(e).__name__}: {e}") from None
     if not items:
         raise fail(f"no usable rows in {rows} ({len(rejects)} rejected)")
+    # the round is named by the rows' content and the setting, so the same command finds its round, its run and
+    # its cached answers again (a rerun asks nothing that was answered)
+    name = f"elaip-{hashlib.sha256(rows.read_bytes()).hexdigest()[:12]}-{setting}"
+    name += f"-k{top_k}" if setting.startswith("rag-") else ""
     try:
-        backend = load_backend(model, base_url=base_url)
+        layout = Layout.of(resolve_home(home))
+        round_dir = layout.round_dir(name)
+        if name not in layout.known_rounds():
+            retriever, count = retrieval_for(setting) if setting.startswith("rag-") else (None, None)
+            write_round(
+                items,
+                round_dir,
+                setting=setting,
+                context=lambda it: context_for(it, setting, top_k=top_k, retriever=retriever, count=count),
+                source=str(rows),
+                rejects=rejects,
+            )
+        config = RunConfig(
+            model=model, base_url=base_url, preset="elaipbench-cot" if cot else "elaipbench", epochs=runs
+        )
+        summary = run_round(layout.home, round_dir, config)
+        scored = score_runs([summary.run_dir], ScoreConfig(metrics=["accuracy"], mcq_parser=parser), home=layout.home)
     except AcademicEvalError as e:
         raise fail(e) from None
-
-    async def go() -> list[list[dict]]:
-        try:
-            return await run_items(items, Generator(backend), setting=setting, runs=runs, cot=cot, top_k=top_k)
-        finally:
-            await backend.aclose()
-
-    try:
-        responses = asyncio.run(go())
-    except ValueError as e:
-        raise fail(e) from None
-    by_id = {i.sample_id: i for i in items}
-    scored = [[score_answer(by_id[r["sample_id"]], r["response"], parser=parser) for r in run] for run in responses]  # type: ignore[arg-type]
-    summary = {
-        **summarize_runs(scored),
-        "rejected_rows": rejects,
-        "setting": setting,
-        "cot": cot,
-        "parser": parser,
-        "prompt_sha256": PROMPT_SHA256,
-        "model": model,
-        "note": "ElaipBench data, academiceval protocol (ElaipBench's prompt and parser are unpublished)",
-    }
-    if as_json:
-        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-        return
-    table_rows = []
-    for key in ("all", "SA-MCQ", "MA-MCQ"):
-        s = summary[key]
-        mean = "-" if s["mean_accuracy"] is None else f"{s['mean_accuracy']:.2f} ± {s['sd_accuracy']:.2f}"
-        table_rows.append((key, s["n_per_run"], runs, mean, s["unparsed_total"]))
-    console.print(
-        summary_table(
-            f"ElaipBench strict accuracy ({model}, {setting}{', CoT' if cot else ''})",
-            ["questions", "n", "runs", "accuracy % (mean ± sd)", "unparsed"],
-            table_rows,
-        )
+    chash = next((m.config_hash for m in scored[0].summary if m.metric == "accuracy"), None)
+    records = [r for r in latest(read_scores(summary.run_dir)) if r.metric == "accuracy" and r.config_hash == chash]
+    answered = [r for r in records if r.error is None and r.values]
+    epochs = list(range(1, runs + 1))
+    groups: dict[str, dict[str, Any]] = {}
+    for key, value in (("all", "accuracy"), ("SA-MCQ", "accuracy:SA-MCQ"), ("MA-MCQ", "accuracy:MA-MCQ")):
+        mine = [r for r in answered if value in r.values]
+        spread = epoch_spread(mine, value, epochs)  # the numbers `score` and the report give for the run
+        groups[key] = {
+            "mean_accuracy": None if spread.mean is None else 100 * spread.mean,
+            "sd_accuracy": None if spread.sd is None else 100 * spread.sd,
+            "n_per_run": max(spread.n_per_epoch, default=0),
+            "per_run": [None if m is None else 100 * m for m in spread.per_epoch],
+            "unparsed_total": int(sum(r.values.get("unparsed", 0.0) for r in mine)),
+        }
+    failed = failed_requests(load_run(summary.run_dir, scores=False).epoch_records.values())
+    out: dict[str, Any] = {"metric": "strict-set-accuracy", "runs": runs, **groups}
+    out.update(
+        failed_requests=failed,
+        rejected_rows=rejects,
+        setting=setting,
+        cot=cot,
+        parser=parser,
+        prompt_sha256=PROMPT_SHA256,
+        model=model,
+        round=name,
+        run_dir=str(summary.run_dir),
+        note="ElaipBench data, academiceval protocol (ElaipBench's prompt and parser are unpublished); "
+        "`elaip run` = `run --preset elaipbench` + `score`",
     )
-    if rejects:
-        err_console.print(f"{len(rejects)} rows rejected (see --json)")
+    if as_json:
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        table_rows = []
+        for key, g in groups.items():
+            mean = "-" if g["mean_accuracy"] is None else f"{g['mean_accuracy']:.2f} ± {g['sd_accuracy']:.2f}"
+            table_rows.append((key, g["n_per_run"], runs, mean, g["unparsed_total"]))
+        console.print(
+            summary_table(
+                f"ElaipBench strict accuracy ({model}, {setting}{', CoT' if cot else ''})",
+                ["questions", "n", "runs", "accuracy % (mean ± sd)", "unparsed"],
+                table_rows,
+            )
+        )
+        if rejects:
+            err_console.print(f"{len(rejects)} rows rejected (see --json)")
+        err_console.print(f"records in {summary.run_dir}")
+    if (incomplete := summary.incomplete()) is not None or failed:
+        raise fail(incomplete or f"{sum(failed.values())} answers missing in {summary.run_dir}: rerun to ask again")
 
 
 @elaip_app.command("generate")

@@ -20,6 +20,7 @@ from academiceval.cli import (
     collect,
     compare,
     demo,
+    export,
     ingest,
     mirror,
     publist,
@@ -56,6 +57,7 @@ app.command("stats")(stats.stats)
 app.command("audit")(audit.audit)
 app.command("run")(run.run)
 app.command("score")(score.score)
+app.command("export")(export.export)
 app.command("score-predictions")(_score_predictions.score_predictions)
 app.command("judge-predictions")(_score_predictions.judge_predictions)
 app.command("judge-length-control")(_score_predictions.judge_length_control)

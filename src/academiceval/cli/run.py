@@ -143,6 +143,25 @@ def run(
         ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore and do not fill the response cache.")] = False,
+    epochs: Annotated[
+        int | None,
+        typer.Option(
+            "--epochs",
+            callback=at_least_one,
+            help="Independent repeats of every sample (default 1; a preset may set it). Epoch e > 1 sends seed "
+            "(-T seed or 0) + e - 1, so each repeat is its own cached request; `score` reports the mean over "
+            "samples and the mean ± sd of the per-epoch scores. More epochs later extend the same run.",
+        ),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="A peer's run protocol, filling what you do not give: elaipbench (3 epochs, temperature 0.1, 32 "
+            "new tokens: ElaipBench's reported mean ± sd) or elaipbench-cot (the same with step-by-step reasoning "
+            "in 4,096 new tokens). The preset names the run directory (…+elaipbench).",
+        ),
+    ] = None,
     max_wait: Annotated[
         float,
         typer.Option(
@@ -194,6 +213,8 @@ def run(
             run_name=run_name,
             use_cache=not no_cache,
             limit=limit,
+            preset=preset,
+            **({"epochs": epochs} if epochs is not None else {}),
         )
     except (AcademicEvalError, ValueError) as e:
         raise fail(e) from None
@@ -229,7 +250,10 @@ def run(
     if summary.count_tokens_only:
         _print_token_report(summary)
         return
-    console.print(summary_table(f"{summary.model} on {summary.round}", summary.COLUMNS, summary.rows()))
+    title = f"{summary.model} on {summary.round}"
+    if summary.epochs > 1:
+        title += f" ({summary.epochs} epochs: counts are sample × epoch)"
+    console.print(summary_table(title, summary.COLUMNS, summary.rows()))
     extra = f"requests {summary.requests} (retries {summary.retries}, 429s {summary.rate_limited})"
     # skipped samples (a probe that does not apply, an overflow under --on-overflow skip) are not errors
     not_errors = ("not_applicable", "skipped_overflow")
@@ -245,6 +269,9 @@ def run(
             for url, st in summary.endpoints.items()
         )
     err_console.print(f"{extra}; {summary.elapsed_s:.1f} s; records in {summary.run_dir}")
+    incomplete = summary.incomplete()
+    if incomplete is not None:  # requests that failed are not answers: the exit status says the run is incomplete
+        raise fail(incomplete)
 
 
 def _print_token_report(summary: Any) -> None:

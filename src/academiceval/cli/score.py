@@ -19,6 +19,11 @@ from academiceval.cli.common import (
 )
 
 
+def per_epoch(spread: object) -> str:
+    values = getattr(spread, "per_epoch", None) or []
+    return ", ".join("-" if v is None else f"{v:.4f}" for v in values)
+
+
 def score(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/ROUND/MODEL) to score.")],
     metrics: Annotated[
@@ -96,10 +101,12 @@ def score(
     from rich.markup import escape
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.report.leaderboard import fmt
+    from academiceval.report.leaderboard import fmt, fmt_spread
+    from academiceval.runs.summary import failed_requests
     from academiceval.scores.config import MIN_JUDGED, ScoreConfig, parse_metric_args
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
+    from academiceval.store.artifacts import load_run
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     min_judged = MIN_JUDGED if min_judged is None else min_judged
@@ -152,6 +159,19 @@ def score(
             rows,
         )
     )
+    # repeated runs (`run --epochs N`): each value's mean ± sd across epochs (ElaipBench's number), one line each
+    for res in results:
+        for m in res.summary:
+            if m.epochs < 2:
+                continue
+            console.print(
+                f"{escape(res.label or res.model)} · {m.metric} · {m.task}/{m.setting}: across {m.epochs} epochs "
+                "(mean ± sd of the per-epoch means; the score above averages each sample over its epochs)",
+                soft_wrap=True,
+            )
+            for key, sp in m.by_epoch.items():
+                console.print(f"  {key}: {fmt_spread(sp, 4)}  (per epoch {per_epoch(sp)})", soft_wrap=True)
+    incomplete = False
     for res in results:
         new = sum(res.written.values())
         err_console.print(
@@ -160,6 +180,19 @@ def score(
         )
         if any(m.startswith("judge") for m in res.written):
             _judge_lines(res.run_dir, home, min_judged)
+        failed = failed_requests(load_run(res.run_dir, scores=False).epoch_records.values())
+        if failed:  # failed requests are no answers: left out of every mean above, never scored as wrong
+            incomplete = True
+            n = sum(failed.values())
+            what = ", ".join(f"{code} {k}" for code, k in failed.items())
+            err_console.print(
+                f"[bold red]incomplete:[/] {res.run_dir}: {n} answer{'s' if n != 1 else ''} missing (the request "
+                f"failed: {what}); the scores above leave them out. Rerun `academiceval run` with the same options "
+                "to ask them again, then score again.",
+                soft_wrap=True,
+            )
+    if incomplete:
+        raise typer.Exit(1)
 
 
 def _judge_lines(run_dir: Path, home: Path | None, min_judged: int) -> None:

@@ -19,7 +19,7 @@ SCALAR questions) are read back from the prompt's `<Paper>` and `<Candidate>` bl
 
 L-Eval (`leval-lead`, reading the prompt only, as L-Eval's own reference points would): option "A" for
 multiple choice, else the first N words of the document, N from the length instruction (60 without one) —
-`leval_lead`; `runs.leval.LeadBaseline` is the same function for `academiceval leval run`.
+`leval_lead` (what `academiceval leval run --model baseline/leval-lead` runs too: it is `run` + `export`).
 """
 
 from __future__ import annotations

@@ -50,6 +50,9 @@ class FakeServerConfig:
     slow_body_s: float = 0.2  # a "slow" fault sends its (good) body in 4 pieces over this many seconds
     fail_all: int | None = None  # while set, every chat request answers this HTTP status (e.g. 401)
     responder: Callable[[str], str] | None = None  # the answer to a prompt (e.g. a judge's reply); default: words
+    # a prompt that asks for `<answer>…</answer>` (multiple choice) gets one letter A-D (two when it asks for "two or
+    # more") picked by a hash of the prompt and the request's seed, as a sampling model would (epochs then differ)
+    answer_choices: bool = False
 
 
 @dataclass
@@ -59,6 +62,7 @@ class ServerStats:
     completed: int = 0
     by_prompt: Counter[str] = field(default_factory=Counter)  # sha256(prompt) -> requests seen
     by_model_prompt: Counter[tuple[str, str]] = field(default_factory=Counter)  # (model, sha256) -> requests seen
+    by_prompt_seed: Counter[tuple[str, object]] = field(default_factory=Counter)  # (sha256, seed or None) -> requests
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)  # distinct Authorization values seen (tests only)
@@ -205,10 +209,18 @@ class FakeOpenAIServer:
             )
             return web.json_response({"error": {"message": msg, "type": "BadRequestError", "code": 400}}, status=400)
         max_tokens = payload.get("max_tokens")
+        seed = payload.get("seed")
+        st.by_prompt_seed[(digest, seed)] += 1
+        # the same prompt and seed always get the same answer; a request without a seed is answered as before
+        seeded = prompt if seed is None else f"{prompt}\x00seed={seed}"
         if cfg.responder is not None:
             answer = cfg.responder(prompt)
         else:
-            answer = deterministic_answer(prompt, cfg.answer_words, max_tokens)
+            answer = deterministic_answer(seeded, cfg.answer_words, max_tokens)
+        if cfg.answer_choices and "<answer>" in prompt:  # two letters when the prompt asks for several
+            h = int(prompt_hash(seeded)[:8], 16)
+            pick = "ABCD"[h % 4] if "two or more" not in prompt.lower() else ["AB", "AC", "AD", "BC", "BD", "CD"][h % 6]
+            answer = f"<answer>{pick}</answer>"
         permanent = _pick(cfg.permanent, _unit(cfg.seed, "permanent", digest))
         message: dict[str, Any] = {"role": "assistant", "content": answer}
         finish = "stop"
@@ -346,6 +358,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--hang", type=float, default=30.0, help="seconds a timeout fault stalls")
     ap.add_argument("--slow-body", type=float, default=0.2, help="seconds a slow fault takes to send its body")
     ap.add_argument("--transient-attempts", type=int, default=1, help="first attempts of a faulty prompt that fail")
+    ap.add_argument(
+        "--answer-choices", action="store_true", help="answer <answer>-tag prompts with a letter per (prompt, seed)"
+    )
+    ap.add_argument("--fail-all", type=int, default=None, metavar="STATUS", help="answer every chat request so")
     a = ap.parse_args(argv)
 
     def pairs(items: list[str]) -> dict[str, float]:
@@ -362,6 +378,8 @@ def main(argv: list[str] | None = None) -> None:
         hang_s=a.hang,
         slow_body_s=a.slow_body,
         transient_attempts=a.transient_attempts,
+        answer_choices=a.answer_choices,
+        fail_all=a.fail_all,
     )
     web.run_app(FakeOpenAIServer(cfg).app, host="127.0.0.1", port=a.port, access_log=None, print=print)
 

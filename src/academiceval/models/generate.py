@@ -65,6 +65,14 @@ class Generated:
         return self.completion
 
 
+def text_of(result: object) -> str:
+    """The answer text of `backend.generate(...)` (a Completion) or of `Generator.generate(...)` (a Generated,
+    unwrapped: its error is raised), for callers that accept either."""
+    unwrap = getattr(result, "unwrap", None)
+    completion = unwrap() if callable(unwrap) else result
+    return str(getattr(completion, "text", "") or "")
+
+
 def prompt_digest(prompt: str) -> str:
     return hashlib.sha256(prompt.encode()).hexdigest()
 

@@ -29,9 +29,10 @@ WaitFn = Callable[[float, BaseException], None]  # (seconds about to be waited, 
 @dataclass(frozen=True)
 class RetryPolicy:
     """How one request is retried. `max_wait_s` bounds the total time a request spends *waiting* between its
-    attempts: a `Retry-After` (or a backoff) that would take it past the bound ends the request at once as
-    `rate_limited` (retryable: a rerun asks again), so a server answering `Retry-After: 86400` never makes a run
-    sit silent for hours. Waits of `show_wait_s` or more are reported to `on_wait` before they start."""
+    attempts: a `Retry-After` (or a backoff) that would take it past the bound ends the request at once with the
+    error it kept getting (`rate_limited` for a 429, `malformed_response` for a garbled body; retryable: a rerun
+    asks again), so a server answering `Retry-After: 86400` never makes a run sit silent for hours. Waits of
+    `show_wait_s` or more are reported to `on_wait` before they start."""
 
     max_attempts: int = 6
     initial_s: float = 0.5
@@ -51,7 +52,8 @@ class RetryPolicy:
 
 
 class _WaitBudget:
-    """The waiting left to one request; `before_sleep` gives up (as rate_limited) instead of overrunning it."""
+    """The waiting left to one request; `before_sleep` gives up (with the last error's kind) instead of overrunning
+    it."""
 
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
@@ -63,9 +65,12 @@ class _WaitBudget:
             why = (
                 f"the server asked to wait {asked:g} s (Retry-After)"
                 if asked is not None
-                else f"waiting {seconds:.0f} s more for {error.__class__.__name__}"
+                else f"waiting {seconds:.0f} s more after: {error}"
             )
-            raise RateLimitedError(
+            # the request ends with the error it kept getting (a garbled answer stays malformed_response, a 5xx
+            # server_error); only a wait the server asked for on a 429 — or an error of no known kind — is rate_limited
+            kind = type(error) if isinstance(error, TransientBackendError) else RateLimitedError
+            raise kind(
                 f"gave up: {why}, past the wait limit of {self.policy.max_wait_s:g} s",
                 hint="rerun later (this sample is requested again) or raise --max-wait",
                 retry_after=asked,

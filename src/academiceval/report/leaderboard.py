@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from academiceval.report.results import ResultRow, Results
-from academiceval.scores.models import Estimate
+from academiceval.scores.models import EpochSpread, Estimate
 
 TASK_TITLES = {
     "title": "Title",
@@ -210,6 +210,7 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
             lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
         if t.total_samples == 0:
             lines += ["", "_No samples inside the window for this task and setting._"]
+        lines += epoch_lines(t)
     low = sorted(
         {
             f"{r.label} · {r.task} · {r.setting} (n={m.main.n})"
@@ -231,6 +232,37 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         lines += ["", "## Problems", ""] + [f"- {_md_cell(p)}" for p in results.problems]
     lines.append("")
     return "\n".join(lines)
+
+
+def fmt_spread(spread: EpochSpread | None, digits: int = 3) -> str:
+    """`0.533 ± 0.115` — the mean and sample sd of the per-epoch means (ElaipBench's "mean ± sd across runs")."""
+    if spread is None or spread.mean is None:
+        return "—"
+    return f"{spread.mean:.{digits}f} ± {spread.sd or 0.0:.{digits}f}"
+
+
+def epoch_lines(t: Table) -> list[str]:
+    """Under a table whose runs have several epochs: per run, every value's mean ± sd across epochs and the
+    ranking value of each epoch. Nothing for runs of one epoch (their tables read as before)."""
+    rows = [(e, e.row.metrics[t.metric]) for e in t.entries if t.metric and t.metric in e.row.metrics]
+    rows = [(e, m) for e, m in rows if m.epochs > 1]
+    if not rows:
+        return []
+    keys = sorted({k for _, m in rows for k in m.by_epoch}, key=lambda k: (k != rows[0][1].primary, k))
+    out = [
+        "",
+        f"Across epochs ({t.metric}): mean ± sd of the per-epoch means (each epoch a full run over the samples it "
+        "answered); the ranked mean above averages each sample over its epochs first.",
+        "",
+        "| " + " | ".join(_md_cell(c) for c in ["model", "epochs", *keys, f"per epoch ({rows[0][1].primary})"]) + " |",
+        "|---|" + "---:|" * (len(keys) + 2),
+    ]
+    for e, m in rows:
+        per = m.by_epoch.get(m.primary)
+        each = ", ".join("—" if v is None else f"{v:.3f}" for v in per.per_epoch) if per else "—"
+        cells = [e.row.label, m.epochs, *[fmt_spread(m.by_epoch.get(k)) for k in keys], each]
+        out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+    return out
 
 
 @dataclass

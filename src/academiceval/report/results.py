@@ -60,6 +60,9 @@ class Counts(BaseModel):
     not_run: int | None = None  # round samples of this task/setting/split with no run record (None: round unknown)
     outside_window: int = 0  # run records excluded by the window
     by_split: dict[str, int] = Field(default_factory=dict)
+    # a repeated run (`run --epochs N`): the epochs it has records for; `errors` then counts (sample, epoch) pairs
+    # without an answer, the other counts distinct samples. Left out of the JSON for one epoch.
+    epochs: int = Field(default=1, exclude_if=lambda n: n == 1)
 
 
 class ResultRow(BaseModel):
@@ -227,26 +230,30 @@ def summarize_run(
     mkeys = metric_keys if metric_keys is not None else metric_key_map([run])
     groups: dict[tuple[str, str], list] = defaultdict(list)
     outside: dict[tuple[str, str], int] = defaultdict(int)
-    for rec in run.records.values():
+    outside_ids: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for rec in run.epoch_records.values():  # every epoch of a repeated run (one record per sample otherwise)
         if split and rec.split != split:
             continue
         if in_window(rec.published, after, rec.date_precision):
             groups[(rec.task, rec.setting)].append(rec)
         else:
-            outside[(rec.task, rec.setting)] += 1
+            outside_ids[(rec.task, rec.setting)].add(rec.sample_id)
+    for ts, ids_out in outside_ids.items():
+        outside[ts] = len(ids_out)
     scores_by_sample: dict[str, list] = defaultdict(list)
-    for (sid, _, _), sr in run.scores.items():
+    for (sid, _, _, _), sr in run.epoch_scores.items():
         scores_by_sample[sid].append(sr)
 
-    have_ids = set(run.records)
+    have_ids = {sid for sid, _ in run.epoch_records}
     rows = []
     for ts in sorted(set(groups) | set(outside)):
         task, setting = ts
         recs = groups.get(ts, [])
-        n = len(recs)
-        truncated = sum(1 for r in recs if r.tokens_cut > 0)
+        first = list({r.sample_id: r for r in recs}.values())  # one record per sample (its first epoch seen)
+        n = len(first)
+        truncated = len({r.sample_id for r in recs if r.tokens_cut > 0})
         by_split: dict[str, int] = defaultdict(int)
-        for r in recs:
+        for r in first:
             by_split[r.split] += 1
         not_run = None
         if expected is not None:
@@ -265,12 +272,13 @@ def summarize_run(
         # always arrive in the same order for the same interval (set order varies between processes)
         mine = sorted(
             (sr for sid in ids for sr in scores_by_sample.get(sid, ())),
-            key=lambda sr: (sr.sample_id, sr.metric, sr.config_hash),
+            key=lambda sr: (sr.sample_id, sr.metric, sr.config_hash, sr.epoch),
         )
         scored_ids = {sr.sample_id for sr in mine if not sr.error and sr.values}
         metrics = _metric_results(mine, mkeys, after=after, split=split, resamples=bs.resamples, run=run.label)
         ok = [r for r in recs if not r.error and not r.skipped]
-        skipped = sum(1 for r in recs if r.skipped)
+        skipped = len({r.sample_id for r in recs if r.skipped})
+        errors = sum(1 for r in recs if r.error and not r.skipped)  # (sample, epoch) pairs without an answer
         rows.append(
             ResultRow(
                 round=spec.round,
@@ -290,13 +298,14 @@ def summarize_run(
                 counts=Counts(
                     samples=n,
                     scored=len(scored_ids),
-                    errors=n - len(ok) - skipped,
+                    errors=errors,
                     truncated=truncated,
                     truncated_pct=round(100.0 * truncated / n, 2) if n else 0.0,
                     skipped=skipped,
                     not_run=not_run,
                     outside_window=outside.get(ts, 0),
                     by_split=dict(sorted(by_split.items())),
+                    epochs=len({r.epoch for r in recs}) or 1,
                 ),
                 # backends that do not count tokens record 0: report "unknown" rather than a mean of zeros
                 mean_input_tokens=(sum(r.input_tokens for r in ok) / len(ok))

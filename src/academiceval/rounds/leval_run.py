@@ -1,4 +1,4 @@
-"""Write/read an imported L-Eval round and build its prompts (running it: `runs.leval`).
+"""Write/read an imported L-Eval round and build its prompts (running it: `academiceval run`, the one run path).
 
 Round layout (the project's one round format, written by `store.artifacts`): `jsonl/leval-<task>/test.jsonl` and
 `data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`rounds.leval_samples`:
@@ -6,10 +6,9 @@ task `leval`, setting = the task id), and `manifest.json` (a `RoundManifest` wit
 `build_options` recording the source, the family, the templates' sha256 and the length-instruction wording).
 So `academiceval run/score/report` read it like any round, and `leval run` reads the same files back as items.
 
-A run (`runs.leval.run_items`) writes `<out>/<task>.pred.jsonl` in L-Eval's own prediction format (`query`, `gt`,
-`<model>_pred`, `evaluation`, `prompt`) plus our provenance fields (`sample_id`, `length_instruction`,
-`length_words`, `words_cut`, `error`), so `academiceval score-predictions --format leval` — or L-Eval's own
-`auto_eval.py` — scores it directly."""
+A run's answers become `<out>/<task>.pred.jsonl` in L-Eval's own prediction format through `academiceval export
+RUN_DIR --format leval` (`runs.export_leval`; `leval run` = `run` + that export), so `academiceval
+score-predictions --format leval` — or L-Eval's own `auto_eval.py` — scores them directly."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from academiceval.models.base import GenerationOptions
 from academiceval.models.endpoints import parse_endpoints
 from academiceval.models.prepare import Probe
 from academiceval.models.rag import RagConfig
+from academiceval.runs.presets import get_preset
 from academiceval.store.artifacts import check_name
 from academiceval.store.models import StrictConfig
 
@@ -42,6 +43,13 @@ class RunConfig(StrictConfig):
     run_name: str | None = None  # directory name under runs/ROUND/ (default: from the model and variant)
     use_cache: bool = True
     limit: int | None = None  # at most N samples per task and setting
+    # independent repeats of every sample (inspect_ai's epochs; ElaipBench averages 3 runs). Epoch 1 is the plain
+    # run (its records, cache keys and options are those of a run without epochs); epoch e > 1 sends the seed
+    # `epoch_options` gives it, so its answers are new requests with their own cache keys. Not part of the run's
+    # identity: `--epochs 3` on a finished one-epoch run adds epochs 2 and 3 beside it.
+    epochs: int = 1
+    preset: str | None = None  # a named protocol (runs.presets) filling the options not given; part of the run name
+    prompt_suffix: str | None = None  # appended to every prompt (a preset's chain-of-thought instruction)
 
     @field_validator("rag", mode="before")
     @classmethod
@@ -62,6 +70,30 @@ class RunConfig(StrictConfig):
         if self.endpoints and len(self.endpoints) == 1:  # one server: the plain backend (and its cache keys)
             self.base_url, self.endpoints = self.endpoints[0], None
         return self
+
+    @model_validator(mode="after")
+    def _apply_preset(self) -> RunConfig:
+        """A preset fills what was not given: epochs, generation options, the prompt suffix."""
+        if self.preset is None:
+            return self
+        preset = get_preset(self.preset)
+        given = self.model_fields_set
+        if "epochs" not in given:
+            self.epochs = preset.epochs
+        if "prompt_suffix" not in given and preset.prompt_suffix:
+            self.prompt_suffix = preset.prompt_suffix
+        asked = self.options.model_fields_set | set(self.options.model_extra or {})
+        fill = {k: v for k, v in preset.options.items() if k not in asked}
+        if fill:
+            self.options = GenerationOptions.model_validate({**self.options.model_dump(exclude_unset=True), **fill})
+        return self
+
+    @field_validator("epochs")
+    @classmethod
+    def _epochs(cls, v: int) -> int:
+        if v < 1:
+            raise ConfigError(f"--epochs {v}: must be a whole number of at least 1")
+        return v
 
     @field_validator("max_connections")
     @classmethod
@@ -89,6 +121,19 @@ class RunConfig(StrictConfig):
     def _run_name(cls, v: str | None) -> str | None:
         return None if v is None else check_name(v, "--run-name")
 
+    def epoch_options(self, options: GenerationOptions, epoch: int) -> GenerationOptions:
+        """The options epoch `epoch` sends: epoch 1 the options as given (so a one-epoch run keeps today's requests
+        and cache keys); epoch e > 1 the seed (given seed or 0) + e - 1, so each repeat is a distinct, reproducible
+        request that the response cache keys apart and a server samples anew (vLLM and OpenAI honour `seed`)."""
+        return epoch_options(options, epoch)
+
     def rag_settings(self) -> dict[str, Any] | None:
         """The retrieval settings as recorded in run.json (only the options given)."""
         return None if self.rag is None else self.rag.model_dump(exclude_none=True)
+
+
+def epoch_options(options: GenerationOptions, epoch: int) -> GenerationOptions:
+    """See `RunConfig.epoch_options`."""
+    if epoch == 1:
+        return options
+    return options.model_copy(update={"seed": (options.seed or 0) + epoch - 1})

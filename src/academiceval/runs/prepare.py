@@ -21,6 +21,7 @@ from pydantic_core import from_json
 from academiceval import __version__
 from academiceval.models.prepare import PreparedPrompt, prepare_prompt
 from academiceval.models.rag import RagConfig
+from academiceval.models.tokenize import load_tokenizer, tokenizer_for_model
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 
@@ -128,8 +129,10 @@ class PromptPreparer:
         model: str | None = None,
         templates_dir: str | Path | None = None,
         force_fitting: bool = False,
+        prompt_suffix: str | None = None,
     ) -> None:
         self.rag = RagConfig.coerce(rag)
+        self.prompt_suffix = prompt_suffix or None  # appended after rendering and fitting (a preset's CoT line)
         self.context_length, self.tokenizer, self.on_overflow = context_length, tokenizer, on_overflow
         self.probe, self.length_instruction, self.model = probe, length_instruction, model
         self.templates_dir = templates_dir
@@ -143,6 +146,7 @@ class PromptPreparer:
             "probe": probe,
             "length_instruction": length_instruction or None,
             "model": model,
+            "prompt_suffix": self.prompt_suffix,
         }
         self.options = {k: v for k, v in given.items() if v is not None or k == "context_length"}
         self.name = "models.prepare.prepare_prompt" if self.needs_fitting else "rounds.prompts.render_prompt"
@@ -186,14 +190,20 @@ class PromptPreparer:
         return h.hexdigest()
 
     def __call__(self, sample: Sample, max_tokens: int) -> Prepared:
+        suffix = self.prompt_suffix or ""
         if not self.needs_fitting:
-            prompt = render_prompt(sample, templates_dir=self.templates_dir)
+            prompt = render_prompt(sample, templates_dir=self.templates_dir) + suffix
             return Prepared(prompt=prompt, prompt_sha256=sha256_text(prompt))
+        tok: Any = self.tokenizer
+        reserve = 0
+        if suffix:  # appended after fitting: its tokens (+2 for a merge at the seam) are kept free of the budget
+            tok = load_tokenizer(self.tokenizer if self.tokenizer is not None else tokenizer_for_model(self.model))
+            reserve = tok.count(suffix) + 2
         out = prepare_prompt(
             sample,
-            tokenizer=self.tokenizer,
+            tokenizer=tok,
             context_length=self.context_length,
-            max_output_tokens=max_tokens,
+            max_output_tokens=max_tokens + reserve,
             templates_dir=self.templates_dir,
             rag=self.rag,
             probe=self.probe,
@@ -201,6 +211,15 @@ class PromptPreparer:
             on_overflow=self.on_overflow,  # type: ignore[arg-type]
             model=self.model,
         )
+        if suffix:
+            out = out.model_copy(
+                update={
+                    "prompt": out.prompt + suffix,
+                    "prompt_sha256": sha256_text(out.prompt + suffix),
+                    "input_tokens": tok.count_prompt(out.prompt + suffix),
+                    "full_tokens": out.full_tokens + tok.count(suffix),
+                }
+            )
         return Prepared(
             prompt=out.prompt,
             prompt_sha256=out.prompt_sha256 or sha256_text(out.prompt),

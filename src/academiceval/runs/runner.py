@@ -10,6 +10,7 @@ the requests in flight.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,12 +30,12 @@ from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer, length_instruction_for
 from academiceval.runs.summary import RunSummary, now_iso
-from academiceval.runs.worker import ProgressFn, SampleWorker
+from academiceval.runs.worker import ProgressFn, SampleWorker, Unit
 from academiceval.store.artifacts import (
     Layout,
     RecordWriter,
     load_round,
-    read_run_records,
+    read_epoch_records,
     read_run_spec,
     safe_name,
     write_run_spec,
@@ -58,6 +59,10 @@ def run_dir_name(config: RunConfig, context_length: int | None, *, length_instru
         parts.append(f"probe-{config.probe}")
     if length_instruction:  # the resolved one (runs.prepare.length_instruction_for), not the option
         parts.append("lie")
+    if config.preset:  # a protocol (its options, its prompt suffix) is a variant of its own
+        parts.append(config.preset)
+    elif config.prompt_suffix:
+        parts.append("sfx-" + hashlib.sha256(config.prompt_suffix.encode()).hexdigest()[:8])
     return safe_name("+".join(parts))
 
 
@@ -74,8 +79,14 @@ _FINGERPRINT = (
 )
 
 
+# options stored only in the RunConfig (run.json's `config`) that change what is sent; `epochs` is not one of them:
+# more epochs extend a run (epoch 1 stays what it was)
+_CONFIG_FINGERPRINT = ("prompt_suffix",)
+
+
 def _check_compatible(old: RunSpec, new: RunSpec, run_dir: Path) -> None:
     diff = [f for f in _FINGERPRINT if getattr(old, f) != getattr(new, f)]
+    diff += [f for f in _CONFIG_FINGERPRINT if old.config.get(f) != new.config.get(f)]
     if diff:
         raise ConfigError(
             f"{run_dir} holds a run with different {', '.join(diff)}; its records cannot be mixed with this one",
@@ -108,7 +119,8 @@ def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: 
     return rows
 
 
-def _select(samples: list[Sample], config: RunConfig) -> list[Sample]:
+def select_samples(samples: list[Sample], config: RunConfig) -> list[Sample]:
+    """The samples a run asks for: its tasks, settings, splits, and at most `limit` per task and setting."""
     tasks, settings, splits = config.tasks, config.settings, config.splits
     out = [
         s
@@ -127,6 +139,30 @@ def _select(samples: list[Sample], config: RunConfig) -> list[Sample]:
                 kept.append(s)
         out = kept
     return out
+
+
+def preparer_for(
+    config: RunConfig,
+    context_length: int | None,
+    *,
+    length_instruction: bool,
+    templates_dir: str | Path | None,
+    count: bool = False,
+) -> PromptPreparer:
+    """The run's prompt preparation, bound once: the runner's, and the one an export re-renders prompts with
+    (`runs.export`: the same config, window and resolved length instruction give the same text)."""
+    return PromptPreparer(
+        context_length=context_length,
+        tokenizer=config.tokenizer,
+        on_overflow=config.on_overflow,
+        rag=config.rag,
+        probe=config.probe,
+        length_instruction=length_instruction,
+        model=config.model if context_length or config.tokenizer or count else None,
+        templates_dir=templates_dir,
+        force_fitting=count,
+        prompt_suffix=config.prompt_suffix,
+    )
 
 
 def run_round(
@@ -163,7 +199,7 @@ async def run_round_async(
     layout = Layout.of(ws_or_runs_dir)
     view = load_round(layout.find_round(round_ref))
     distinct = view.distinct_samples()
-    samples = _select(distinct, config)
+    samples = select_samples(distinct, config)
     if not samples:
         have = sorted({(s.task, s.setting, s.split) for s in distinct})
         raise ConfigError(
@@ -175,22 +211,14 @@ async def run_round_async(
     lie = length_instruction_for(config.length_instruction, {s.task for s in samples})
 
     def make_preparer(ctx: int | None, *, count: bool = False) -> PromptPreparer:
-        return PromptPreparer(
-            context_length=ctx,
-            tokenizer=config.tokenizer,
-            on_overflow=config.on_overflow,
-            rag=config.rag,
-            probe=config.probe,
-            length_instruction=lie,
-            model=model_spec if ctx or config.tokenizer or count else None,
-            templates_dir=view.templates_dir,
-            force_fitting=count,
-        )
+        return preparer_for(config, ctx, length_instruction=lie, templates_dir=view.templates_dir, count=count)
 
     preparer = make_preparer(context_length, count=config.count_tokens_only)
     first = samples[0]
     preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))  # bad options fail here, early
-    summary = RunSummary(run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name)
+    summary = RunSummary(
+        run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name, epochs=config.epochs
+    )
     if config.count_tokens_only:
         summary.count_tokens_only = True
         summary.token_report = _token_report(preparer, samples, options)
@@ -257,15 +285,21 @@ async def run_round_async(
             spec.task_max_tokens = {**old.task_max_tokens, **spec.task_max_tokens}
         write_run_spec(run_dir, spec)
 
-        existing = read_run_records(run_dir)
-        todo: list[Sample] = []
+        existing = read_epoch_records(run_dir)
+        todo: list[Unit] = []  # each sample with the epochs it still needs (prepared once for all of them)
         for s in samples:
-            summary.config(s.task, s.setting).selected += 1
-            rec = existing.get(s.sample_id)
-            if rec is not None and is_final(rec.error_code, rec.error, rec.retryable):  # models.errors decides
-                summary.config(s.task, s.setting).already_done += 1
-            else:
-                todo.append(s)
+            counts = summary.config(s.task, s.setting)
+            left = []
+            for epoch in range(1, config.epochs + 1):
+                counts.selected += 1
+                rec = existing.get((s.sample_id, epoch))
+                if rec is not None and is_final(rec.error_code, rec.error, rec.retryable):  # models.errors decides
+                    counts.already_done += 1
+                else:
+                    left.append(epoch)
+            if left:
+                todo.append((s, tuple(left)))
+        n_todo = sum(len(epochs) for _, epochs in todo)
         cache = ResponseCache(layout.response_cache, enabled=config.use_cache, batch=64)
         writer = RecordWriter(run_dir)
         pool = getattr(backend, "endpoints", None)  # models.endpoints.EndpointPool: one window per endpoint
@@ -285,14 +319,14 @@ async def run_round_async(
             retry_policy or RetryPolicy(),
             summary,
             progress=progress,
-            total=len(todo),
+            total=n_todo,
             prepare_in_thread=preparer.needs_fitting,
             round_sha256=view.manifest_sha256,
         )
         t0, c0 = time.perf_counter(), time.process_time()
         try:
             if progress is not None:
-                progress(0, len(todo))
+                progress(0, n_todo)
             if todo and (old is None or old.base_url == spec.base_url):  # answers of this same server only
                 run.restore_cache(existing.values())
             await run.run_all(todo, workers)

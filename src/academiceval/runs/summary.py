@@ -4,14 +4,39 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from academiceval.errors import AcademicEvalError
+from academiceval.models.errors import is_final
 from academiceval.runs.models import RunRecord
 
 _last_second: tuple[int, str] = (-1, "")
+
+
+class RunIncompleteError(AcademicEvalError):
+    """Requests of a run failed after their retries: no answer for those samples (a rerun asks them again)."""
+
+    code = "run_incomplete"
+
+
+NOT_SENT = frozenset({"not_applicable", "skipped_overflow"})  # skips by design (a probe that does not apply, overflow)
+
+
+def is_failed_request(error_code: str | None) -> bool:
+    """An error code whose request failed (a rerun asks again): not an answer, not a skip by design, not a final
+    outcome of the model (empty, refused, too long). `models.errors.is_final` decides what a rerun asks again."""
+    return error_code is not None and error_code not in NOT_SENT and not is_final(error_code)
+
+
+def failed_requests(records: Iterable[RunRecord]) -> dict[str, int]:
+    """Error code → records whose request failed (the runner marks them `retryable`: a rerun asks again) — what
+    `run` and `score` report as answers missing."""
+    out = Counter(r.error_code or "error" for r in records if r.error and r.retryable)
+    return dict(out.most_common())
 
 
 def now_iso() -> str:
@@ -63,6 +88,7 @@ class RunSummary:
     cpu_s: float = 0.0  # this process's CPU time over the same phase (all threads)
     token_report: list[dict[str, Any]] = field(default_factory=list)  # --count-tokens rows
     count_tokens_only: bool = False
+    epochs: int = 1  # repeats per sample; with more than one, the counts are of (sample, epoch) pairs
 
     def config(self, task: str, setting: str) -> ConfigCounts:
         counts = self.by_config.get((task, setting))
@@ -72,6 +98,25 @@ class RunSummary:
 
     def total(self, attr: str) -> int:
         return sum(getattr(c, attr) for c in self.by_config.values())
+
+    def failures(self) -> dict[str, int]:
+        """Error code → records of this invocation whose request failed and a rerun asks again (rate limits,
+        server errors, timeouts, garbled answers, auth, ...): samples without an answer, never scores of 0."""
+        return {code: n for code, n in self.error_codes.most_common() if is_failed_request(code)}
+
+    def incomplete(self) -> RunIncompleteError | None:
+        """The error a command ends with when requests failed (exit status 1), else None."""
+        failed = self.failures()
+        if not failed:
+            return None
+        n = sum(failed.values())
+        what = ", ".join(f"{code} {k}" for code, k in failed.items())
+        return RunIncompleteError(
+            f"{n} answer{'s' if n != 1 else ''} missing: the request failed ({what}); left out of every score, "
+            "never counted as wrong",
+            source=str(self.run_dir),
+            hint="rerun the same command to ask them again (answers already recorded are not asked twice)",
+        )
 
     @property
     def finished_now(self) -> int:

@@ -26,12 +26,14 @@ from academiceval.models.postprocess import postprocess
 from academiceval.models.prepare import probe_parts
 from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.models import Sample
+from academiceval.runs.config import epoch_options
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.store.artifacts import RecordWriter, new_record
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
+Unit = tuple[Sample, tuple[int, ...]]  # a sample and the epochs of it still to do (prepared once, asked per epoch)
 PROGRESS_EVERY_S = 0.1  # progress callbacks are throttled to this interval (and always called at the end)
 REPLAY_BATCH = 1024  # records a cache replay writes with one write + flush per file
 
@@ -63,20 +65,21 @@ class SampleWorker:
         self.identity = self.generator.identity
         self.progress, self.total, self.finished = progress, total, 0
         self._progress_at = 0.0
-        self._task_options: dict[str, tuple[GenerationOptions, bytes]] = {}
+        self._task_options: dict[tuple[str, int], tuple[GenerationOptions, bytes]] = {}
         self._fingerprint = preparer.fingerprint() if cache.enabled else b""
         self._memo_keys: dict[str, str] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") if prepare_in_thread else None
 
-    def options_for(self, task: str) -> tuple[GenerationOptions, bytes]:
-        """Per-task output length when none was given (title 32, abstract 512, introduction 1536, RW 1024),
-        with the task's cache-key prefix."""
-        got = self._task_options.get(task)
+    def options_for(self, task: str, epoch: int = 1) -> tuple[GenerationOptions, bytes]:
+        """Per-task output length when none was given (title 32, abstract 512, introduction 1536, RW 1024), with
+        the epoch's seed (`runs.config.epoch_options`: epoch 1 unchanged), and the cache-key prefix of both."""
+        got = self._task_options.get((task, epoch))
         if got is None:
             opts = self.options
             if opts.max_tokens is None:
                 opts = opts.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
-            got = self._task_options[task] = (opts, self.generator.prefix(opts))
+            opts = epoch_options(opts, epoch)
+            got = self._task_options[(task, epoch)] = (opts, self.generator.prefix(opts))
         return got
 
     @property
@@ -90,7 +93,7 @@ class SampleWorker:
         return await asyncio.get_running_loop().run_in_executor(self._pool, self.preparer, sample, max_tokens)
 
     # ---- records ----------------------------------------------------------------------------------
-    def _record(self, sample: Sample, prep: Prepared | None, **kw: Any) -> RunRecord:
+    def _record(self, sample: Sample, prep: Prepared | None, epoch: int = 1, **kw: Any) -> RunRecord:
         base: dict[str, Any] = dict(
             sample_id=sample.sample_id,
             task=sample.task,
@@ -100,6 +103,7 @@ class SampleWorker:
             published=sample.published,
             date_precision=sample.date_precision,
             finished_at=now_iso(),
+            epoch=epoch,
         )
         if prep is not None:
             base.update(
@@ -136,9 +140,17 @@ class SampleWorker:
             self.progress(self.finished, self.total)
 
     def _from_outcome(
-        self, sample: Sample, prep: Prepared, out: Outcome, *, cached: bool, latency: float, attempts: int
+        self,
+        sample: Sample,
+        prep: Prepared,
+        out: Outcome,
+        *,
+        cached: bool,
+        latency: float,
+        attempts: int,
+        epoch: int = 1,
     ) -> RunRecord:
-        common = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts)
+        common = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts, epoch=epoch)
         if isinstance(out, BackendError):
             retryable = not is_final(out.code)  # auth, 429, 5xx, timeouts: a rerun asks again (models.errors)
             return self._record(sample, prep, error=str(out), error_code=out.code, retryable=retryable, **common)
@@ -192,7 +204,7 @@ class SampleWorker:
         for r in records:
             if r.error or not r.output_raw or not r.prompt_sha256:
                 continue
-            key = self.generator.key(self.options_for(r.task)[1], r.prompt_sha256)  # not for reads_sample (above)
+            key = self.generator.key(self.options_for(r.task, r.epoch)[1], r.prompt_sha256)  # not reads_sample
             completion = Completion(
                 text=r.output_raw,
                 input_tokens=r.input_tokens or None,
@@ -203,34 +215,39 @@ class SampleWorker:
             rows[key] = (r.prompt_sha256, self.identity, completion)
         return self.cache.restore(rows)
 
-    def replay_cached(self, samples: Sequence[Sample]) -> list[Sample]:
-        """Finish every sample whose prepared prompt (memo) and answer are both cached, in bulk and without
-        rendering or tokenizing; return the others, which need `one`."""
-        if not self.cache.enabled or not samples:
-            return list(samples)
-        memo_keys = [self._memo_key(s) for s in samples]
+    def replay_cached(self, units: Sequence[Unit]) -> list[Unit]:
+        """Finish every (sample, epoch) whose prepared prompt (memo) and answer are both cached, in bulk and
+        without rendering or tokenizing; return the rest (a sample with the epochs still to ask), which need `one`."""
+        if not self.cache.enabled or not units:
+            return list(units)
+        memo_keys = [self._memo_key(s) for s, _ in units]
         memos = self.cache.get_memos(memo_keys)
         preps: dict[int, Prepared] = {}
-        response_keys: dict[int, str] = {}
-        for i, (s, mk) in enumerate(zip(samples, memo_keys, strict=True)):
+        response_keys: dict[tuple[int, int], str] = {}
+        for i, ((s, epochs), mk) in enumerate(zip(units, memo_keys, strict=True)):
             blob = memos.get(mk)
             if blob is None:
                 continue
             prep = preps[i] = Prepared.from_memo(blob)
             if not prep.skipped:
-                response_keys[i] = self._response_key(s, prep.prompt_sha256)
+                for e in epochs:
+                    response_keys[(i, e)] = self._response_key(s, prep.prompt_sha256, e)
         answers = self.cache.get_many(sorted(set(response_keys.values())))
-        rest: list[Sample] = []
+        rest: list[Unit] = []
         batch: list[RunRecord] = []
-        for i, s in enumerate(samples):
+        for i, (s, epochs) in enumerate(units):
             prep = preps.get(i)
-            if prep is not None and prep.skipped:
-                batch.append(self._skipped(s, prep))
-            elif prep is not None and response_keys[i] in answers:
-                out = answers[response_keys[i]]  # a committed row from an earlier run: nothing to lose on a kill
-                batch.append(self._from_outcome(s, prep, out, cached=True, latency=0.0, attempts=0))
-            else:
-                rest.append(s)
+            left: list[int] = []
+            for e in epochs:
+                if prep is not None and prep.skipped:
+                    batch.append(self._skipped(s, prep, e))
+                elif prep is not None and response_keys[(i, e)] in answers:
+                    out = answers[response_keys[(i, e)]]  # a committed row of an earlier run: nothing lost on a kill
+                    batch.append(self._from_outcome(s, prep, out, cached=True, latency=0.0, attempts=0, epoch=e))
+                else:
+                    left.append(e)
+            if left:
+                rest.append((s, tuple(left)))
             if len(batch) >= REPLAY_BATCH:
                 self._finish_batch(batch)
                 batch = []
@@ -247,8 +264,8 @@ class SampleWorker:
             self._count(rec)
         self._tick(len(records))
 
-    def _response_key(self, sample: Sample, prompt_sha256: str) -> str:
-        return self.generator.key(self.options_for(sample.task)[1], prompt_sha256, sample)
+    def _response_key(self, sample: Sample, prompt_sha256: str, epoch: int = 1) -> str:
+        return self.generator.key(self.options_for(sample.task, epoch)[1], prompt_sha256, sample)
 
     def _memo_key(self, sample: Sample) -> str:
         """Computed once per sample per run (replay computes it for every sample; `one` reuses it)."""
@@ -259,36 +276,48 @@ class SampleWorker:
             self._memo_keys[sample.sample_id] = key
         return key
 
-    def _skipped(self, sample: Sample, prep: Prepared) -> RunRecord:
+    def _skipped(self, sample: Sample, prep: Prepared, epoch: int = 1) -> RunRecord:
         reason = prep.reason or "too long for the context"
         # a probe that does not apply to the task (title-only on title samples) is not an overflow
         code = "not_applicable" if prep.truncation == "not_applicable" else "skipped_overflow"
-        return self._record(sample, prep, skipped=True, error=reason, error_code=code)
+        return self._record(sample, prep, epoch, skipped=True, error=reason, error_code=code)
 
-    async def one(self, sample: Sample) -> None:
-        opts = self.options_for(sample.task)[0]
+    async def one(self, sample: Sample, epochs: Sequence[int] = (1,)) -> None:
+        """Prepare the sample once, then ask each of its epochs (concurrently: the limiter bounds what is in
+        flight) and record each as it finishes."""
+        opts = self.options_for(sample.task)[0]  # the output length is the same in every epoch
         try:
             prep = await self.prepare(sample, int(opts.max_tokens or 0))
         except Exception as e:  # one bad sample is recorded (readably: prompt_sha256 is required) and the run goes on
             code = e.code if isinstance(e, AcademicEvalError) else "prepare_failed"
             msg = str(e) if isinstance(e, AcademicEvalError) else f"preparing the prompt failed: {e!r}"
             # retryable: nothing was sent, so a rerun (e.g. after fixing a template) costs no request
-            self._finish(self._record(sample, None, prompt_sha256="", error=msg, error_code=code, retryable=True))
+            for epoch in epochs:
+                failed = self._record(sample, None, epoch, prompt_sha256="", error=msg, error_code=code, retryable=True)
+                self._finish(failed)
             return
         if self.cache.enabled:
             self.cache.put_memo(self._memo_key(sample), prep.memo_json())
         if prep.skipped:
-            self._finish(self._skipped(sample, prep), urgent=False)
+            for epoch in epochs:
+                self._finish(self._skipped(sample, prep, epoch), urgent=False)
             return
+        if len(epochs) == 1:
+            await self._ask(sample, prep, epochs[0])
+        else:
+            await asyncio.gather(*(self._ask(sample, prep, epoch) for epoch in epochs))
+
+    async def _ask(self, sample: Sample, prep: Prepared, epoch: int) -> None:
+        opts = self.options_for(sample.task, epoch)[0]
         got = await self.generator.generate(
             prep.prompt,
             opts,
             self._backend_view(sample, prep),
-            key=self._response_key(sample, prep.prompt_sha256),
+            key=self._response_key(sample, prep.prompt_sha256, epoch),
             prompt_sha256=prep.prompt_sha256,
         )
         rec = self._from_outcome(
-            sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts
+            sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts, epoch=epoch
         )
         if got.completion is not None and got.source != "cache":  # several endpoints: the one that answered
             rec.endpoint = got.completion.raw.get("endpoint")
@@ -296,18 +325,19 @@ class SampleWorker:
         # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once
         self._finish(rec, urgent=got.source != "cache" or not got.committed)
 
-    async def run_all(self, samples: Sequence[Sample], workers: int) -> None:
-        samples = self.replay_cached(samples)
-        it = iter(samples)
+    async def run_all(self, units: Sequence[Unit], workers: int) -> None:
+        """Every (sample, epochs) unit: cached ones replayed in bulk, the rest asked by `workers` workers."""
+        units = self.replay_cached(units)
+        it = iter(units)
 
         async def worker() -> None:
-            for s in it:  # one shared iterator: each sample is taken by exactly one worker
-                await self.one(s)
+            for s, epochs in it:  # one shared iterator: each sample is taken by exactly one worker
+                await self.one(s, epochs)
 
-        if not samples:
+        if not units:
             return
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(samples))))))
+            await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(units))))))
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=False, cancel_futures=True)

@@ -3,9 +3,14 @@
 This is the only bootstrap in the package: `academiceval score` prints these summaries, the report stores them
 in `results.json`, and the report's own estimates (paired few-shot differences) call `bootstrap_mean` too.
 
-Records are append-only, so the last record per (sample, metric, config hash) counts. A window (`after`) keeps
+Records are append-only, so the last record per (sample, metric, config hash, epoch) counts. A window (`after`) keeps
 only papers first submitted strictly after that date — computed from each record's `published`, no re-run.
 Summaries are sorted by (metric, task, setting) and pool splits (pass `split=` to restrict).
+
+Repeated runs (`run --epochs N`, ElaipBench's 3 runs): each sample is first averaged over its epochs and the
+bootstrap runs over samples (the epochs of one sample are not independent draws of the benchmark); beside that,
+`EpochSpread` gives each epoch's mean (a run-level score) and their mean ± sample sd, which is what ElaipBench
+reports. With every epoch complete the two means are equal. A group of one epoch is summarized exactly as before.
 
 Why a percentile bootstrap: a round has tens to a few hundred samples per task and setting, and ROUGE/BERTScore
 values are bounded and skewed, so an interval without a distributional assumption is the honest one (lm-eval
@@ -17,12 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+import statistics
 from collections.abc import Iterable, Sequence
 from datetime import date
 
 import numpy as np
 
-from academiceval.scores.models import Estimate, MetricSummary, ScoreRecord
+from academiceval.scores.models import EpochSpread, Estimate, MetricSummary, ScoreRecord
 from academiceval.scores.windows import in_window
 
 N_BOOT = 1000
@@ -110,11 +116,36 @@ def primary_value_key(keys: Iterable[str]) -> str:
 
 
 def latest(records: Iterable[ScoreRecord]) -> list[ScoreRecord]:
-    """The last record per (sample, metric, config hash), in first-seen order."""
-    last: dict[tuple[str, str, str], ScoreRecord] = {}
+    """The last record per (sample, metric, config hash, epoch), in first-seen order."""
+    last: dict[tuple[str, str, str, int], ScoreRecord] = {}
     for r in records:
-        last[(r.sample_id, r.metric, r.config_hash)] = r
+        last[(r.sample_id, r.metric, r.config_hash, r.epoch)] = r
     return list(last.values())
+
+
+def _per_sample_means(records: Sequence[ScoreRecord], key: str) -> list[float]:
+    """Each sample's mean of `key` over its epochs, in the order samples first appear."""
+    by: dict[str, list[float]] = {}
+    for r in records:
+        if key in r.values:
+            by.setdefault(r.sample_id, []).append(r.values[key])
+    return [statistics.fmean(v) for v in by.values()]
+
+
+def epoch_spread(records: Sequence[ScoreRecord], key: str, epochs: Sequence[int]) -> EpochSpread:
+    """The mean of `key` in each epoch (over that epoch's scored samples), and their mean ± sample sd."""
+    per, ns = [], []
+    for e in epochs:
+        vals = [r.values[key] for r in records if r.epoch == e and key in r.values and math.isfinite(r.values[key])]
+        per.append(statistics.fmean(vals) if vals else None)
+        ns.append(len(vals))
+    have = [m for m in per if m is not None]
+    return EpochSpread(
+        per_epoch=per,
+        n_per_epoch=ns,
+        mean=statistics.fmean(have) if have else None,
+        sd=(statistics.stdev(have) if len(have) > 1 else 0.0) if have else None,
+    )
 
 
 def _is_judge(metric: str) -> bool:
@@ -138,12 +169,17 @@ def summarize_group(
     """
     ok = [r for r in records if r.error is None and r.values]
     judge = _is_judge(metric)
+    epochs = sorted({r.epoch for r in records})
+    repeated = len(epochs) > 1  # several epochs: each sample averaged over its epochs first (module docstring)
     values: dict[str, Estimate] = {}
+    spread: dict[str, EpochSpread] = {}
     for k in sorted({k for r in ok for k in r.values}):
         if judge and (k.endswith(_JUDGE_COUNTS) or k in ("judged", "failed")):
             continue
-        vals = [r.values[k] for r in ok if k in r.values]
+        vals = _per_sample_means(ok, k) if repeated else [r.values[k] for r in ok if k in r.values]
         values[k] = bootstrap_mean(vals, seed=derive_seed(metric, chash, task, setting, k, after), resamples=resamples)
+        if repeated:
+            spread[k] = epoch_spread(ok, k, epochs)
     failures = 0
     if judge:
         failures = int(sum(r.values.get("failed", 0.0) for r in records))
@@ -165,8 +201,10 @@ def summarize_group(
         failures=failures,
         task=task,
         setting=setting,
-        n=len(ok),
+        n=len({r.sample_id for r in ok}) if repeated else len(ok),
         run=run,
+        epochs=len(epochs) if repeated else 1,
+        by_epoch=spread,
     )
 
 

@@ -70,8 +70,10 @@ class BertScoreMetric(BatchScorer):
         return self.bert.config()
 
     def score_batch(self, items: Sequence[ScoreItem], job: RunJob) -> list[Scored]:
-        # idf weights come from every reference of the run (as before), not just this batch's
-        idf_refs = [job.label_of(r) or "" for r in job.recs] if self.bert.idf else None
+        # idf weights come from every reference of the run, not just this batch's — each sample once (the epochs
+        # of a repeated run share one reference)
+        unique = {r.sample_id: r for r in job.recs}.values()
+        idf_refs = [job.label_of(r) or "" for r in unique] if self.bert.idf else None
         scored = self.bert.score([it.output for it in items], [it.label or "" for it in items], idf_refs=idf_refs)
         return [
             Scored(

@@ -112,9 +112,14 @@ async def generate_and_filter(
     from pathlib import Path
 
     from academiceval.models.base import GenerationOptions
+    from academiceval.models.generate import text_of
     from academiceval.rounds import elaip_generate as eg
-    from academiceval.runs.elaip import run_items
-    from academiceval.runs.leval import text_of
+    from academiceval.rounds.elaip import context_for, render
+    from academiceval.runs.elaip import retrieval_for
+
+    retriever, count = retrieval_for(setting) if setting.startswith("rag-") else (None, None)
+    # ElaipBench's base setting: temperature 0.1, 32 new tokens (one call per reference model)
+    ask_options = GenerationOptions(temperature=0.1, max_tokens=32, seed=0)
 
     prompt = eg.render_generator_prompt(paper_id, paper_text, n)
     raw = text_of(await generator.generate(prompt, GenerationOptions(temperature=0.0, max_tokens=4096)))  # type: ignore[attr-defined]
@@ -138,12 +143,18 @@ async def generate_and_filter(
             continue
         item = eg.to_item(q, paper_id=paper_id, paper_text=paper_text, index=i)
         answers: dict[str, dict[str, object]] = {}
+        context, _ = context_for(item, setting, retriever=retriever, count=count)
         for name, ref in references.items():
-            (run,) = await run_items([item], ref, setting=setting, runs=1)
-            s = score_answer(item, run[0]["response"])
-            answers[name] = {"predicted": s.predicted, "correct": bool(s.value), "error": run[0]["error"]}
+            try:
+                response, error = text_of(await ref.generate(render(item, context), ask_options)), None  # type: ignore[attr-defined]
+            except Exception as e:  # recorded; a reference that failed has not answered (below)
+                response, error = "", f"{type(e).__name__}: {e}"
+            s = score_answer(item, response)
+            answers[name] = {"predicted": s.predicted, "correct": bool(s.value), "error": error}
         solved_by = [k for k, v in answers.items() if v["correct"]]
-        status = "dropped" if solved_by else "kept"
+        failed = [k for k, v in answers.items() if v["error"]]
+        # a reference whose request failed gave no answer: the question is neither shown hard nor dropped
+        status = "dropped" if solved_by else "unchecked" if failed else "kept"
         record = {
             "status": status,
             "item": item.model_dump(exclude={"paper_content"}),
@@ -152,6 +163,8 @@ async def generate_and_filter(
         }
         if solved_by:
             record["reason"] = "answered correctly by " + ", ".join(solved_by)
+        elif failed:
+            record["reason"] = "no answer from " + ", ".join(failed) + " (the request failed): run it again"
         else:
             kept.append(item)
         records.append(record)

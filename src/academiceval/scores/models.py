@@ -1,7 +1,8 @@
 """The boundary models between `scores` and everything after it (CLI tables, report, results.json).
 
 `ScoreRecord` is one metric on one sample (a line of `scores.jsonl`). `MetricSummary` is one metric over a
-group of samples (a run × task × setting), with an `Estimate` (mean and bootstrap interval) per value; it is
+group of samples (a run × task × setting), with an `Estimate` (mean and bootstrap interval) per value (and, for a
+run with several epochs, an `EpochSpread` per value); it is
 what `scores.aggregate.aggregate` returns, what `academiceval score` prints and what the report stores in
 `results.json`. Nothing downstream reads a summary as a dict.
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from academiceval.store.models import ScoreRecord
 
-__all__ = ["Estimate", "MetricSummary", "ScoreRecord"]
+__all__ = ["EpochSpread", "Estimate", "MetricSummary", "ScoreRecord"]
 
 
 class Estimate(BaseModel):
@@ -29,6 +30,25 @@ class Estimate(BaseModel):
     std: float | None = None  # sample standard deviation (ddof=1; 0.0 when n == 1); None for pooled rates
     ci_low: float | None = None
     ci_high: float | None = None
+
+
+class EpochSpread(BaseModel):
+    """One value over the epochs of a repeated run (`run --epochs N`): the mean of each epoch (a run-level score,
+    over the samples answered in that epoch) and their mean and sample standard deviation — the "mean ± sd across
+    runs" ElaipBench reports. (The summary's `values` average each sample over its epochs first.)"""
+
+    per_epoch: list[float | None]  # epoch 1, 2, ...: mean over that epoch's scored samples (None: none scored)
+    n_per_epoch: list[int]
+    mean: float | None = None  # mean of the per-epoch means
+    sd: float | None = None  # their sample standard deviation (ddof=1; 0.0 with one epoch)
+
+
+def _one_epoch(n: int) -> bool:
+    return n == 1
+
+
+def _empty(d: dict) -> bool:
+    return not d
 
 
 class MetricSummary(BaseModel):
@@ -49,6 +69,10 @@ class MetricSummary(BaseModel):
     setting: str = ""
     n: int = 0  # samples with values
     run: str | None = None  # who was scored: the run's label (report) or model spec (score CLI), when known
+    # a repeated run: how many epochs were scored, and per value the spread of the per-epoch means (scores.aggregate);
+    # left out of the JSON for one epoch, so single-run summaries read as before
+    epochs: int = Field(default=1, exclude_if=_one_epoch)
+    by_epoch: dict[str, EpochSpread] = Field(default_factory=dict, exclude_if=_empty)
 
     @property
     def main(self) -> Estimate:

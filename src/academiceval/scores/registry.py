@@ -32,7 +32,7 @@ from academiceval.errors import ConfigError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
-from academiceval.scores.scorer import AnyScorer, output_sha
+from academiceval.scores.scorer import AnyScorer, done_key, output_sha
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
 PLUGIN_MODULES: tuple[str, ...] = (
@@ -99,8 +99,8 @@ class RunJob:
     spec: RunSpec
     run_dir: Path
     samples: dict[str, Any]  # sample_id -> rounds Sample (label, fields)
-    recs: list[RunRecord]  # sorted by sample id
-    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha) already scored
+    recs: list[RunRecord]  # sorted by (sample id, epoch): every epoch of a repeated run is scored
+    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha[, epoch > 1]) already scored
     emit: Callable[[Sequence[ScoreRecord]], None]  # append to scores.jsonl (as we go: resumable)
     read_run: Callable[[Path], dict[str, RunRecord]]  # another run's records (pairwise metrics)
     progress: Progress | None = None
@@ -111,7 +111,11 @@ class RunJob:
         """Records not yet scored with this metric configuration (or whose output changed since)."""
         # a probe that does not apply to a sample (title-only on a title) left nothing to score and is no error
         applicable = [r for r in self.recs if r.error_code != NOT_APPLICABLE]
-        pending = [r for r in applicable if (r.sample_id, metric, chash, output_sha(r.output)) not in self.done]
+        pending = [
+            r
+            for r in applicable
+            if done_key(r.sample_id, metric, chash, output_sha(r.output), r.epoch) not in self.done
+        ]
         self.skipped[metric] = self.skipped.get(metric, 0) + len(applicable) - len(pending)
         return pending
 
@@ -130,6 +134,7 @@ class RunJob:
             date_precision=rec.date_precision,
             metric=metric,
             config_hash=chash,
+            epoch=rec.epoch,
             **kw,
         )
 

@@ -23,7 +23,7 @@ from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob, Scorer
-from academiceval.scores.scorer import score_job
+from academiceval.scores.scorer import done_key, score_job
 from academiceval.store.artifacts import (
     SCORES_LOCK,
     ArtifactError,
@@ -62,11 +62,18 @@ class RunScoreResult:
 
 
 def read_run_dir(run_dir: Path) -> tuple[RunSpec, dict[str, RunRecord]]:
+    """The spec and the epoch-1 record per sample (what a pairwise metric reads of the other run)."""
+    spec, records = read_run_epochs(run_dir)
+    return spec, {sid: r for (sid, epoch), r in records.items() if epoch == 1}
+
+
+def read_run_epochs(run_dir: Path) -> tuple[RunSpec, dict[tuple[str, int], RunRecord]]:
+    """The spec and every record, keyed (sample id, epoch): all epochs of a repeated run are scored."""
     try:
         run = load_run(run_dir, scores=False)
     except ArtifactError as e:
         raise ScoreError(e.message, source=e.source, hint=e.hint) from None
-    return run.spec, run.records
+    return run.spec, run.epoch_records
 
 
 def find_round_dir(run_dir: Path, spec: RunSpec, round_dir: Path | None, home: Path | None) -> Path:
@@ -124,7 +131,7 @@ def score_runs(
     results: list[RunScoreResult] = []
     label_cache: dict[Path, dict[str, Any]] = {}
     for rd in map(Path, run_dirs):
-        spec, records = read_run_dir(rd)
+        spec, records = read_run_epochs(rd)
         rdir = find_round_dir(rd, spec, Path(round_dir) if round_dir else None, Path(home) if home else None)
         if rdir not in label_cache:
             label_cache[rdir] = load_round(rdir).samples_by_id()
@@ -148,7 +155,7 @@ def scores_lock(run_dir: Path, wait_s: float) -> RunLock:
 def _score_one(
     rd: Path,
     spec: RunSpec,
-    records: dict[str, RunRecord],
+    records: dict[tuple[str, int], RunRecord],
     samples: dict[str, Any],
     chosen: list[registry.Metric],
     config: ScoreConfig,
@@ -169,10 +176,10 @@ def _score_one(
         spec=spec,
         run_dir=rd,
         samples=samples,
-        recs=sorted(records.values(), key=lambda r: r.sample_id),
+        recs=sorted(records.values(), key=lambda r: (r.sample_id, r.epoch)),  # every epoch of a repeated run
         # a sample whose label a release withheld is scored again once the labels are there
         done={
-            (s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256"))
+            done_key(s.sample_id, s.metric, s.config_hash, s.details.get("output_sha256"), s.epoch)
             for s in read_scores(rd)
             if not (s.error or "").startswith(LABEL_WITHHELD)
         },

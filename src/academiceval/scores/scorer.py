@@ -43,6 +43,12 @@ def output_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def done_key(sample_id: str, metric: str, chash: str, out_sha: Any, epoch: int = 1) -> tuple[Any, ...]:
+    """What makes a score record "already scored": its sample, metric configuration and output — and its epoch
+    beyond the first (epoch 1 keeps the key scores were skipped by before epochs existed)."""
+    return (sample_id, metric, chash, out_sha) if epoch == 1 else (sample_id, metric, chash, out_sha, epoch)
+
+
 @dataclass(frozen=True)
 class ScoreItem:
     """One record to score, with what the loop found for it."""

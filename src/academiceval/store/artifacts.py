@@ -545,11 +545,18 @@ def _record_files(run_dir: Path) -> list[Path]:
 
 
 def read_run_records(run_dir: Path, bad: list[str] | None = None) -> dict[str, RunRecord]:
-    """sample_id → its latest record, over every task-setting file of a run directory."""
-    out: dict[str, RunRecord] = {}
+    """sample_id → its latest record of epoch 1, over every task-setting file of a run directory (what every
+    reader that pairs samples wants; `read_epoch_records` has the repeats of a `run --epochs N` too)."""
+    return {sid: r for (sid, epoch), r in read_epoch_records(run_dir, bad).items() if epoch == 1}
+
+
+def read_epoch_records(run_dir: Path, bad: list[str] | None = None) -> dict[tuple[str, int], RunRecord]:
+    """(sample_id, epoch) → its latest record, over every task-setting file of a run directory (a line without
+    an epoch is epoch 1: every run written before epochs existed)."""
+    out: dict[tuple[str, int], RunRecord] = {}
     for p in _record_files(run_dir):
         for r in iter_jsonl(p, RunRecord, bad):
-            out[r.sample_id] = r
+            out[(r.sample_id, r.epoch)] = r
     return out
 
 
@@ -589,13 +596,31 @@ def append_scores(run_dir: Path, records: Sequence[ScoreRecord]) -> None:
 
 @dataclass
 class RunData:
-    """One run directory, de-duplicated: the current record per sample and per sample × metric configuration."""
+    """One run directory, de-duplicated: the current record per sample and per sample × metric configuration.
+
+    `records` / `scores` hold epoch 1 (one line per sample: what paired comparisons, plots and examples read);
+    `epoch_records` / `epoch_scores` hold every epoch of a `run --epochs N` (epoch 1 included), keyed with the
+    epoch last, for the summaries that aggregate over repeats."""
 
     path: Path
     spec: RunSpec
-    records: dict[str, RunRecord] = field(default_factory=dict)  # sample_id -> record
-    scores: dict[tuple[str, str, str], ScoreRecord] = field(default_factory=dict)  # (sample, metric, hash)
+    records: dict[str, RunRecord] = field(default_factory=dict)  # sample_id -> record (epoch 1)
+    scores: dict[tuple[str, str, str], ScoreRecord] = field(default_factory=dict)  # (sample, metric, hash), epoch 1
     bad_lines: list[str] = field(default_factory=list)  # "file:line: reason"
+    epoch_records: dict[tuple[str, int], RunRecord] = field(default_factory=dict)  # (sample, epoch) -> record
+    epoch_scores: dict[tuple[str, str, str, int], ScoreRecord] = field(default_factory=dict)  # (..., epoch)
+
+    def __post_init__(self) -> None:
+        """A RunData built from one-epoch dicts (by hand, in tests) gets its epoch views from them."""
+        if self.records and not self.epoch_records:
+            self.epoch_records = {(sid, r.epoch): r for sid, r in self.records.items()}
+        if self.scores and not self.epoch_scores:
+            self.epoch_scores = {(sid, m, h, sr.epoch): sr for (sid, m, h), sr in self.scores.items()}
+
+    @property
+    def epochs(self) -> int:
+        """How many epochs the run has records for (1 for a run without repeats)."""
+        return max((epoch for _, epoch in self.epoch_records), default=1)
 
     @property
     def label(self) -> str:
@@ -625,10 +650,12 @@ def load_run(path: str | Path, *, scores: bool = True) -> RunData:
             f"no {RUN_SPEC} here", source=str(d), hint="pass a run directory written by `academiceval run`"
         )
     run = RunData(path=d, spec=spec)
-    run.records = read_run_records(d, run.bad_lines)
+    run.epoch_records = read_epoch_records(d, run.bad_lines)
+    run.records = {sid: r for (sid, epoch), r in run.epoch_records.items() if epoch == 1}
     if scores:
-        for sr in read_scores(d, run.bad_lines):
-            run.scores[(sr.sample_id, sr.metric, sr.config_hash)] = sr  # re-scoring appends: the last line wins
+        for sr in read_scores(d, run.bad_lines):  # re-scoring appends: the last line wins
+            run.epoch_scores[(sr.sample_id, sr.metric, sr.config_hash, sr.epoch)] = sr
+        run.scores = {(sid, m, h): sr for (sid, m, h, epoch), sr in run.epoch_scores.items() if epoch == 1}
     return run
 
 
@@ -780,6 +807,7 @@ __all__ = [
     "load_run",
     "locate_round",
     "new_record",
+    "read_epoch_records",
     "read_run_records",
     "read_run_spec",
     "read_scores",

@@ -19,6 +19,11 @@ from academiceval.store.paper_models import DatePrecision
 from academiceval.store.secrets import scrub
 
 
+def is_first_epoch(epoch: int) -> bool:
+    """Epoch 1 is left out of written records (a one-epoch run's lines are what they were before epochs)."""
+    return epoch == 1
+
+
 # ---- configs -----------------------------------------------------------------------------------------
 class StrictConfig(BaseModel):
     """Base of the stage configs (`BuildConfig`, `RunConfig`, `ScoreConfig`): built once by the CLI or a caller,
@@ -192,6 +197,9 @@ class RunRecord(BaseModel):
     endpoint: str | None = None  # the server that answered, when the run had several (run --base-url A --base-url B)
     warnings: list[str] = Field(default_factory=list)  # e.g. invalid_utf8 in the answer
     prompt_info: dict[str, Any] = Field(default_factory=dict)  # demos/citations dropped, tokenizer, retrieved chunks
+    # repeat number (`run --epochs N`): the record key is (sample_id, epoch). Epoch 1 is not written, so a run of
+    # one epoch writes exactly the lines it wrote before epochs existed, and old lines read as epoch 1
+    epoch: int = Field(default=1, ge=1, exclude_if=is_first_epoch)
 
 
 # ---- scores ------------------------------------------------------------------------------------------
@@ -214,3 +222,4 @@ class ScoreRecord(BaseModel):
     details: dict[str, object] = Field(default_factory=dict)  # e.g. tokens cut, judge verdicts
     error: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # the ScoreConfig that produced it, verbatim
+    epoch: int = Field(default=1, ge=1, exclude_if=is_first_epoch)  # the scored RunRecord's epoch (not written: 1)
