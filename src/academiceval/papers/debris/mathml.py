@@ -68,14 +68,14 @@ def is_math_char(ch: str) -> bool:
     return 0x2100 <= o <= 0x214F and _nfkc(ch) != ch and len(_nfkc(ch)) == 1 and _nfkc(ch).isalnum()
 
 
+@lru_cache(maxsize=8192)
+def _skel_char(ch: str) -> str:
+    n = _nfkc(ch) if ord(ch) > 127 else ch
+    return "".join(c for c in n if c.isalnum()).translate(_FOLD)
+
+
 def _skel_chars(s: str) -> str:
-    out = []
-    for ch in s:
-        n = _nfkc(ch) if ord(ch) > 127 else ch
-        for c in n:
-            if c.isalnum():
-                out.append(c)
-    return "".join(out).translate(_FOLD)
+    return "".join(map(_skel_char, s))
 
 
 def skeleton_visible(s: str) -> str:
@@ -120,7 +120,9 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-_ANCHOR = re.compile(rf"(?:{_OP.pattern})|[\U0001D400-\U0001D7FF\u2100-\u214F]")
+_MATHCHARS = "\U0001D400-\U0001D7FF\u2100-\u214F"
+# where an annotation can start: operator names glued to what follows them, or a math-styled character
+_ANCHOR = re.compile(rf"(?:{_OP.pattern})+(?=[{_MATHCHARS}\d(\[])|[{_MATHCHARS}]")
 
 
 def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
@@ -128,6 +130,14 @@ def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
     s = max(text.rfind(" ", lo, p), text.rfind("\n", lo, p)) + 1
     s = max(s, p - MAX_PART)
     visible = text[s:p]
+    # cheap test first: the annotation's first identifier is the visible part's first one
+    a = p
+    while (op := _OP.match(text, a)) is not None:
+        a = op.end()
+    first_a = _skel_char(text[a]) if a < len(text) else ""
+    first_v = next((c for c in map(_skel_char, visible) if c), "")
+    if not first_a or first_a[0] != first_v[:1]:
+        return None
     k = skeleton_visible(visible)
     if not k:
         return None
@@ -141,7 +151,7 @@ def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
         ch = text[j]
         if ch.isspace() or not (is_math_char(ch) or ch.isdigit() or ch in ".,^′″‴-−+=()[]|⋅∗∘¯~^˙¨→←" or ch.isalpha()):
             return None
-        got += skeleton_visible(ch)
+        got += _skel_char(ch)
         j += 1
     while j < len(text):  # operator names after the last identifier ("𝑔norm" ends with "norm")
         m = _OP.match(text, j)
@@ -159,7 +169,7 @@ def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
             acc += skeleton_latex(m.group(0))
             e = m.end()
         else:
-            acc += skeleton_visible(text[e])
+            acc += _skel_char(text[e])
             e += 1
         if len(acc) > len(k) or not k.startswith(acc):
             return None
@@ -214,7 +224,7 @@ def edits(text: str) -> list[Edit]:
         got = None
         q = m.start()
         # multi-letter identifiers ("Attention", "softmax") are plain letters at the start of the annotation
-        while got is None and q >= max(pos, m.start() - 40):
+        while got is None and q >= max(pos, m.start() - 24):
             got = _triple_at(text, q, pos)
             if q == 0 or not text[q - 1].isalpha():
                 break
@@ -238,11 +248,17 @@ _GLUED = re.compile(
 
 
 def count(text: str) -> int:
-    """Formulas still written twice or three times: a content-MathML operator name glued to a math-styled
-    character (the annotation of a triple that was not resolved), plus tripled numbers. A math-styled character
-    alone is not debris (PDF text shows formulas that way)."""
-    n = 0
-    for seg in re.split(r"\$[^$\n]*\$", text):
-        n += len(_GLUED.findall(seg))
-    n += sum(1 for m in _NUMBER.finditer(text) if _number_triple(m.group(0)))
+    """Formulas still written more than once: the triples `edits` would resolve, plus content-MathML operator
+    names glued to a math-styled character elsewhere (the annotation of a triple it cannot resolve). A
+    math-styled character alone is not debris (PDF text shows formulas that way)."""
+    found = edits(text)
+    n = len(found)
+    for m in _GLUED.finditer(text):
+        if not any(e.start <= m.start() < e.end for e in found) and not _in_dollars(text, m.start()):
+            n += 1
     return n
+
+
+def _in_dollars(text: str, pos: int) -> bool:
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text.count("$", line_start, pos) % 2 == 1
