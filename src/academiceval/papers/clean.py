@@ -176,7 +176,7 @@ def clean_text(
     if family == "markdown":
         t, ch = clean_markup(t)
         changes.update(ch)
-        t = remove_captions(t, changes, fragments=False)
+        t = remove_captions(t, changes, furniture=True, fragments=False)  # footnote texts with e-mails, too
     if family == "pdf":
         t, n = pdfdebris.repair_fonts(t)
         if n:

@@ -44,7 +44,8 @@ OP_WORDS = (
     "bold",
     "times",
 )
-_OP = re.compile("|".join(sorted(OP_WORDS, key=len, reverse=True)))
+# hyphenated content names ("much-less-than", "maps-to", "less-than-or-similar-to") come first: they only occur there
+_OP = re.compile("(?:[a-z]+-)+[a-z]+(?=[^\\sa-z])|" + "|".join(sorted(OP_WORDS, key=len, reverse=True)))
 _LATEX_CMD = re.compile(r"\\([A-Za-z]+)|\\(.)")
 _FOLD = str.maketrans({"ϵ": "ε", "ϑ": "θ", "ϕ": "φ", "ϖ": "π", "ϱ": "ρ", "ς": "σ", "ı": "i", "ȷ": "j"})
 _GREEK = {
