@@ -25,7 +25,7 @@ import re
 
 CAPTION_START = re.compile(
     r"^\s*(?:Figure|FIGURE|Fig\.|FIG\.|Figs\.|Table|TABLE|Tab\.|TAB\.|Algorithm|ALGORITHM|Listing)\s*"
-    r"(?:[A-Z]?\d+|[IVXL]+)(?:\.\d+)*[a-z]?(?:\s*[:.|]|\s+[-–—]\s)"
+    r"(?:[A-Z]?\d+|[IVXL]+)(?:\.\d+)*[a-z]?(?!\.?\d)(?:\s*[:.|]|\s+[-–—]\s)"
 )
 CAPTION_INLINE = re.compile(
     r"(?<=[.!?)\]])\s*(?:Figure|FIGURE|Fig\.|FIG\.|Table|TABLE)\s*\d+[a-z]?\s*[:|]\s+[A-Z(]"
