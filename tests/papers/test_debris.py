@@ -138,7 +138,8 @@ def test_cleaning_is_idempotent_and_leaves_no_markup_on_real_sections(corpus: Pa
 
 
 def test_markup_reading_records_changes_and_families() -> None:
-    text, changes = clean_markup('see [Figure1]Figure 1 ‣ 1 Introduction ‣ A Title") and ![Refer to caption]Figure 1: X.')
+    raw = 'see [Figure1]Figure 1 ‣ 1 Introduction ‣ A Title") and ![Refer to caption]Figure 1: X.'
+    text, changes = clean_markup(raw)
     assert text.startswith("see Figure 1 and") and changes["xref_trails repaired"] == 1
     assert changes["image_markup repaired"] == 1
     assert source_family("scalar-ref") == "markdown" and source_family("unarxive") == "latex"

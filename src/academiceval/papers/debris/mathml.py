@@ -121,7 +121,7 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-_MATHCHARS = "\U0001D400-\U0001D7FF\u2100-\u214F"
+_MATHCHARS = "\U0001d400-\U0001d7ff\u2100-\u214f"
 # where an annotation can start: operator names glued to what follows them, or a math-styled character
 _ANCHOR = re.compile(rf"(?:{_OP.pattern})+(?=[{_MATHCHARS}\d(\[])|[{_MATHCHARS}]")
 
