@@ -87,7 +87,7 @@ DETECTORS: dict[str, Callable[[str], int]] = {
     "xref_trails": ar5iv.count_trails,
     "image_markup": lambda t: len(ar5iv.IMAGE.findall(t)),
     "math_duplicates": mathml.count,
-    "escaped_markup": lambda t: len(ar5iv.ESCAPE_ANY.findall(t)),
+    "escaped_markup": ar5iv.count_escapes,
     "heading_markup": lambda t: len(ar5iv.HEADING.findall(t)),
     "list_markup": ar5iv.count_lists,
     "table_markup": lambda t: len(ar5iv.TABLE_ROW.findall(t)),

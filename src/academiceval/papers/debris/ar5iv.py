@@ -170,7 +170,14 @@ def count_math(text: str) -> int:
 
 
 def count_links(text: str) -> int:
-    return len(URL_LINK.findall(text)) + len(re.findall(r"\[(?:19|20)\d\d[a-z]?\]|\( \[", text))
+    """ar5iv's link residue only: "(Vaswani et al., [2017])", "( [2019]))", "[https://x]". A bracketed year after
+    a name without a comma ("Johnson [2002]") is a real citation style of PDFs and is not counted."""
+    return len(URL_LINK.findall(text)) + len(re.findall(r"(?<=[,;] )\[(?:19|20)\d\d[a-z]?\]|\( \[", text))
+
+
+def count_escapes(text: str) -> int:
+    """Markdown escapes outside math (`\\\\-t` inside `$…$` is a LaTeX row break, not an escape)."""
+    return sum(len(ESCAPE_ANY.findall(seg)) for seg in re.split(r"\$\$.*?\$\$|\$[^$\n]*\$", text, flags=re.S))
 
 
 def count_lists(text: str) -> int:
