@@ -44,10 +44,11 @@ SPLITS = ("train", "val", "test")
 
 
 def _label_debris(s: Sample) -> dict[str, int]:
-    """Debris in one label, as the build measures it: joined compounds count only for PDF text (elsewhere
-    "pretraining" beside "pre-training" is the authors' spelling, not a lost hyphen)."""
+    """Debris in one label, as the build measures it: joined compounds count only for sections read from a PDF
+    (elsewhere "pretraining" beside "pre-training" is the authors' spelling, not a lost hyphen)."""
     family = source_family(s.paper_id.split(":", 1)[0] if ":" in s.paper_id else "pdf")
-    vocab = vocabulary([s.label, s.fields.get("body", "")]) if family == "pdf" else None
+    from_page = family == "pdf" and s.task in ("introduction", "related_work")  # titles/abstracts: metadata
+    vocab = vocabulary([s.label, s.fields.get("body", "")]) if from_page else None
     return debris_counts(s.label, vocab)
 
 

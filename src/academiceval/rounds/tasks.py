@@ -213,7 +213,9 @@ def task_views(
         title = squash(clean_text(title, vocab, source="pdf").text)
         abstract = squash(clean_text(strip_leading_fragments(raw), vocab, source="pdf").text)
         views.prepared["title and abstract from the parse (no metadata record)"] += 1
+        from_parse = True
     else:
+        from_parse = False
         abstract = squash(clean_text(abstract, source="text").text)  # metadata: LaTeX formatting commands
     family = source_family(paper.source)
     label_vocab = vocabulary([s.text for s in paper.sections]) if family == "pdf" else None
@@ -288,6 +290,8 @@ def task_views(
         ftok = {"body": body_tok, **{k: tok[k] for k in ("title", "abstract") if k in fields}}
         if task == "title" and abstract_in != abstract:
             ftok["abstract"] = count_tokens([abstract_in])[0] if counts else 0
-        left = {k: v for k, v in debris_counts(label, label_vocab).items() if v}  # joined words: PDFs only
+        # joined words count as lost hyphens only in text read from a PDF (a metadata abstract is typed)
+        vocab_here = label_vocab if task not in ("title", "abstract") or from_parse else None
+        left = {k: v for k, v in debris_counts(label, vocab_here).items() if v}
         views.instances[task] = TaskInstance(task, fields, label, ftok, label_tok, notes, left)
     return views
