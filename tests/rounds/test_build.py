@@ -300,7 +300,12 @@ def test_audit_of_the_real_round(built, tmp_path) -> None:
     a = audit_round(load_round(ws.layout.round_dir("2022-12")))
     assert a["samples"] > 150
     assert all(t["over_limits"] == 0 for t in a["overlap"]["tasks"].values())
-    assert all(d["placeholders"]["occurrences"] == 0 for d in a["debris"].values())
+    by_split = [e for d in a["debris"].values() for sp, e in d.items() if sp in ("train", "val", "test")]
+    assert by_split and all(e["placeholders"]["occurrences"] == 0 for e in by_split)
+    # a val/test label with debris left is excluded, so only train labels may keep any
+    assert all(e["labels_with_any"] == 0 for d in a["debris"].values() for sp, e in d.items() if sp in ("val", "test"))
+    ts = a["title_samples"]["all"]
+    assert ts["papers"] == a["papers"] and 0 < ts["with_title_sample"] <= ts["papers"]
     assert a["quality_exclusions"]["papers"]["quality: not a paper (reviewer response / cover letter)"] == 1
     assert a["title_removal"]["with_holes"] == 0
     assert a["splits"]["single_day_windows"] == ["test"]

@@ -7,8 +7,10 @@ is measured here, for any round on disk, old or new:
   abstract, title, each demonstration's fields and label, the citation corpus) and the longest common run of words,
   after the normalisation of `rounds.leakage.match_words`; the distribution per task and the worst cases;
 * label length per task (words) and how many labels fall outside the quality gate's plausible range;
-* debris in labels: broken hyphens (incl. compounds that lost their hyphen), captions, reference placeholders,
-  running heads, split drop caps (`papers.clean` detectors);
+* debris in labels, every kind of `papers.clean.DEBRIS_KINDS` per task and split (PDF furniture and captions,
+  font garbage, unarXive placeholders, ar5iv trails/markup/duplicated formulas, LaTeX markup), and the labels the
+  build excluded because debris was left after cleaning;
+* title samples kept: papers of each split with a title sample (a trail repeating the title used to cost one);
 * holes left by title removal in the title task's inputs;
 * Related Work: the citation-resolution rate (round-wide and per sample when the build recorded it);
 * quality-gate exclusions and other skip reasons from the manifest;
@@ -26,7 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from academiceval.papers.clean import debris_counts, vocabulary
+from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family, vocabulary
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
 from academiceval.rounds.models import TASKS, Sample
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
@@ -38,7 +40,32 @@ except ImportError:  # pragma: no cover - the gate is optional for auditing old 
     DEFAULT_GATE = None
 
 WORST = 10
-DEBRIS_KINDS = ("broken_hyphens", "captions", "placeholders", "running_heads", "drop_caps")
+SPLITS = ("train", "val", "test")
+
+
+def _label_debris(s: Sample) -> dict[str, int]:
+    """Debris in one label, as the build measures it: joined compounds count only for sections read from a PDF
+    (elsewhere "pretraining" beside "pre-training" is the authors' spelling, not a lost hyphen)."""
+    family = source_family(s.paper_id.split(":", 1)[0] if ":" in s.paper_id else "pdf")
+    from_page = family == "pdf" and s.task in ("introduction", "related_work")  # titles/abstracts: metadata
+    vocab = vocabulary([s.label, s.fields.get("body", "")]) if from_page else None
+    return debris_counts(s.label, vocab)
+
+
+def _title_samples(samples: list[Sample]) -> dict[str, Any]:
+    """Papers of each split with a title sample, of all papers of that split in the round."""
+    papers: dict[str, set[str]] = defaultdict(set)
+    titled: dict[str, set[str]] = defaultdict(set)
+    for s in samples:
+        papers[s.split].add(s.arxiv_id)
+        if s.task == "title":
+            titled[s.split].add(s.arxiv_id)
+    out = {sp: {"papers": len(papers[sp]), "with_title_sample": len(titled[sp])} for sp in SPLITS if papers[sp]}
+    out["all"] = {
+        "papers": sum(len(v) for v in papers.values()),
+        "with_title_sample": sum(len(v) for v in titled.values()),
+    }
+    return out
 
 
 def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str, Any]:
@@ -178,24 +205,32 @@ def audit_round(
             entry["plausible"] = [lo, hi]
             entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
         lengths[task] = entry
-        counts: Counter[str] = Counter()
-        with_any: Counter[str] = Counter()
-        examples: dict[str, str] = {}
-        for s in labels:
-            # the word check uses the paper's own words (authors differ: "pretraining" is a spelling, not debris)
-            d = debris_counts(s.label, vocabulary([s.label, s.fields.get("body", "")]))
-            for k, v in d.items():
-                counts[k] += v
-                if v:
-                    with_any[k] += 1
-                    examples.setdefault(k, s.sample_id)
-        debris[task] = {
-            "labels": len(labels),
-            **{
-                k: {"labels_with": with_any[k], "occurrences": counts[k], "example": examples.get(k)}
-                for k in DEBRIS_KINDS
-            },
-        }
+        entry_d: dict[str, Any] = {"labels": len(labels)}
+        for sp in SPLITS:
+            in_split = [x for x in labels if x.split == sp]
+            if not in_split:
+                continue
+            counts: Counter[str] = Counter()
+            with_any: Counter[str] = Counter()
+            examples: dict[str, str] = {}
+            dirty = 0
+            for x in in_split:
+                d = _label_debris(x)
+                dirty += any(d.values())
+                for k, v in d.items():
+                    counts[k] += v
+                    if v:
+                        with_any[k] += 1
+                        examples.setdefault(k, x.sample_id)
+            entry_d[sp] = {
+                "labels": len(in_split),
+                "labels_with_any": dirty,
+                **{
+                    k: {"labels_with": with_any[k], "occurrences": counts[k], "example": examples.get(k)}
+                    for k in DEBRIS_KINDS
+                },
+            }
+        debris[task] = entry_d
         if task == "title":
             holes.update(_title_holes(labels, samples))
 
@@ -222,6 +257,11 @@ def audit_round(
         k: {r: c for r, c in v.items() if r.startswith("quality:")}
         for k, v in skipped.items()
         if any(r.startswith("quality:") for r in v)
+    }
+    debris_skips = {
+        k: {r: c for r, c in v.items() if r.startswith("debris:")}
+        for k, v in skipped.items()
+        if any(r.startswith("debris:") for r in v)
     }
     leak_skips = {
         k: {r: c for r, c in v.items() if "near-copied" in r or "label text" in r}
@@ -287,6 +327,9 @@ def audit_round(
         "label_words": lengths,
         "debris": debris,
         "title_removal": {**holes, "recorded": (validity or {}).get("title_removal", {})},
+        "title_samples": _title_samples(samples),
+        "debris_exclusions": debris_skips,
+        "train_label_debris": (validity or {}).get("train_label_debris", {}),
         "citations": citations_out,
         "quality_exclusions": quality,
         "quality_summary": (validity or {}).get("quality", {}),

@@ -231,6 +231,7 @@ def build_round(
     token_sums: dict[tuple[Task, str], list[int]] = {}
     split_counts: dict[tuple[Task, str], Counter[str]] = {}
     cite_stats = Counter()
+    train_debris: dict[str, Counter[str]] = {t: Counter() for t in tasks}  # train labels with debris, by kind
     order = sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id))
     try:
         for n, target in enumerate(order):
@@ -240,6 +241,12 @@ def build_round(
                 inst = tv.instances.get(task)
                 if inst is None:
                     continue
+                why = quality.debris_reason(inst.debris, target.split)  # val/test labels: no debris left
+                if why is not None:
+                    skip(task, why)
+                    continue
+                if inst.debris:
+                    train_debris[task].update({k: 1 for k in inst.debris})
                 corpus, corpus_tokens = [], 0
                 if task == "related_work":
                     got = _citation_corpus(
@@ -347,6 +354,7 @@ def build_round(
                     k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
                 },
                 "text_versions": text_versions,
+                "train_label_debris": {t: dict(sorted(c.items())) for t, c in train_debris.items() if c},
             },
         }
         manifest = publish(

@@ -123,3 +123,12 @@ def describe(gate: QualityGate) -> dict[str, object]:
     d = dataclasses.asdict(gate)
     d["label_words"] = {k: list(v) for k, v in gate.label_words.items()}
     return d
+
+
+def debris_reason(debris: dict[str, int], split: str) -> str | None:
+    """Why a val/test label is excluded: debris that cleaning could not remove (`papers.clean.debris_counts` of
+    the cleaned label, kinds named). Train labels keep minor debris; the build counts it by kind."""
+    kinds = sorted(k for k, v in debris.items() if v)
+    if split == "train" or not kinds:
+        return None
+    return f"debris: {', '.join(kinds)} left in a {split} label after cleaning"

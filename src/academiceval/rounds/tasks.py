@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from academiceval.papers.clean import clean_text, repair_hyphenation, strip_leading_fragments, vocabulary
+from academiceval.papers.clean import clean_text, debris_counts, source_family, strip_leading_fragments, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
 from academiceval.rounds.models import TASKS, Task
@@ -117,6 +117,7 @@ class TaskInstance:
     field_tokens: dict[str, int] = field(default_factory=dict)
     label_tokens: int = 0
     notes: list[str] = field(default_factory=list)
+    debris: dict[str, int] = field(default_factory=dict)  # debris left in the label after cleaning, by kind
 
 
 @dataclass
@@ -130,7 +131,8 @@ class TaskViews:
 
 def prepare_paper(paper: Paper) -> tuple[Paper, Counter[str]]:
     """The paper as the tasks read it: roles by inheritance and evidence (`papers.roles.assign_roles`) and every
-    section's text cleaned (`papers.clean.clean_text`, the word check against the paper's own vocabulary).
+    section's text cleaned for its source (`papers.clean.clean_text`: PDF layout debris, unarXive placeholders,
+    ar5iv markup and trails; the word check against the paper's own vocabulary).
     Section order and count are unchanged, so citation section indices stay valid."""
     paper, notes = assign_roles(paper)
     vocab = vocabulary([s.text for s in paper.sections])
@@ -139,7 +141,7 @@ def prepare_paper(paper: Paper) -> tuple[Paper, Counter[str]]:
         if s.role in NON_BODY_ROLES or not s.text:
             sections.append(s)
             continue
-        c = clean_text(s.text, vocab, layout=paper.source == "pdf")
+        c = clean_text(s.text, vocab, source=paper.source)
         notes.update(c.changes)
         sections.append(s.model_copy(update={"text": c.text}) if c.text != s.text else s)
     return paper.model_copy(update={"sections": sections}), notes
@@ -208,9 +210,15 @@ def task_views(
         # no metadata record beyond the PDF itself: title and abstract were read from the page, with its debris
         raw = paper.abstract if paper.abstract and squash(paper.abstract) == abstract else abstract
         vocab = vocabulary([s.text for s in paper.sections] + [raw])
-        title = squash(repair_hyphenation(title, vocab))
-        abstract = squash(repair_hyphenation(strip_leading_fragments(raw), vocab))
+        title = squash(clean_text(title, vocab, source="pdf").text)
+        abstract = squash(clean_text(strip_leading_fragments(raw), vocab, source="pdf").text)
         views.prepared["title and abstract from the parse (no metadata record)"] += 1
+        from_parse = True
+    else:
+        from_parse = False
+        abstract = squash(clean_text(abstract, source="text").text)  # metadata: LaTeX formatting commands
+    family = source_family(paper.source)
+    label_vocab = vocabulary([s.text for s in paper.sections]) if family == "pdf" else None
     sec_tok = _section_tokens(paper, counts, cache)
     small = cached_counts([title, abstract], cache) if counts else [0, 0]
     tok = {"title": small[0], "abstract": small[1]}
@@ -282,5 +290,8 @@ def task_views(
         ftok = {"body": body_tok, **{k: tok[k] for k in ("title", "abstract") if k in fields}}
         if task == "title" and abstract_in != abstract:
             ftok["abstract"] = count_tokens([abstract_in])[0] if counts else 0
-        views.instances[task] = TaskInstance(task, fields, label, ftok, label_tok, notes)
+        # joined words count as lost hyphens only in text read from a PDF (a metadata abstract is typed)
+        vocab_here = label_vocab if task not in ("title", "abstract") or from_parse else None
+        left = {k: v for k, v in debris_counts(label, vocab_here).items() if v}
+        views.instances[task] = TaskInstance(task, fields, label, ftok, label_tok, notes, left)
     return views

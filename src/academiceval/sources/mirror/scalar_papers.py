@@ -25,6 +25,8 @@ from typing import Any
 
 from academiceval.papers.bib_markdown import markdown_bibliography
 from academiceval.papers.bibliography import BibEntry, clean_title, find_doi
+from academiceval.papers.clean import clean_markup
+from academiceval.papers.debris.edits import OffsetMap
 from academiceval.papers.models import Citation, Paper, Reference, Section
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import parse_arxiv_id
@@ -34,7 +36,8 @@ from academiceval.sources.mirror.unarxive import heading_role
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
 
-PARSER_VERSION = "scalar-paper-object/2"  # 2: the markdown bibliography read into fields; titles cleaned
+# 2: the markdown bibliography read into fields, titles cleaned; 3: also ar5iv markup cleaned at reading (clean_markup)
+PARSER_VERSION = "scalar-paper-object/3"
 QUESTION_SOURCE = "scalar"  # the question paper's records (same source name as SCALAR's metadata file)
 CITED_SOURCE = "scalar-ref"  # papers present only as the cited text inside another paper's object
 META_SOURCE = "scalar_paper"  # PaperMeta.source of both (the mirror format's name; SCALAR's metadata file wins ties)
@@ -126,7 +129,8 @@ def _plain_sections(raw: dict[str, Any]) -> list[Section]:
     out: list[Section] = []
     for key, content, _ in _sections(raw):
         number, heading = split_heading(key)
-        out.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=content))
+        text, _changes = clean_markup(content)
+        out.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=text))
     return out
 
 
@@ -188,15 +192,25 @@ def paper_object_to_records(
         )
     sections: list[Section] = []
     citations: list[Citation] = []
-    bad_spans = 0
+    bad_spans = in_markup = 0
     for si, (key, content, cs) in enumerate(sections_raw):
         number, heading = split_heading(key)
-        sections.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=content))
+        # ar5iv markup → text when the object is read (papers.clean.clean_markup): the store holds one clean text
+        # for every consumer (writing tasks, cloze, retrieval), and the citation spans move with it
+        offsets = OffsetMap()
+        clean, _changes = clean_markup(content, offsets)
+        sections.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=clean))
         for c in cs:
             start, end, text = int(c.get("start_pos", -1)), int(c.get("end_pos", -1)), str(c.get("text") or "")
             if not (0 <= start < end <= len(content)) or content[start:end] != text:
                 bad_spans += 1
                 continue
+            moved = offsets.span(start, end)
+            if moved is None:
+                in_markup += 1  # inside a removed table row, trail or listing
+                continue
+            start, end = moved
+            text = clean[start:end]
             labels = {"scalar_single_citation": str(bool(c.get("single_citation"))).lower()}
             if c.get("citation_type"):
                 labels["scalar_citation_type"] = str(c["citation_type"])
@@ -214,6 +228,9 @@ def paper_object_to_records(
             )
     if bad_spans:
         yield RecordParseError(f"{bad_spans} citation spans do not match their section text", source=path)
+    warnings = [APPROX_WARNING]
+    if in_markup:
+        warnings.append(f"{in_markup} citation spans inside removed ar5iv markup (table rows, trails) dropped")
     title = " ".join(str(data.get("title") or "").split())
     abstract = " ".join(str(data.get("abstract") or "").split())
     meta = PaperMeta(
@@ -235,7 +252,7 @@ def paper_object_to_records(
         references=references,
         citations=citations,
         parser_version=PARSER_VERSION,
-        warnings=[APPROX_WARNING],
+        warnings=warnings,
     )
     yield MirrorRecord(meta, _at(published), path=path, fmt="scalar_paper", paper=paper)
     approximated = 0
