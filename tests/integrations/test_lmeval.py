@@ -3,8 +3,8 @@ the real `lm_eval` CLI against the project's local OpenAI-compatible server, giv
 gives on the same answers, and sends exactly the prompts `academiceval run` sends.
 
 Rounds from the corpus: a writing round built from the unarXive sample (title, abstract × zero-shot, random:1),
-a citation-cloze round built from SCALAR's paper objects (`cloze build`) and two L-Eval tasks (`leval import`: sci_fi, exam;
-news_summ, ROUGE with judge-only items)."""
+a citation-cloze round built from SCALAR's paper objects (`cloze build`) and two L-Eval tasks (`leval import`:
+sci_fi, exam; news_summ, ROUGE with judge-only items)."""
 
 from __future__ import annotations
 
