@@ -253,7 +253,11 @@ def test_export_overwrite_policy_and_bad_input(small: Path, tmp_path: Path) -> N
     inside = Layout.of(small).round_dir("s") / "lm"
     res = runner.invoke(app, ["export", "--format", "lm-eval", "s", str(inside), "--home", str(small)])
     assert res.exit_code == 2 and "inside the round" in res.output
-    assert not (tmp_path / "u").exists() and not inside.exists()
+    runs = Layout.of(small).runs_dir / "s" / "lm"  # would be read as a run
+    res = runner.invoke(app, ["export", "--format", "lm-eval", "s", str(runs), "--home", str(small)])
+    assert res.exit_code == 2 and "inside runs/" in res.output
+    assert not (tmp_path / "u").exists() and not inside.exists() and not runs.exists()
+    cli("export", "--format", "lm-eval", "s", small / "lm-tasks", "--home", small)  # elsewhere in the home: fine
 
 
 def test_a_prompt_that_is_not_the_rounds_refuses_the_export(corpus: Path, tmp_path: Path) -> None:

@@ -135,6 +135,7 @@ def _task_yaml(manifest: ExportManifest, entry: ExportedConfig) -> str:
             "academiceval_round": manifest.round,
             "academiceval_round_manifest_sha256": manifest.round_manifest_sha256,
             "academiceval_config": entry.config,
+            "academiceval_task": entry.task,
             "academiceval_length_instruction": manifest.length_instruction,
             "academiceval_version": manifest.package_version,
         },
@@ -202,8 +203,14 @@ def _selected_configs(loaded: LoadedRound, split: str, wanted: list[str] | None)
 
 
 def _check_out(out: Path, loaded: LoadedRound, home: Path, force: bool) -> None:
+    """OUT must not sit where the workspace looks for rounds or runs (it would be read as one), nor in the round."""
     o = out.resolve()
-    for inside, what in ((loaded.path.resolve(), "the round"), (Layout.of(home).home, "the workspace")):
+    layout = Layout.of(home)
+    for inside, what in (
+        (loaded.path.resolve(), "the round"),
+        (layout.rounds_dir, "rounds/"),
+        (layout.runs_dir, "runs/"),
+    ):
         if o == inside or inside in o.parents:
             raise ConfigError(
                 f"{out} is inside {what} ({inside})", hint="write the lm-eval folder somewhere of its own"
@@ -253,10 +260,9 @@ def export_round(
     manifest = ExportManifest(
         round=loaded.name,
         round_manifest_sha256=loaded.manifest_sha256,
-        round_path=str(loaded.path),
         split=split,
         tags=[lm_name(loaded.name)],
-        labels_withheld=withheld or not all(s.label for ss in by_config.values() for s in ss),
+        labels_withheld=withheld or not any(s.label for ss in by_config.values() for s in ss),
         prompt_preparation=preparer.name,
         length_instruction=lie,
         package_version=__version__,

@@ -59,7 +59,6 @@ class ExportManifest(BaseModel):
     format: str = FORMAT
     round: str
     round_manifest_sha256: str
-    round_path: str
     split: str
     tags: list[str]
     labels_withheld: bool  # a release without the split's labels: docs carry no reference, nothing is scored

@@ -199,12 +199,12 @@ def _import_results(
             model=f"{BACKEND}/{lm_model}/{model_name}",
             backend=BACKEND,
             base_url=_base_url(cfg.get("model_args")),
-            options={"temperature": 0.0, "seed": cfg.get("random_seed")},
+            options=_options(tasks),
             package_version=__version__,
             created_at=_date(results.get("date")) or finished_at,
             prompt_preparation="academiceval export --format lm-eval (runs.prepare.PromptPreparer), sent by lm-eval",
             task_max_tokens={
-                str((t.get("metadata") or {}).get("academiceval_config", n)): int(
+                str((t.get("metadata") or {}).get("academiceval_task", n)): int(
                     (t.get("generation_kwargs") or {}).get("max_gen_toks", 0)
                 )
                 for n, t in tasks
@@ -227,6 +227,13 @@ def _import_results(
         imported.round_found = locate_round(round_name, home=layout.home) is not None
         out.append(imported)
     return out
+
+
+def _options(tasks: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The generation options lm-eval used (the tasks' generation_kwargs; the length per task is kept apart)."""
+    kwargs = dict((tasks[0][1].get("generation_kwargs") or {}) if tasks else {})
+    kwargs.pop("max_gen_toks", None)
+    return kwargs
 
 
 def _base_url(model_args: Any) -> str | None:
