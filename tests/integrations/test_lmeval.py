@@ -346,11 +346,14 @@ def test_import_marks_answers_to_other_prompts(home: Path, tmp_path: Path) -> No
     )
     msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": doc["prompt"]}]
     line = {"doc": doc, "arguments": {"gen_args_0": {"arg_0": [json.dumps(msgs)]}}, "filtered_resps": ["A title"]}
-    (lm_out / f"samples_{c.task_name}_2026-01-01T00-00-00.jsonl").write_text(json.dumps(line) + "\n" + "{torn\n")
+    broken = {**line, "doc": {**doc, "sample": "{}"}}  # a doc whose sample does not validate
+    (lm_out / f"samples_{c.task_name}_2026-01-01T00-00-00.jsonl").write_text(
+        "\n".join([json.dumps(line), "{torn", json.dumps(broken)]) + "\n"
+    )
     rep = import_output(tmp_path / "lm", home=home)
     [run] = rep.runs
     assert (run.records, run.prompts_changed, run.prompts_equal) == (1, 1, 0)
-    assert sum(rep.skipped.values()) == 1  # the torn line, counted
+    assert sum(rep.skipped.values()) == 2 and len(rep.skipped) == 2  # the torn line and the bad doc, counted
     data = load_run(run.run_dir)
     [rec] = data.records.values()
     assert PROMPT_CHANGED in rec.warnings and rec.prompt_sha256 != doc["prompt_sha256"]

@@ -168,7 +168,7 @@ def _readme(m: ExportManifest) -> str:
         "```bash",
         "lm_eval --model local-chat-completions \\",
         "    --model_args base_url=http://127.0.0.1:8000/v1/chat/completions,model=MODEL \\",
-        f"    --include_path {'THIS_FOLDER'} --tasks {tag} --apply_chat_template \\",
+        f"    --include_path THIS_FOLDER --tasks {tag} --apply_chat_template \\",
         "    --log_samples --output_path lm-eval-out",
         "academiceval lm-eval import lm-eval-out      # the answers as an academiceval run; then score / report",
         "```",
@@ -190,7 +190,7 @@ def _readme(m: ExportManifest) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _selected_configs(loaded: LoadedRound, split: str, wanted: list[str] | None) -> list[str]:
+def _selected_configs(loaded: LoadedRound, wanted: list[str] | None) -> list[str]:
     have = loaded.configs()
     if wanted:
         unknown = [c for c in wanted if c not in have]
@@ -244,7 +244,7 @@ def export_round(
             raise ConfigError(f"metric {m} needs a judge model", hint="lm-eval tasks score without one: drop it")
     out = Path(out)
     _check_out(out, loaded, home_dir, force)
-    chosen = _selected_configs(loaded, split, configs)
+    chosen = _selected_configs(loaded, configs)
     by_config = {c: list(loaded.samples(c, split=split)) for c in chosen}
     skipped = {c: f"no {split} samples" for c, ss in by_config.items() if not ss}
     by_config = {c: ss for c, ss in by_config.items() if ss}

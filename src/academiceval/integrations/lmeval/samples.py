@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from academiceval import __version__
 from academiceval.errors import ConfigError
 from academiceval.integrations.scoring import answer_record
@@ -190,7 +192,11 @@ def _import_results(
                 skipped[f"no samples file for {task} (run lm_eval with --log_samples)"] += 1
                 continue
             imported.tasks.append(task)
-            records += [_record(row, finished_at, imported) for row in _read_lines(spath, skipped)]
+            for row in _read_lines(spath, skipped):
+                try:
+                    records.append(_record(row, finished_at, imported))
+                except (ValidationError, KeyError, TypeError, ValueError) as e:  # one bad doc; the rest goes on
+                    skipped[f"unreadable doc in {spath.name}: {type(e).__name__}"] += 1
         if not records:
             continue
         spec = RunSpec(
