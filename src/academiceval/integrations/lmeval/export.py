@@ -76,14 +76,15 @@ def process_results(doc, results):
 
 
 def max_tokens_for(task: str) -> int:
-    """The output length `academiceval run` asks for when none is given (per task)."""
+    """The output length `academiceval run` asks for when none is given (per task; the one place this module
+    reads it)."""
     return DEFAULT_MAX_TOKENS.get(task, 512)
 
 
 def metrics_for(task: str, writing_metrics: tuple[str, ...]) -> list[str]:
-    """A family's own metric (multiple choice: accuracy; L-Eval: leval), else the writing metrics asked for."""
-    family = registry.TASK_DEFAULT_METRICS.get(task)
-    return [family] if family else list(writing_metrics)
+    """A family's own metric (multiple choice: accuracy; L-Eval: leval), as `academiceval score` picks it for a
+    run of that task, else the writing metrics asked for."""
+    return registry.default_metrics([task]) or list(writing_metrics)
 
 
 @dataclass
