@@ -32,6 +32,7 @@ from academiceval.cli import (
     update,
 )
 from academiceval.cli import leval as _leval
+from academiceval.cli import lmeval as _lmeval
 from academiceval.cli import score_predictions as _score_predictions
 
 app = typer.Typer(
@@ -64,6 +65,7 @@ app.command("judge-length-control")(_score_predictions.judge_length_control)
 app.command("agreement")(_agreement.agreement)
 app.add_typer(_leval.app, name="leval")
 app.add_typer(_leval.elaip_app, name="elaip")
+app.add_typer(_lmeval.app, name="lm-eval")
 app.command("report")(report.report)
 app.command("release")(release.release)
 app.command("compare")(compare.compare)
