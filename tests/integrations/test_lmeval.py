@@ -240,7 +240,8 @@ def test_export_overwrite_policy_and_bad_input(small: Path, tmp_path: Path) -> N
     assert not (out / "stale.yaml").exists() and (out / MANIFEST).is_file()  # replaced whole: no stale task
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".t.")]  # no leftover beside it
     for bad, message in (
-        (("--format", "leval"), "unknown --format 'leval' for a round"),
+        (("--format", "leval"), "no run.json here"),  # the run format of the one export verb: SOURCE is no run
+        (("--format", "lm_eval"), "unknown --format 'lm_eval'"),
         (("--config", "nope"), "has no config nope"),
         (("--metrics", "judge"), "needs a judge model"),
         (("--metrics", "rouge-x"), "unknown metric 'rouge-x'"),

@@ -71,8 +71,11 @@ def export(
     as another harness's tasks (prompts and output lengths as `academiceval run` sends them)."""
     from academiceval.cli.export_round import ROUND_FORMATS, export_round
     from academiceval.errors import AcademicEvalError
-    from academiceval.runs.export import export_run
+    from academiceval.runs.export import export_run, formats
 
+    if fmt not in ROUND_FORMATS and fmt not in formats():
+        known = [f"{n} (a run: {f.summary})" for n, f in formats().items()] + [f"{n} (a round)" for n in ROUND_FORMATS]
+        raise fail(f"unknown --format {fmt!r}; one of: {'; '.join(known)}")
     if out is not None and out_arg is not None and out != out_arg:
         raise fail(f"two destinations given ({out_arg} and --out {out}): give one")
     dest = out or out_arg
