@@ -20,11 +20,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.families.cloze.build import build_cloze_round
 from academiceval.graph.crawl import collect
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
-from academiceval.rounds.cloze.build import build_cloze_round
 from academiceval.rounds.config import BuildConfig
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round

@@ -9,13 +9,13 @@ from datetime import date
 
 import pytest
 
+from academiceval.families.cloze.build import build_cloze_round
+from academiceval.families.cloze.export import load_items
+from academiceval.families.cloze.generate import CandidateSource, Span, generate_for_paper, mark_groups, nearest_refs
+from academiceval.families.cloze.models import MASK, PRESETS, ClozeOptions, preset, preset_name
+from academiceval.families.cloze.prompt import render_item
+from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
-from academiceval.rounds.cloze.build import build_cloze_round
-from academiceval.rounds.cloze.export import load_items
-from academiceval.rounds.cloze.generate import CandidateSource, Span, generate_for_paper, mark_groups, nearest_refs
-from academiceval.rounds.cloze.models import MASK, PRESETS, ClozeOptions, preset, preset_name
-from academiceval.rounds.cloze.prompt import render_item
-from academiceval.rounds.cloze.tokens import WordPieceCounter
 from academiceval.store.artifacts import load_round
 
 
@@ -85,7 +85,7 @@ def test_levels_follow_their_presets(scalar_round) -> None:
 
 def test_nearest_distractors_are_cited_closest(scalar_round) -> None:
     ws, report = scalar_round
-    from academiceval.rounds.cloze.generate import kept_sections, paper_spans
+    from academiceval.families.cloze.generate import kept_sections, paper_spans
 
     for it in report.items["citation_cloze-hard"][:10]:
         paper = ws.get_paper(it.paper_id)
@@ -218,7 +218,7 @@ def test_candidate_fields(field: str) -> None:
 
 
 def test_fit_item_cuts_only_content(scalar_round) -> None:
-    from academiceval.rounds.cloze.prompt import closing_text, fit_item
+    from academiceval.families.cloze.prompt import closing_text, fit_item
 
     _, report = scalar_round
     counter = WordPieceCounter()

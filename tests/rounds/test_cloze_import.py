@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from academiceval.families.cloze.export import load_items
+from academiceval.families.cloze.importer import import_scalar
+from academiceval.families.cloze.prompt import fit_item
+from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.models.baselines import BaselineBackend
-from academiceval.rounds.cloze.export import load_items
-from academiceval.rounds.cloze.importer import import_scalar
-from academiceval.rounds.cloze.prompt import fit_item
-from academiceval.rounds.cloze.tokens import WordPieceCounter
 from academiceval.scores.mcq import accuracy_by_level, score_item
 from academiceval.store.artifacts import load_round
 

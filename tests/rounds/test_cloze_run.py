@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from academiceval.families.cloze.models import MASK
+from academiceval.families.cloze.prompt import closing_text
+from academiceval.families.cloze.samples import is_cloze_sample, sample_to_item
 from academiceval.models.baselines import BaselineBackend
 from academiceval.models.prepare import prepare_prompt
-from academiceval.rounds.cloze.models import MASK
-from academiceval.rounds.cloze.prompt import closing_text
-from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
 from academiceval.scores.mcq import parse_answer
 from academiceval.store.artifacts import load_round
 
@@ -40,7 +40,7 @@ def test_baselines_answer_round_samples(scalar_round) -> None:
 
 
 def test_examples_page_texts(scalar_round) -> None:
-    from academiceval.report.cloze import pick_text, question_text
+    from academiceval.families.cloze.report import pick_text, question_text
 
     _, report = scalar_round
     s = next(iter(load_round(report.path).samples("citation_cloze-easy")))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds import elaip
+from academiceval.families.elaip import items as elaip
 from academiceval.runs.elaip import retrieval_for, run_items
 from academiceval.scores.elaip import score_answer, summarize, summarize_runs
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from academiceval.errors import AcademicEvalError
-from academiceval.rounds.leval import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
-from academiceval.rounds.leval_run import build_prompt, load_round, write_round
+from academiceval.families.leval.items import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
+from academiceval.families.leval.round import build_prompt, load_round, write_round
 from academiceval.runs.leval import LeadBaseline, run_items
 from academiceval.scores.leval import score_file
 

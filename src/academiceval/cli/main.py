@@ -16,7 +16,6 @@ from academiceval.cli import agreement as _agreement
 from academiceval.cli import (
     audit,
     build,
-    cloze,
     collect,
     compare,
     demo,
@@ -30,8 +29,9 @@ from academiceval.cli import (
     stats,
     update,
 )
-from academiceval.cli import leval as _leval
 from academiceval.cli import score_predictions as _score_predictions
+from academiceval.families.cloze import cli as cloze
+from academiceval.families.leval import cli as _leval
 
 app = typer.Typer(
     name="academiceval",

@@ -250,7 +250,7 @@ _CANDIDATE_BLOCK = re.compile(r"<Candidate>\s*Candidate \[(\d+)\]:\n?(.*?)</Cand
 
 def choice_fields(item: Any, prompt: str = "") -> tuple[str, list[str], str, str]:
     """(paper text, candidate texts in slot order, mask, item id) from an item's fields or its prompt."""
-    from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
+    from academiceval.families.cloze.samples import is_cloze_sample, sample_to_item
 
     if is_cloze_sample(item):  # a round sample of the cloze family: its full item
         item = sample_to_item(item)
@@ -297,7 +297,7 @@ _LEVAL_CHOICE_SYSTEM = ("Exactly one option is correct", "One or more options ma
 
 
 def leval_lead(prompt: str) -> str:
-    """L-Eval's model-free reference point from its prompt (`rounds.leval` wording): "A" for multiple choice,
+    """L-Eval's model-free reference point from its prompt (`families.leval.items` wording): "A" for multiple choice,
     else the document's first N words (N from "Aim for about N words.", else 60)."""
     if any(marker in prompt for marker in _LEVAL_CHOICE_SYSTEM):
         return "A"

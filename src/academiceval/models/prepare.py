@@ -200,7 +200,7 @@ def prepare_prompt(
 
 
 class _ChoiceCounter:
-    """The tokenizer as `rounds.cloze.prompt.fit_item` uses it (count; longest prefix within n tokens)."""
+    """The tokenizer as `families.cloze.prompt.fit_item` uses it (count; longest prefix within n tokens)."""
 
     def __init__(self, tok: Tokenizer) -> None:
         self.tok = tok
@@ -226,9 +226,9 @@ def _prepare_choice(
 ) -> PreparedPrompt:
     """Citation-cloze items: rendered by the family's own template; when over budget only content is cut (the
     question paper around the mask first, then every candidate evenly), never an instruction or an option
-    (`rounds.cloze.prompt.fit_item`)."""
-    from academiceval.rounds.cloze.prompt import fit_item, render_item
-    from academiceval.rounds.cloze.samples import sample_to_item
+    (`families.cloze.prompt.fit_item`)."""
+    from academiceval.families.cloze.prompt import fit_item, render_item
+    from academiceval.families.cloze.samples import sample_to_item
 
     item = sample_to_item(sample)
     prompt = render_item(item, templates_dir=templates_dir)
@@ -256,12 +256,12 @@ def _prepare_choice(
 def _prepare_leval(
     sample: Sample, tok: Tokenizer, budget: int | None, length_instruction: bool, on_overflow: str, base: PreparedPrompt
 ) -> PreparedPrompt:
-    """L-Eval items: rendered by `rounds.leval_run.build_prompt` (system text, document, question; the length
+    """L-Eval items: rendered by `families.leval.round.build_prompt` (system text, document, question; the length
     instruction on open-ended items when asked); over budget, only the document is cut, L-Eval's way
-    (`rounds.leval.fit_document`: words from the right, codeU from the left, 250-word steps), to the budget left
+    (`families.leval.items.fit_document`: words from the right, codeU from the left, 250-word steps), to the budget left
     after the rest of the prompt."""
-    from academiceval.rounds.leval_run import build_prompt
-    from academiceval.rounds.leval_samples import sample_to_item
+    from academiceval.families.leval.round import build_prompt
+    from academiceval.families.leval.samples import sample_to_item
 
     item = sample_to_item(sample)
     prompt, meta = build_prompt(item, length_instruction=length_instruction)
@@ -294,7 +294,7 @@ def _prepare_elaip(
 ) -> PreparedPrompt:
     """ElaipBench items: the family's prompt on the context the round holds; over budget, the context's tail is
     cut (the question, its options and the answer format are never cut)."""
-    from academiceval.rounds.elaip_samples import render_sample
+    from academiceval.families.elaip.samples import render_sample
 
     prompt = render_sample(sample)
     full = tok.count_prompt(prompt)

@@ -15,9 +15,9 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from academiceval.families.cloze.report import is_choice, pick_text, question_text
 from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
-from academiceval.report.cloze import is_choice, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window

@@ -117,16 +117,16 @@ def render_prompt(
 ) -> str:
     """The full prompt of a sample. variant None → "demos" when the sample (or the override) has demos."""
     if sample.task == "citation_cloze":  # the multiple-choice family renders through its own template
-        from academiceval.rounds.cloze.prompt import render_sample
+        from academiceval.families.cloze.prompt import render_sample
 
         return render_sample(sample, templates_dir=templates_dir)
-    if sample.task == "leval":  # L-Eval's structure and wording (rounds.leval); LIE only when a length is given
-        from academiceval.rounds.leval_run import build_prompt
-        from academiceval.rounds.leval_samples import sample_to_item
+    if sample.task == "leval":  # L-Eval's structure and wording (families.leval.items); LIE only when a length is given
+        from academiceval.families.leval.round import build_prompt
+        from academiceval.families.leval.samples import sample_to_item
 
         return build_prompt(sample_to_item(sample), length_instruction=length_words is not None)[0]
-    if sample.task == "elaipbench":  # the family's own prompt (rounds.elaip), on the context the round holds
-        from academiceval.rounds.elaip_samples import render_sample as render_elaip
+    if sample.task == "elaipbench":  # the family's own prompt (families.elaip.items), on the context the round holds
+        from academiceval.families.elaip.samples import render_sample as render_elaip
 
         return render_elaip(sample)
     demos = sample.demos if demos_override is None else demos_override

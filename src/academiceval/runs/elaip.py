@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from academiceval.rounds.elaip import ElaipItem, context_for, render
+from academiceval.families.elaip.items import ElaipItem, context_for, render
 from academiceval.runs.leval import text_of
 
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from academiceval.families.leval.items import MAX_NEW_TOKENS, LEvalItem
+from academiceval.families.leval.round import build_prompt
 from academiceval.models.base import Capabilities
 from academiceval.models.baselines import leval_lead
-from academiceval.rounds.leval import MAX_NEW_TOKENS, LEvalItem
-from academiceval.rounds.leval_run import build_prompt
 
 
 def text_of(result: object) -> str:

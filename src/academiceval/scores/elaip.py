@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from academiceval.rounds.elaip import ElaipItem
+from academiceval.families.elaip.items import ElaipItem
 from academiceval.scores.mcq import Parser, parse_answer_set
 
 METRIC = "strict-set-accuracy"
@@ -111,8 +111,8 @@ async def generate_and_filter(
     from datetime import UTC, datetime
     from pathlib import Path
 
+    from academiceval.families.elaip import generate as eg
     from academiceval.models.base import GenerationOptions
-    from academiceval.rounds import elaip_generate as eg
     from academiceval.runs.elaip import run_items
     from academiceval.runs.leval import text_of
 

@@ -86,8 +86,8 @@ class LEvalMetric:
         )
 
     def score_run(self, job: RunJob) -> list[ScoreRecord]:
-        from academiceval.rounds.leval import TASKS
-        from academiceval.rounds.leval_samples import sample_to_item
+        from academiceval.families.leval.items import TASKS
+        from academiceval.families.leval.samples import sample_to_item
         from academiceval.scores.leval import score_item
 
         metric, chash = self.metric_name, self.chash

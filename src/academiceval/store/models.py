@@ -39,10 +39,10 @@ class StrictConfig(BaseModel):
 
 
 # ---- rounds ------------------------------------------------------------------------------------------
-# Besides the writing tasks: "citation_cloze" names the multiple-choice family (rounds/cloze): its items travel
+# Besides the writing tasks: "citation_cloze" names the multiple-choice family (families/cloze): its items travel
 # as Samples whose fields hold the masked paper and the candidate texts. "leval" (L-Eval's tasks; setting = the
 # L-Eval task id) and "elaipbench" (ElaipBench-format items; setting = the retrieval setting) travel the same way
-# (rounds.leval_samples, rounds.elaip_samples). TASKS lists the writing tasks only.
+# (families.leval.samples, families.elaip.samples). TASKS lists the writing tasks only.
 Task = Literal["title", "abstract", "introduction", "related_work", "citation_cloze", "leval", "elaipbench"]
 TASKS: tuple[Task, ...] = ("title", "abstract", "introduction", "related_work")
 Split = Literal["train", "val", "test"]

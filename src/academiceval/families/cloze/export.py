@@ -17,9 +17,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from academiceval.rounds.cloze.models import TASK, ClozeItem
-from academiceval.rounds.cloze.prompt import template_files
-from academiceval.rounds.cloze.samples import item_to_sample, sample_to_item
+from academiceval.families.cloze.models import TASK, ClozeItem
+from academiceval.families.cloze.prompt import template_files
+from academiceval.families.cloze.samples import item_to_sample, sample_to_item
 from academiceval.rounds.export import card_header
 from academiceval.rounds.models import ConfigInfo, RoundManifest
 from academiceval.store.artifacts import SPLITS, LoadedRound, data_paths, file_sha256, manifest_json
@@ -80,7 +80,7 @@ def cloze_card(manifest: RoundManifest, stats: dict[str, object]) -> str:
         lines += ["", f"Gold slot counts per level: `{json.dumps(slots, sort_keys=True)}`"]
     lines += [
         "",
-        "Load: `academiceval.rounds.cloze.export.load_items(dir, config)`; `manifest.json` lists the sha256",
+        "Load: `academiceval.families.cloze.export.load_items(dir, config)`; `manifest.json` lists the sha256",
         "of every file.",
         "",
     ]

@@ -26,9 +26,9 @@ def import_(
     """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem (an unknown id is
     refused). The round holds ordinary Samples: `academiceval run/score/report` and `leval run` all read it."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.leval import read_task_dir
-    from academiceval.rounds.leval_run import write_round
-    from academiceval.rounds.leval_samples import check_task
+    from academiceval.families.leval.items import read_task_dir
+    from academiceval.families.leval.round import write_round
+    from academiceval.families.leval.samples import check_task
     from academiceval.store.artifacts import Layout
 
     if not data_dir.is_dir():
@@ -78,7 +78,7 @@ def run(
     import asyncio
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.leval_run import load_round
+    from academiceval.families.leval.round import load_round
     from academiceval.runs.leval import LeadBaseline, run_items
 
     try:
@@ -132,8 +132,8 @@ def elaip_import(
     score with `academiceval score` (strict set-match accuracy, per SA/MA too), show it with `academiceval report`.
     Retrieval settings choose the passages now, so every run of the round reads the same text."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.elaip import SETTINGS, context_for, read_file
-    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.families.elaip.items import SETTINGS, context_for, read_file
+    from academiceval.families.elaip.samples import write_round
     from academiceval.store.artifacts import Layout
 
     if not rows.is_file():
@@ -191,9 +191,9 @@ def elaip_run(
     import sys
 
     from academiceval.errors import AcademicEvalError
+    from academiceval.families.elaip.items import PROMPT_SHA256, read_file
     from academiceval.models.generate import Generator
     from academiceval.models.registry import load_backend
-    from academiceval.rounds.elaip import PROMPT_SHA256, read_file
     from academiceval.runs.elaip import run_items
     from academiceval.scores.elaip import score_answer, summarize_runs
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from academiceval.rounds.cloze.models import TASK, ClozeItem
+from academiceval.families.cloze.models import TASK, ClozeItem
 from academiceval.rounds.models import Sample
 from academiceval.sources.mirror.stamped import id_month_end
 

@@ -19,12 +19,10 @@ from pydantic import ValidationError
 
 from academiceval import __version__
 from academiceval.errors import ConfigError
-from academiceval.papers.links import link_all, links_of
-from academiceval.papers.models import NON_BODY_ROLES, Paper
-from academiceval.rounds.cloze.classify import JudgeClassifier
-from academiceval.rounds.cloze.export import config_name, write_round
-from academiceval.rounds.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
-from academiceval.rounds.cloze.models import (
+from academiceval.families.cloze.classify import JudgeClassifier
+from academiceval.families.cloze.export import config_name, write_round
+from academiceval.families.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
+from academiceval.families.cloze.models import (
     PRESETS,
     ClozeBuildConfig,
     ClozeItem,
@@ -32,9 +30,11 @@ from academiceval.rounds.cloze.models import (
     TypeDecision,
     preset_name,
 )
-from academiceval.rounds.cloze.prompt import prompt_sha256, render_item
-from academiceval.rounds.cloze.stats import cloze_stats
-from academiceval.rounds.cloze.tokens import TokenCounter, get_counter
+from academiceval.families.cloze.prompt import prompt_sha256, render_item
+from academiceval.families.cloze.stats import cloze_stats
+from academiceval.families.cloze.tokens import TokenCounter, get_counter
+from academiceval.papers.links import link_all, links_of
+from academiceval.papers.models import NON_BODY_ROLES, Paper
 from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
@@ -124,7 +124,7 @@ def level_label(level: str, o: ClozeOptions) -> str:
 
 def all_types(paper: Paper) -> list[TypeDecision]:
     """Heuristic type next to the source's stored type for every citation that has one (agreement figures)."""
-    from academiceval.rounds.cloze.classify import SCALAR_TYPES, heuristic_type
+    from academiceval.families.cloze.classify import SCALAR_TYPES, heuristic_type
 
     out = []
     for c in paper.citations:

@@ -23,8 +23,8 @@ from typing import Any
 import jinja2
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.cloze.models import ClozeItem
-from academiceval.rounds.cloze.tokens import TokenCounter
+from academiceval.families.cloze.models import ClozeItem
+from academiceval.families.cloze.tokens import TokenCounter
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "citation_cloze.j2"
@@ -113,9 +113,9 @@ def replace_blocks(prompt: str, paper: str | None, candidate_texts: list[str] | 
 
 
 def render_sample(sample: Any, *, templates_dir: str | Path | None = None) -> str:
-    """The prompt of a cloze round sample (`rounds.cloze.samples`): what `rounds.prompts.render_prompt` returns
+    """The prompt of a cloze round sample (`families.cloze.samples`): what `rounds.prompts.render_prompt` returns
     for task citation_cloze."""
-    from academiceval.rounds.cloze.samples import sample_to_item
+    from academiceval.families.cloze.samples import sample_to_item
 
     return render_item(sample_to_item(sample), templates_dir=templates_dir)
 

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from academiceval import __version__
-from academiceval.rounds.cloze.classify import SCALAR_TYPES
-from academiceval.rounds.cloze.export import config_name, write_round
-from academiceval.rounds.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
-from academiceval.rounds.cloze.prompt import prompt_sha256
-from academiceval.rounds.cloze.stats import cloze_stats
+from academiceval.families.cloze.classify import SCALAR_TYPES
+from academiceval.families.cloze.export import config_name, write_round
+from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
+from academiceval.families.cloze.prompt import prompt_sha256
+from academiceval.families.cloze.stats import cloze_stats
 from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError

@@ -1,7 +1,7 @@
 """An ElaipBench-format item as a round `Sample` and back, so its questions run through `academiceval run`.
 
 Why: the project's runner, scorer and report know rounds of `Sample`s only (the citation-cloze pattern,
-`rounds.cloze.samples`). A Sample of task `elaipbench` has `setting` = the retrieval setting (`full`,
+`families.cloze.samples`). A Sample of task `elaipbench` has `setting` = the retrieval setting (`full`,
 `rag-bm25`, `rag-dense`, `evidence`: what the model reads is decided when the round is written, so a run is
 reproducible without the retriever), `label` = the sorted letter set ("A,C"; the `accuracy` metric compares sets),
 and `fields`: `question` (the stem with its options), `context` (the passages the setting shows), `question_type`
@@ -19,7 +19,7 @@ from datetime import date
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.elaip import FAMILY, ElaipItem, render
+from academiceval.families.elaip.items import FAMILY, ElaipItem, render
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
 from academiceval.sources.mirror.stamped import id_month_end
@@ -86,13 +86,13 @@ def write_round(
     rejects: list[dict] | None = None,
 ) -> Any:
     """Write items as a round of Samples: one config (`elaipbench-<setting>`) holding what `context(item)` —
-    `rounds.elaip.context_for` bound to the setting's retriever — chose for each question, then the manifest.
+    `families.elaip.items.context_for` bound to the setting's retriever — chose for each question, then the manifest.
     Rejected rows are counted in the manifest (`skipped`), never dropped silently."""
     from datetime import UTC, datetime
     from pathlib import Path
 
     from academiceval import __version__
-    from academiceval.rounds.elaip import PROMPT_SHA256, SETTINGS
+    from academiceval.families.elaip.items import PROMPT_SHA256, SETTINGS
     from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
     from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
+from academiceval.families.cloze.samples import is_cloze_sample, sample_to_item
 from academiceval.scores.mcq import parse_answer
 
 CONTEXT_CHARS = 300

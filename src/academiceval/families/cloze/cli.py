@@ -1,4 +1,4 @@
-"""`academiceval cloze build|import`: the citation-cloze family (SCALAR) — thin over rounds.cloze.
+"""`academiceval cloze build|import`: the citation-cloze family (SCALAR) — thin over families.cloze.
 
     academiceval cloze build --round cloze-2025-01 [--level easy --level hard] [--cutoff 2024-12-31]
         [--set max_candidate_tokens=20000] [--judge openai/gpt-4o-mini --type-decider judge] [--seed S]
@@ -58,8 +58,8 @@ def build(
 ) -> None:
     """Build citation-cloze questions (SCALAR presets) from the papers in the workspace."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.cloze.build import build_cloze_round
-    from academiceval.rounds.cloze.classify import JudgeClassifier
+    from academiceval.families.cloze.build import build_cloze_round
+    from academiceval.families.cloze.classify import JudgeClassifier
     from academiceval.store import Workspace
 
     overrides: dict[str, object] = {}
@@ -124,7 +124,7 @@ def import_(
     ] = None,
 ) -> None:
     """Import SCALAR's published questions as a round (prompts kept verbatim)."""
-    from academiceval.rounds.cloze.importer import import_scalar
+    from academiceval.families.cloze.importer import import_scalar
     from academiceval.store import Workspace
 
     missing = [str(p) for p in paths if not p.exists()]

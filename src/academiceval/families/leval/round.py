@@ -1,7 +1,7 @@
 """Write/read an imported L-Eval round and build its prompts (running it: `runs.leval`).
 
 Round layout (the project's one round format, written by `store.artifacts`): `jsonl/leval-<task>/test.jsonl` and
-`data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`rounds.leval_samples`:
+`data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`families.leval.samples`:
 task `leval`, setting = the task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
 `build_options` recording the source, the family, the templates' sha256 and the length-instruction wording).
 So `academiceval run/score/report` read it like any round, and `leval run` reads the same files back as items.
@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from academiceval.rounds.leval import (
+from academiceval.families.leval.items import (
     FAMILY,
     LIE_WORDING,
     MAX_NEW_TOKENS,
@@ -39,10 +39,10 @@ def config_name(task: str) -> str:
 
 
 def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: str = "") -> Path:
-    """Write items as a round of `Sample`s (`rounds.leval_samples`): one config per L-Eval task id, written by
+    """Write items as a round of `Sample`s (`families.leval.samples`): one config per L-Eval task id, written by
     `store.artifacts.write_round_config` (parquet + JSONL), then the manifest with every file's sha256."""
     from academiceval import __version__
-    from academiceval.rounds.leval_samples import TEXT_FIELDS, item_to_sample
+    from academiceval.families.leval.samples import TEXT_FIELDS, item_to_sample
     from academiceval.store.artifacts import write_manifest, write_round_config
     from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 
@@ -80,7 +80,7 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
 def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[str] | None = None) -> list[LEvalItem]:
     """The items of an L-Eval round, read through `store.artifacts.load_round` (sha256-verified)."""
     from academiceval.errors import ConfigError
-    from academiceval.rounds.leval_samples import sample_to_item
+    from academiceval.families.leval.samples import sample_to_item
     from academiceval.store.artifacts import load_round as load_any_round
 
     loaded = load_any_round(round_dir, verify=verify)

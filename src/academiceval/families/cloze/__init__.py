@@ -5,6 +5,6 @@ questions → round), `export.load_items` (round → items), `prompt.render_item
 (item → prompt within a budget), `models.PRESETS` (easy / medium / hard as SCALAR's code sets them).
 """
 
-from academiceval.rounds.cloze.models import MASK, PRESETS, TASK, ClozeCandidate, ClozeItem, ClozeOptions, preset
+from academiceval.families.cloze.models import MASK, PRESETS, TASK, ClozeCandidate, ClozeItem, ClozeOptions, preset
 
 __all__ = ["MASK", "PRESETS", "TASK", "ClozeCandidate", "ClozeItem", "ClozeOptions", "preset"]

@@ -1,0 +1,1 @@
+"""ElaipBench-format multiple-choice questions as a task family: import, retrieval settings, generation."""
