@@ -31,6 +31,7 @@ from academiceval.cli import (
 )
 from academiceval.cli import score_predictions as _score_predictions
 from academiceval.families.cloze import cli as cloze
+from academiceval.families.elaip import cli as _elaip
 from academiceval.families.leval import cli as _leval
 
 app = typer.Typer(
@@ -61,7 +62,7 @@ app.command("judge-predictions")(_score_predictions.judge_predictions)
 app.command("judge-length-control")(_score_predictions.judge_length_control)
 app.command("agreement")(_agreement.agreement)
 app.add_typer(_leval.app, name="leval")
-app.add_typer(_leval.elaip_app, name="elaip")
+app.add_typer(_elaip.app, name="elaip")
 app.command("report")(report.report)
 app.command("release")(release.release)
 app.command("compare")(compare.compare)
