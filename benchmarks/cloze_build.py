@@ -31,6 +31,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from academiceval.families.cloze.build import build_cloze_round
+    from academiceval.families.cloze.prompt import choice_of
     from academiceval.models.baselines import BaselineBackend
     from academiceval.papers.ingest import ingest_paths
     from academiceval.scores.mcq import accuracy_by_level, score_item
@@ -83,7 +84,7 @@ def main() -> None:
     for model in ("random-choice", "lexical-choice"):
         b = BaselineBackend(model, seed=args.seed)
         scores = [
-            score_item(it.sample_id, b.choose(it).text, it.label, level=it.preset)
+            score_item(it.sample_id, b.choose_item(choice_of(it)).text, it.label, level=it.preset)
             for items in report.items.values()
             for it in items
         ]

@@ -225,12 +225,12 @@ def test_fit_item_cuts_only_content(scalar_round) -> None:
     it = max(report.items["citation_cloze-easy"], key=lambda x: x.input_tokens or 0)
     budget = (it.input_tokens or 0) // 2
     f = fit_item(it, budget, counter)
-    assert f.tokens <= budget and f.paper_cut and not f.over_budget and f.cut_tokens > 0
+    assert f.tokens <= budget and f.context_cut and not f.over_budget and f.cut_tokens > 0
     assert MASK in f.prompt and it.citation_text not in f.prompt.split(MASK)[0][-5:]
     assert f.prompt.rstrip().endswith(closing_text())  # the closing instruction survives
     assert f.prompt.count("<Candidate>Candidate [") == 4  # every option still shown
     small = fit_item(it, 3000, counter)  # too small for whole candidates: they are cut evenly too
-    assert small.candidates_cut and small.prompt.count("<Candidate>Candidate [") == 4
+    assert small.options_cut and small.prompt.count("<Candidate>Candidate [") == 4
     assert small.prompt.rstrip().endswith(closing_text())
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from academiceval.families.cloze.export import load_items
 from academiceval.families.cloze.importer import import_scalar
-from academiceval.families.cloze.prompt import fit_item
+from academiceval.families.cloze.prompt import choice_of, fit_item
 from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.models.baselines import BaselineBackend
 from academiceval.scores.mcq import accuracy_by_level, score_item
@@ -115,19 +115,16 @@ def test_baselines_on_imported_items(tmp_path: Path) -> None:
     items = rep.items["easy"]
     lexical = BaselineBackend("lexical-choice")
     rnd = BaselineBackend("random-choice", seed=3)
-    lex_scores = [score_item(it.sample_id, lexical.choose(it).text, it.label, level="easy") for it in items]
-    rnd_scores = [score_item(it.sample_id, rnd.choose(it).text, it.label, level="easy") for it in items]
+    lex_scores = [
+        score_item(it.sample_id, lexical.choose_item(choice_of(it)).text, it.label, level="easy") for it in items
+    ]
+    rnd_scores = [score_item(it.sample_id, rnd.choose_item(choice_of(it)).text, it.label, level="easy") for it in items]
     # the words around the mask name the gold topic: BM25 finds it every time
     assert accuracy_by_level(lex_scores)["easy"].accuracy == 1.0
     assert 0.0 < accuracy_by_level(rnd_scores)["easy"].accuracy < 0.7
-    # a prompt-only item (no fields) is read back from its prompt
-    bare = items[0].model_copy(
-        update={"paper": "", "candidates": [c.model_copy(update={"text": ""}) for c in items[0].candidates]}
-    )
-    assert lexical.choose(bare).text == f"<answer>{items[0].label}</answer>"
     # seeded: the same choice again
-    assert [rnd.choose(it).text for it in items] == [
-        BaselineBackend("random-choice", seed=3).choose(it).text for it in items
+    assert [rnd.choose_item(choice_of(it)).text for it in items] == [
+        BaselineBackend("random-choice", seed=3).choose_item(choice_of(it)).text for it in items
     ]
 
 
@@ -139,7 +136,7 @@ def test_fit_imported_prompt_keeps_closing(tmp_path: Path) -> None:
     (d / "2410.10000_0.json").write_text(json.dumps(rec))
     long = import_scalar([d], tmp_path / "r", "x").items["hard"][0]
     fitted = fit_item(long, 600, WordPieceCounter())
-    assert fitted.tokens <= 600 and fitted.paper_cut and MASK in fitted.prompt
+    assert fitted.tokens <= 600 and fitted.context_cut and MASK in fitted.prompt
     assert fitted.prompt.rstrip().endswith(CLOSING)  # published wording kept, closing line never cut
     assert fitted.prompt.startswith(SYSTEM)
     assert fitted.prompt.count("<Candidate>") == 4  # candidates kept whole; only paper text was cut

@@ -15,9 +15,9 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
-from academiceval.families.cloze.report import is_choice, pick_text, question_text
 from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
+from academiceval.report.choice import choice_view, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
@@ -115,14 +115,15 @@ def examples(
             for sid in chosen:
                 first = next(run.records[sid] for run in rruns if sid in run.records)
                 ref = refs.get(sid)
+                item = choice_view(ref) if ref is not None else None
                 outs = []
                 for run in sorted(rruns, key=lambda r: r.label):
                     rec = run.records.get(sid)
                     if rec is None:
                         continue
                     text = f"[error] {rec.error}" if rec.error else _clip(rec.output)
-                    if ref is not None and is_choice(ref) and not rec.error:
-                        text = f"{pick_text(ref, rec.output)}\n\n{text}"
+                    if item is not None and not rec.error:
+                        text = f"{pick_text(item, rec.output)}\n\n{text}"
                     score = ""
                     if metric:
                         for (s2, m, _h), sr in run.scores.items():
@@ -130,7 +131,7 @@ def examples(
                                 key = "f" if "f" in sr.values else sorted(sr.values)[0]
                                 score = f"{m} {key} = {sr.values[key]:.3f}"
                     outs.append((run.label, text, score))
-                shown = (question_text(ref) if is_choice(ref) else _clip(ref.label)) if ref else None
+                shown = (question_text(item) if item is not None else _clip(ref.label)) if ref else None
                 exs.append(Example(sid, first.arxiv_id, first.published, shown, outs))
             if exs:
                 out[(rnd, task, setting)] = exs

@@ -30,12 +30,13 @@ from academiceval.families.cloze.models import (
     TypeDecision,
     preset_name,
 )
-from academiceval.families.cloze.prompt import prompt_sha256, render_item
+from academiceval.families.cloze.prompt import render_item
 from academiceval.families.cloze.stats import cloze_stats
 from academiceval.families.cloze.tokens import TokenCounter, get_counter
 from academiceval.papers.links import link_all, links_of
 from academiceval.papers.models import NON_BODY_ROLES, Paper
 from academiceval.rounds.models import RoundManifest, SplitWindows
+from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
 from academiceval.store.workspace import Workspace

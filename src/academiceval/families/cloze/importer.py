@@ -27,9 +27,9 @@ from academiceval import __version__
 from academiceval.families.cloze.classify import SCALAR_TYPES
 from academiceval.families.cloze.export import config_name, write_round
 from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
-from academiceval.families.cloze.prompt import prompt_sha256
 from academiceval.families.cloze.stats import cloze_stats
 from academiceval.rounds.models import RoundManifest, SplitWindows
+from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id

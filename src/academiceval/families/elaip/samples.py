@@ -22,7 +22,6 @@ from academiceval.errors import ConfigError
 from academiceval.families.elaip.items import FAMILY, ElaipItem, render
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
-from academiceval.sources.mirror.stamped import id_month_end
 
 UNDATED = date(1970, 1, 1)
 TEXT_FIELDS = ("question", "context", "question_type", "item")
@@ -38,6 +37,9 @@ def item_to_sample(
 ) -> Sample:
     rest = item.model_dump(mode="json", exclude={"question", "paper_content", "relevant_passage"})
     rest["retrieval"] = meta
+    # imported here: sources.mirror brings PyMuPDF (~1 s), and the registry loads this module for every lookup
+    from academiceval.sources.mirror.stamped import id_month_end
+
     dated = id_month_end(item.paper_id)
     return Sample(
         sample_id=f"{item.sample_id}/{setting}",
@@ -69,11 +71,6 @@ def sample_to_item(sample: Any) -> tuple[ElaipItem, str]:
     rest.pop("retrieval", None)
     item = ElaipItem.model_validate({**rest, "question": sample.fields.get("question", "")})
     return item, sample.fields.get("context", "")
-
-
-def render_sample(sample: Any, *, context: str | None = None) -> str:
-    item, shown = sample_to_item(sample)
-    return render(item, shown if context is None else context)
 
 
 def write_round(
