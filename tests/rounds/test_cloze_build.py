@@ -17,6 +17,7 @@ from academiceval.families.cloze.prompt import render_item
 from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
 from academiceval.store.artifacts import load_round
+from academiceval.store.publisher import EmptyOutputError
 
 
 def test_presets_equal_scalar_code() -> None:
@@ -131,9 +132,9 @@ def test_same_seed_same_round_and_live_guard(scalar_home, tmp_path) -> None:
     key = [(i.sample_id, i.label) for i in a.items["citation_cloze-easy"]]
     assert key == [(i.sample_id, i.label) for i in b.items["citation_cloze-easy"]]
     # every anno paper is from 2024: a cutoff at the end of 2024 leaves no question paper, counted
-    c = build_cloze_round(ws, "c", levels=("easy",), cutoff=date(2024, 12, 31))
-    assert c.items["citation_cloze-easy"] == []
-    assert c.skips["easy"]["paper: not after the live cutoff"] == 6
+    with pytest.raises(EmptyOutputError, match="paper: not after the live cutoff ×6"):  # nothing is written
+        build_cloze_round(ws, "c", levels=("easy",), cutoff=date(2024, 12, 31))
+    assert not (ws.rounds_dir / "c").exists()
     d = build_cloze_round(ws, "d", levels=("easy",), cutoff=date(2024, 7, 1), overrides={"max_questions": None})
     assert all(i.published > date(2024, 7, 1) for i in d.items["citation_cloze-easy"])
 

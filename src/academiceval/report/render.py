@@ -22,6 +22,7 @@ from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
 from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
+from academiceval.store.tasks import task_specs
 
 MAX_EXAMPLE_CHARS = 6000  # longer texts are cut on the examples page (the full text is in the run records)
 
@@ -199,7 +200,7 @@ def render(
             **common,
             tables=lb.tables(results, prefer_metric),
             figures=figures,
-            task_titles=lb.TASK_TITLES,
+            task_titles={s.name: s.title for s in task_specs()},
             overview=_overview(results, prefer_metric),
             empty_window=lb.empty_window_text(results),
         ),
@@ -211,7 +212,7 @@ def render(
             **common,
             metric=metric,
             groups=examples(results, runs, metric, per_task=examples_per_task, rounds_dir=rounds_dir),
-            task_titles=lb.TASK_TITLES,
+            task_titles={s.name: s.title for s in task_specs()},
         ),
     )
     return ReportPaths(

@@ -28,17 +28,18 @@ from typing import Any
 
 from academiceval.papers.clean import debris_counts, vocabulary
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
-from academiceval.rounds.models import TASKS, Sample
+from academiceval.rounds.models import Sample
+from academiceval.rounds.quality import default_gate
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
-
-# the plausible label lengths (words) of `rounds.quality` are reported next to the measured ones
-try:
-    from academiceval.rounds.quality import DEFAULT_GATE
-except ImportError:  # pragma: no cover - the gate is optional for auditing old rounds
-    DEFAULT_GATE = None
+from academiceval.store.tasks import find_spec, task_names
 
 WORST = 10
 DEBRIS_KINDS = ("broken_hyphens", "captions", "placeholders", "running_heads", "drop_caps")
+
+
+def _label_source(task: str) -> str | None:
+    spec = find_spec(task)
+    return spec.label_source if spec is not None else None
 
 
 def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str, Any]:
@@ -49,10 +50,11 @@ def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str
 
     others: dict[str, list[str]] = defaultdict(list)
     for s in samples:
-        if s.task == "title" or s.setting != "zero-shot":
+        source = _label_source(s.task)
+        if source == "title" or s.setting != "zero-shot":
             continue
         others[s.arxiv_id] += [s.fields.get("body", ""), s.fields.get("abstract", "")]
-        if s.task == "abstract":
+        if source == "metadata_abstract":
             others[s.arxiv_id].append(s.label)
     out: dict[str, Any] = {"title_inputs": len(title_samples), "with_holes": 0, "holes": 0, "examples": []}
     for s in title_samples:
@@ -141,7 +143,7 @@ def audit_round(
     say(len(samples), len(samples))
     overlap_out: dict[str, Any] = {"n": OVERLAP_N, "limits": vars(limits).copy(), "tasks": {}, "worst": []}
     everything = []
-    for task in TASKS:
+    for task in task_names("writing"):
         rows = per_task.get(task, [])
         if not rows:
             continue
@@ -166,17 +168,16 @@ def audit_round(
     lengths: dict[str, Any] = {}
     debris: dict[str, Any] = {}
     holes: dict[str, Any] = {"title_inputs": 0, "with_holes": 0, "holes": 0, "examples": []}
-    gate = DEFAULT_GATE
-    for task in TASKS:
+    gate = default_gate()  # its plausible label lengths are reported next to the measured ones
+    for task in task_names("writing"):
         labels = [s for (t, _), s in sorted(first.items()) if t == task]
         if not labels:
             continue
         words = [len(s.label.split()) for s in labels]
         entry: dict[str, Any] = {"labels": len(labels), **{k: float(v) for k, v in _dist(words).items()}}
-        if gate is not None:
-            lo, hi = gate.label_words.get(task, (0, 10**9))
-            entry["plausible"] = [lo, hi]
-            entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
+        lo, hi = gate.label_words.get(task, (0, 10**9))
+        entry["plausible"] = [lo, hi]
+        entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
         lengths[task] = entry
         counts: Counter[str] = Counter()
         with_any: Counter[str] = Counter()
@@ -196,7 +197,7 @@ def audit_round(
                 for k in DEBRIS_KINDS
             },
         }
-        if task == "title":
+        if _label_source(task) == "title":
             holes.update(_title_holes(labels, samples))
 
     # ---- citations --------------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ def audit_round(
     cited = int(cit.get("cited", 0) or 0)
     resolved = sum(int(v) for k, v in cit.items() if str(k).startswith(("resolved: id-", "resolved: title-")))
     per_sample = (bo.get("validity") or {}).get("citation_resolution") if isinstance(bo.get("validity"), dict) else None
-    rw = [s for s in first.values() if s.task == "related_work"]
+    rw = [s for s in first.values() if (spec := find_spec(s.task)) is not None and spec.cites]
     citations_out = {
         "cited": cited,
         "resolved": resolved,

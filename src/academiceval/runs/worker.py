@@ -27,9 +27,10 @@ from academiceval.models.prepare import probe_parts
 from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.models import Sample
 from academiceval.runs.models import RunRecord
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
+from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.store.artifacts import RecordWriter, new_record
+from academiceval.store.tasks import max_new_tokens
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 PROGRESS_EVERY_S = 0.1  # progress callbacks are throttled to this interval (and always called at the end)
@@ -75,7 +76,7 @@ class SampleWorker:
         if got is None:
             opts = self.options
             if opts.max_tokens is None:
-                opts = opts.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
+                opts = opts.model_copy(update={"max_tokens": max_new_tokens(task)})
             got = self._task_options[task] = (opts, self.generator.prefix(opts))
         return got
 

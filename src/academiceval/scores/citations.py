@@ -35,9 +35,9 @@ from typing import Any
 
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import Metric, Needs, RunJob, config_hash, output_sha, register
+from academiceval.store.tasks import find_spec
 
 VERSION = "1"
-TASK = "related_work"
 TITLE_MATCH = 0.9
 MIN_TITLE_WORDS = 4
 MAX_RANGE = 50  # "[3-9]" expands; "[1-2000]" is not a range of citations
@@ -207,7 +207,7 @@ class CitationMetric:
 
     def score_run(self, job: RunJob) -> list[ScoreRecord]:
         metric, chash = self.metric_name, self.chash
-        pending = [r for r in job.todo(metric, chash) if r.task == TASK]
+        pending = [r for r in job.todo(metric, chash) if (spec := find_spec(r.task)) is not None and spec.cites]
         new: list[ScoreRecord] = []
         for rec in pending:
             bad = job.unusable(rec, metric, chash)

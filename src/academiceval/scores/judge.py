@@ -24,6 +24,7 @@ from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.generate import Generator
+from academiceval.store.tasks import find_spec
 
 CRITERIA = ("novelty", "feasibility", "consistency", "factuality", "academic_style")
 ASPECTS = (*CRITERIA, "overall")
@@ -61,12 +62,6 @@ Reply again with only the JSON object, for example:
 "overall": "A", "reason": "..."}}"""
 
 TEMPLATE_SHA256 = hashlib.sha256((TEMPLATE + REPAIR).encode()).hexdigest()
-SECTION_NAMES = {
-    "title": "title",
-    "abstract": "abstract",
-    "introduction": "introduction section",
-    "related_work": "related work section",
-}
 
 
 class JudgeParseError(AcademicEvalError):
@@ -282,7 +277,7 @@ class Judge:
 
     def prompt(self, task: str, title: str, text_a: str, text_b: str) -> str:
         return TEMPLATE.format(
-            section=SECTION_NAMES.get(task, task),
+            section=(spec.judge_name or task) if (spec := find_spec(task)) is not None else task,
             title=title or "(not given)",
             text_a=self._clip(text_a),
             text_b=self._clip(text_b),

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-METRIC = "accuracy"  # a multiple-choice family defaults to it through `scores.registry.TASK_DEFAULT_METRICS`
+METRIC = "accuracy"  # a multiple-choice task defaults to it through its spec (`TaskSpec.default_metrics`)
 Parser = Literal["strict", "lenient"]
 PARSERS: tuple[Parser, ...] = ("strict", "lenient")
 

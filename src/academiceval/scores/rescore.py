@@ -148,7 +148,7 @@ def score_runs(
             skipped=res.skipped,
         )
         run_metrics = chosen
-        # a multiple-choice or L-Eval run: its family's metric is the default (registry.TASK_DEFAULT_METRICS)
+        # a multiple-choice or L-Eval run: its tasks' own metrics are the default (TaskSpec.default_metrics)
         family = registry.default_metrics(r.task for r in records.values()) if config.metrics is None else None
         if family:
             run_metrics = registry.resolve(family)

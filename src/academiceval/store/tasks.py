@@ -246,3 +246,15 @@ def max_new_tokens(task: str, default: int = 512) -> int:
     """Output tokens a run reserves for `task` when the run does not say (the task's protocol)."""
     spec = find_spec(task)
     return spec.max_new_tokens if spec is not None else default
+
+
+def task_order(task: str) -> int:
+    """Where a task is listed (its spec's `order`; a task no family declares comes last)."""
+    spec = find_spec(task)
+    return spec.order if spec is not None else TaskSpec.model_fields["order"].default
+
+
+def task_title(task: str) -> str:
+    """The display name of a task (the name itself for a task no family declares)."""
+    spec = find_spec(task)
+    return spec.title if spec is not None else task

@@ -39,6 +39,7 @@ from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
+from academiceval.store.publisher import check_destination
 from academiceval.store.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
@@ -150,6 +151,7 @@ def build_cloze_round(
     judge: JudgeClassifier | None = None,
     tokenizer: TokenCounter | None = None,
     out_dir: str | Path | None = None,
+    force: bool = False,
     progress: Progress | None = None,
     **options: Any,
 ) -> ClozeBuildReport:
@@ -158,9 +160,12 @@ def build_cloze_round(
     `config` (or the same fields as keywords: levels, options, overrides, cutoff, seed, tokenizer, templates_dir,
     relink, mask) is validated and stored verbatim. `overrides` change knobs of every level (e.g.
     `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard; `judge` adds the judge-model role
-    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object."""
+    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object. An existing
+    round `name` is refused unless `force` (`store.publisher`); a build that yields no question is an error."""
     t0 = time.perf_counter()
     check_name(name, "round")
+    final = (Path(out_dir) if out_dir is not None else ws.rounds_dir) / name
+    check_destination(final, force=force, home=ws.home)  # refused before any work
     try:
         cfg = config if config is not None else ClozeBuildConfig.model_validate(options)
     except ValidationError as exc:
@@ -266,9 +271,7 @@ def build_cloze_round(
             "config": cfg.model_dump(mode="json"),
         },
     )
-    root = Path(out_dir) if out_dir is not None else ws.rounds_dir
-    final = root / name
-    manifest = write_round(root / f".{name}.tmp", final, manifest, final_items, stats, templates_dir)
+    manifest = write_round(final, manifest, final_items, stats, templates_dir, force=force, home=ws.home)
     return ClozeBuildReport(
         manifest=manifest,
         path=final,

@@ -55,6 +55,9 @@ def build(
     templates: Annotated[
         Path | None, typer.Option("--templates", help="Directory overriding citation_cloze*.j2.")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """Build citation-cloze questions (SCALAR presets) from the papers in the workspace."""
     from academiceval.errors import AcademicEvalError
@@ -100,6 +103,7 @@ def build(
                 seed=seed,
                 tokenizer=tokenizer,
                 templates_dir=str(templates) if templates else None,
+                force=force,
             )
         except AcademicEvalError as exc:
             raise fail(exc) from None
@@ -122,8 +126,12 @@ def import_(
     level: Annotated[
         str | None, typer.Option("--level", help="Level of every file (default: from the file or folder name).")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """Import SCALAR's published questions as a round (prompts kept verbatim)."""
+    from academiceval.errors import AcademicEvalError
     from academiceval.families.cloze.importer import import_scalar
     from academiceval.store import Workspace
 
@@ -131,11 +139,14 @@ def import_(
     if missing:
         raise fail(f"not found: {', '.join(missing)}")
     ws = Workspace(home)
-    rep = import_scalar(paths, ws.rounds_dir, round_name, level=level)
+    try:
+        rep = import_scalar(paths, ws.rounds_dir, round_name, level=level, force=force, home=ws.home)
+    except AcademicEvalError as exc:
+        raise fail(exc) from None
     rows = [(lv, len(v)) for lv, v in sorted(rep.items.items())]
     console.print(summary_table(f"imported into {round_name}", ["level", "items"], rows))
     for reason, n in rep.problems.most_common():
         console.print(f"[yellow]{n} skipped: {reason}[/yellow] (e.g. {rep.examples[reason]})")
     if not rep.items:
-        raise fail("no usable question found", code=1)
+        raise fail("no usable question found: nothing was written", code=1)
     console.print(f"→ {rep.path}")

@@ -34,6 +34,7 @@ from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.store.artifacts import check_name
+from academiceval.store.publisher import check_destination
 
 LEVELS = ("easy", "medium", "hard")
 _PAPER = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)  # not the instructions' "<Paper> and"
@@ -190,10 +191,19 @@ def import_scalar(
     *,
     level: str | None = None,
     dates: dict[str, date] | None = None,
+    force: bool = False,
+    home: str | Path | None = None,
 ) -> ImportReport:
-    """Read published questions and write them as round `out_root/name` (configs `citation_cloze-<level>`)."""
+    """Read published questions and write them as round `out_root/name` (configs `citation_cloze-<level>`) through
+    the one publisher (an existing round refused unless `force`; never over the inputs or the workspace `home`).
+    When no question is usable nothing is written (`report.path` stays None; `report.problems` says why)."""
     check_name(name, "round")
+    paths = list(paths)
+    root = Path(out_root)
+    check_destination(root / name, force=force, home=home, protect=paths)  # refused before reading
     report = read_scalar_questions(paths, level=level, round_name=name, dates=dates)
+    if not report.items:
+        return report
     items = {config_name(lv): sorted(v, key=lambda x: x.sample_id) for lv, v in report.items.items()}
     stats = cloze_stats([it for v in items.values() for it in v])
     stats["import_problems"] = dict(report.problems)
@@ -206,7 +216,6 @@ def import_scalar(
         skipped={"import": dict(report.problems)} if report.problems else {},
         build_options={"family": "citation_cloze", "imported": "SCALAR published questions", "cutoff": None},
     )
-    root = Path(out_root)
-    report.manifest = write_round(root / f".{name}.tmp", root / name, manifest, items, stats, None)
+    report.manifest = write_round(root / name, manifest, items, stats, None, force=force, home=home, protect=paths)
     report.path = root / name
     return report

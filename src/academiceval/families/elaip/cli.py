@@ -22,6 +22,9 @@ def elaip_import(
     ] = "full",
     top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
     home: HomeOption = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """ElaipBench rows as a round of Samples (one config, `elaipbench-<setting>`): run it with `academiceval run`,
     score with `academiceval score` (strict set-match accuracy, per SA/MA too), show it with `academiceval report`.
@@ -30,13 +33,17 @@ def elaip_import(
     from academiceval.families.elaip.items import SETTINGS, context_for, read_file
     from academiceval.families.elaip.samples import write_round
     from academiceval.store.artifacts import Layout
+    from academiceval.store.publisher import check_destination
+    from academiceval.store.workspace import resolve_home
 
     if not rows.is_file():
         raise fail(f"{rows} is not a file")
     if setting not in SETTINGS:
         raise fail(f"unknown setting {setting!r}; one of {', '.join(SETTINGS)}")
+    root = resolve_home(home)
     try:
-        out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
+        out = Layout.of(root).round_dir(round_name)
+        check_destination(out, force=force, home=root, protect=[rows])  # refused before reading
         items, rejects = read_file(rows)
     except AcademicEvalError as e:
         raise fail(e) from None
@@ -57,6 +64,9 @@ def elaip_import(
             context=lambda it: context_for(it, setting, top_k=top_k, retriever=retriever, count=count),
             source=str(rows),
             rejects=rejects,
+            force=force,
+            home=root,
+            protect=[rows],
         )
     except AcademicEvalError as e:
         raise fail(e) from None

@@ -15,16 +15,23 @@ Dates: ElaipBench rows carry no date; `published` is the month-end of the row's 
 from __future__ import annotations
 
 import json
-from datetime import date
+from collections.abc import Callable, Iterable
+from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
+from academiceval import __version__
 from academiceval.errors import ConfigError
-from academiceval.families.elaip.items import FAMILY, ElaipItem, render
+from academiceval.families.elaip.items import FAMILY, PROMPT_SHA256, QUESTION_TYPES, SETTINGS, ElaipItem, render
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
+from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
+from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
+from academiceval.store.publisher import publishing
 
 UNDATED = date(1970, 1, 1)
 TEXT_FIELDS = ("question", "context", "question_type", "item")
+EMPTY_HINT = "no row could be used: see the rejected rows and their reasons"
 
 
 def gold_label(answer: str) -> str:
@@ -75,39 +82,34 @@ def sample_to_item(sample: Any) -> tuple[ElaipItem, str]:
 
 def write_round(
     items: list[ElaipItem],
-    round_dir: Any,
+    round_dir: str | Path,
     *,
     setting: str,
-    context: Any,
+    context: Callable[[ElaipItem], tuple[str, dict[str, Any]]],
     source: str = "",
     rejects: list[dict] | None = None,
-) -> Any:
-    """Write items as a round of Samples: one config (`elaipbench-<setting>`) holding what `context(item)` —
-    `families.elaip.items.context_for` bound to the setting's retriever — chose for each question, then the manifest.
-    Rejected rows are counted in the manifest (`skipped`), never dropped silently."""
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from academiceval import __version__
-    from academiceval.families.elaip.items import PROMPT_SHA256, SETTINGS
-    from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
-    from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
-
+    force: bool = False,
+    home: str | Path | None = None,
+    protect: Iterable[str | Path] = (),
+) -> Path:
+    """Write items as a round of Samples through the one publisher (`store.publisher.publishing`: an existing round
+    refused unless `force`, never over the inputs in `protect` or the workspace `home`): one config
+    (`elaipbench-<setting>`) holding what `context(item)` — `families.elaip.items.context_for` bound to the
+    setting's retriever — chose for each question, then the manifest. Rejected rows are counted in the manifest
+    (`skipped`), never dropped silently."""
     if setting not in SETTINGS:
         raise ConfigError(f"unknown ElaipBench setting {setting!r}", hint=f"one of {', '.join(SETTINGS)}")
     round_dir = Path(round_dir)
-    round_dir.mkdir(parents=True, exist_ok=True)
     name = artifact_name(FAMILY, setting)
     info = ConfigInfo(task=FAMILY, setting=setting, setting_name=name, counts={"test": len(items)})
     samples = []
     for it in items:
         text, meta = context(it)
         samples.append(item_to_sample(it, setting, text, meta, round_name=round_dir.name, config=name))
-    write_round_config(round_dir, info, samples, TEXT_FIELDS)
     reasons: dict[str, int] = {}
     for r in rejects or []:
         reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
-    by_type = {t: sum(1 for it in items if it.question_type == t) for t in ("SA-MCQ", "MA-MCQ")}
+    by_type = {t: sum(1 for it in items if it.question_type == t) for t in QUESTION_TYPES}
     manifest = RoundManifest(
         round=round_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -120,5 +122,7 @@ def write_round(
         notes={FAMILY: by_type},
         build_options={"family": FAMILY, "source": source, "setting": setting, "prompt_sha256": PROMPT_SHA256},
     )
-    write_manifest(round_dir, manifest)
+    with publishing(round_dir, force=force, home=home, protect=protect, empty_hint=EMPTY_HINT) as tmp:
+        write_round_config(tmp, info, samples, TEXT_FIELDS)
+        write_manifest(tmp, manifest)
     return round_dir

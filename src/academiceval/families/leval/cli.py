@@ -22,6 +22,9 @@ def import_(
     out: Annotated[Path | None, typer.Option(help="Round directory to write instead of <home>/rounds/NAME.")] = None,
     tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
     home: HomeOption = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem (an unknown id is
     refused). The round holds ordinary Samples: `academiceval run/score/report` and `leval run` all read it."""
@@ -30,24 +33,25 @@ def import_(
     from academiceval.families.leval.round import write_round
     from academiceval.families.leval.samples import check_task
     from academiceval.store.artifacts import Layout
+    from academiceval.store.publisher import check_destination
+    from academiceval.store.workspace import resolve_home
 
     if not data_dir.is_dir():
         raise fail(f"{data_dir} is not a directory")
-    if out is None:
-        if not round_name:
-            raise fail("give --round NAME (or --out DIR)")
-        try:
-            out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
-        except AcademicEvalError as e:
-            raise fail(e) from None
+    root = resolve_home(home)
     wanted = [t.strip() for t in tasks.split(",")] if tasks else None
     try:
+        if out is None:
+            if not round_name:
+                raise fail("give --round NAME (or --out DIR)")
+            out = Layout.of(root).round_dir(round_name)
+        check_destination(out, force=force, home=root, protect=[data_dir])  # refused before reading
         for t in wanted or []:
             check_task(t)
         items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
         if not items:
             raise fail(f"no L-Eval task files found under {data_dir}")
-        write_round(items, out, source=str(data_dir))
+        write_round(items, out, source=str(data_dir), force=force, home=root, protect=[data_dir])
     except AcademicEvalError as e:
         raise fail(e) from None
     except (OSError, ValueError) as e:  # an unreadable or malformed task file

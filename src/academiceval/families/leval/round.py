@@ -14,11 +14,13 @@ A run (`runs.leval.run_items`) writes `<out>/<task>.pred.jsonl` in L-Eval's own 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from academiceval import __version__
+from academiceval.errors import ConfigError
 from academiceval.families.leval.items import (
     FAMILY,
     LIE_WORDING,
@@ -29,25 +31,38 @@ from academiceval.families.leval.items import (
     kind_of,
     render,
 )
+from academiceval.families.leval.samples import TEXT_FIELDS, item_to_sample, sample_to_item
+from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
+from academiceval.store.artifacts import load_round as load_any_round
+from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
+from academiceval.store.publisher import publishing
 
 
 def config_name(task: str) -> str:
     """The round config of one L-Eval task: `leval-tpo` (the project's naming, `store.artifacts.artifact_name`)."""
-    from academiceval.store.artifacts import artifact_name
-
     return artifact_name(FAMILY, task)
 
 
-def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: str = "") -> Path:
-    """Write items as a round of `Sample`s (`families.leval.samples`): one config per L-Eval task id, written by
-    `store.artifacts.write_round_config` (parquet + JSONL), then the manifest with every file's sha256."""
-    from academiceval import __version__
-    from academiceval.families.leval.samples import TEXT_FIELDS, item_to_sample
-    from academiceval.store.artifacts import write_manifest, write_round_config
-    from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
-
+def write_round(
+    items: Sequence[LEvalItem],
+    round_dir: str | Path,
+    *,
+    source: str = "",
+    force: bool = False,
+    home: str | Path | None = None,
+    protect: Iterable[str | Path] = (),
+) -> Path:
+    """Write items as a round of `Sample`s (`families.leval.samples`) through the one publisher
+    (`store.publisher.publishing`: an existing round refused unless `force`, never over the inputs in `protect` or
+    the workspace `home`): one config per L-Eval task id, written by `store.artifacts.write_round_config` (parquet
+    + JSONL), then the manifest with every file's sha256."""
     round_dir = Path(round_dir)
-    round_dir.mkdir(parents=True, exist_ok=True)
+    with publishing(round_dir, force=force, home=home, protect=protect) as tmp:
+        _write(items, tmp, round_dir.name, source)
+    return round_dir
+
+
+def _write(items: Sequence[LEvalItem], round_dir: Path, name: str, source: str) -> None:
     by_task: dict[str, list[LEvalItem]] = defaultdict(list)
     for it in items:
         by_task[it.task].append(it)
@@ -58,7 +73,7 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         write_round_config(round_dir, info, (item_to_sample(r, name) for r in rows), TEXT_FIELDS)
         configs[name] = info
     manifest = RoundManifest(
-        round=items[0].round if items else round_dir.name,
+        round=items[0].round if items else name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
         seed=0,
@@ -74,15 +89,10 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         },
     )
     write_manifest(round_dir, manifest)
-    return round_dir
 
 
 def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[str] | None = None) -> list[LEvalItem]:
     """The items of an L-Eval round, read through `store.artifacts.load_round` (sha256-verified)."""
-    from academiceval.errors import ConfigError
-    from academiceval.families.leval.samples import sample_to_item
-    from academiceval.store.artifacts import load_round as load_any_round
-
     loaded = load_any_round(round_dir, verify=verify)
     if loaded.manifest.build_options.get("family") != FAMILY:
         raise ConfigError(f"{round_dir} is not an L-Eval round", hint="write one with `academiceval leval import`")

@@ -14,12 +14,13 @@ from academiceval.models.postprocess import postprocess
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 from academiceval.runs.models import RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, sha256_text
+from academiceval.runs.prepare import sha256_text
 from academiceval.scores import registry
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import MetricOptions, RunJob
 from academiceval.store.artifacts import Layout, LoadedRound, load_round, new_record
+from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 
 
@@ -39,7 +40,7 @@ class Selection:
 
     @property
     def max_tokens(self) -> int:
-        return DEFAULT_MAX_TOKENS.get(self.task, 512)
+        return max_new_tokens(self.task)
 
     @property
     def labelled(self) -> bool:
