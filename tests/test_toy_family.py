@@ -159,3 +159,29 @@ def test_a_toy_family_runs_through_the_ordinary_commands(toy_family: Path, corpu
     assert "Which sentence comes next?" in examples and "✓ [" in examples and "picked [A]" in examples
     first = json.loads((runs[0] / "toy_mc-next.jsonl").read_text().splitlines()[0])
     assert first["output"] == "<answer>A</answer>"  # first-choice answers with the first option's letter
+
+
+def test_the_registry_refuses_what_it_cannot_mean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from academiceval.errors import ConfigError
+    from academiceval.rounds.config import BuildConfig
+
+    with pytest.raises(ConfigError, match=r"unknown task 'titel'.*title, abstract"):
+        tasks.task_spec("titel")
+    with pytest.raises(ConfigError, match="unknown writing task 'citation_cloze'"):
+        BuildConfig(tasks=["title", "citation_cloze"])  # a build writes the writing tasks; cloze has its own
+    with pytest.raises(ConfigError, match="already declared by family 'writing'"):
+        tasks.register_family(tasks.Family("copy", (tasks.task_spec("title").model_copy(update={"family": ""}),)))
+    # a broken third-party plugin is one clear error, not a traceback
+    site = tmp_path / "site"
+    (site / "brokenfam-0.1.dist-info").mkdir(parents=True)
+    (site / "brokenfam-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenfam\nVersion: 0.1\n")
+    (site / "brokenfam-0.1.dist-info" / "entry_points.txt").write_text("[academiceval.families]\nbroken = nosuchmod\n")
+    monkeypatch.syspath_prepend(str(site))
+    tasks.reset_families()
+    try:
+        with pytest.raises(ConfigError, match=r"plugin 'broken' .* failed to load"):
+            tasks.task_names()
+    finally:
+        monkeypatch.undo()
+        tasks.reset_families()
+    assert "title" in tasks.task_names()

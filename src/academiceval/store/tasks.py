@@ -19,10 +19,11 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from academiceval.errors import ConfigError
 
@@ -107,11 +108,10 @@ class Family:
         return f"<family {self.name}: {', '.join(s.name for s in self.specs)}>"
 
 
-class _Registry(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    families: dict[str, Family] = Field(default_factory=dict)
-    specs: dict[str, TaskSpec] = Field(default_factory=dict)
+@dataclass
+class _Registry:
+    families: dict[str, Family] = field(default_factory=dict)
+    specs: dict[str, TaskSpec] = field(default_factory=dict)
 
 
 _lock = threading.RLock()
