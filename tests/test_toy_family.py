@@ -41,12 +41,12 @@ SPEC = TaskSpec(name="toy_mc", title="Toy MC", prompt_kind="choice", input_field
                 default_metrics=("accuracy",), choice_form="letters")
 
 
-class ToyFamily(Family):
-    def choice_item(self, sample):
-        options = json.loads(sample.fields["options"])
-        return ChoiceItem(item_id=sample.sample_id, template="toy_mc.j2", template_dir=str(TEMPLATES),
-                          context=sample.fields["context"], question="Which sentence comes next?",
-                          options=[ChoiceOption(key=k, text=v) for k, v in options.items()], gold=[sample.label])
+def choice_item(sample):
+    """The multiple-choice port: the sample's context, the question, its options A-D."""
+    options = json.loads(sample.fields["options"])
+    return ChoiceItem(item_id=sample.sample_id, template="toy_mc.j2", template_dir=str(TEMPLATES),
+                      context=sample.fields["context"], question="Which sentence comes next?",
+                      options=[ChoiceOption(key=k, text=v) for k, v in options.items()], gold=[sample.label])
 
 
 app = typer.Typer()
@@ -72,7 +72,7 @@ def import_(rows: Path, round_name: Annotated[str, typer.Option("--round")], hom
         write_manifest(tmp, manifest)
 
 
-family = ToyFamily("toy", (SPEC,), command="toy", cli_app="toyfam:app")
+family = Family("toy", (SPEC,), ports={"choice_item": "toyfam:choice_item"}, command="toy", cli_app="toyfam:app")
 '''
 TEMPLATE = """Read the text, then choose the sentence that follows it.
 

@@ -255,8 +255,8 @@ def _prepare_document(
     """Long-document QA: the family's prompt (`rounds.document_qa`; the length instruction when asked); over
     budget, only the document is cut, the family's way (L-Eval: words from the right, codeU from the left,
     250-word steps), to the budget left after the rest of the prompt."""
-    port = document_port(sample)
-    prompt, meta = port.document_prompt(sample, length_instruction=length_instruction)
+    document_prompt = document_port(sample)
+    prompt, meta = document_prompt(sample, length_instruction=length_instruction)
     full = tok.count_prompt(prompt)
     update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
     update["length_words"] = meta.get("length_words")
@@ -265,11 +265,11 @@ def _prepare_document(
     if on_overflow == "skip":
         return _finish(base, {**update, **_skipped_over_budget(full, budget)})
     empty = sample.model_copy(update={"fields": {**sample.fields, DOCUMENT_FIELD: ""}})
-    rest = tok.count_prompt(port.document_prompt(empty, length_instruction=length_instruction)[0])
+    rest = tok.count_prompt(document_prompt(empty, length_instruction=length_instruction)[0])
     if budget - rest <= 0:
         why = f"the prompt without its document needs {rest} tokens, more than the budget {budget}"
         return _finish(base, {**update, "skipped": True, "reason": why})
-    prompt, meta = port.document_prompt(
+    prompt, meta = document_prompt(
         sample, length_instruction=length_instruction, budget_tokens=budget - rest, count=tok.count
     )
     n = tok.count_prompt(prompt)

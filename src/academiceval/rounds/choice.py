@@ -62,19 +62,17 @@ class ChoiceItem(BaseModel):
 
 
 class ChoicePort(Protocol):
-    """What a family of multiple-choice tasks implements."""
+    """What a family of multiple-choice tasks implements (its port "choice_item")."""
 
-    def choice_item(self, sample: Sample) -> ChoiceItem: ...
+    def __call__(self, sample: Sample) -> ChoiceItem: ...
 
 
 def choice_item(sample: Sample) -> ChoiceItem:
     """The multiple-choice view of a sample, from its family (ConfigError when its task is not multiple choice)."""
-    spec = task_spec(sample.task)
-    port = getattr(family_for(sample.task), "choice_item", None)
-    if spec.prompt_kind != "choice" or port is None:
+    port: ChoicePort | None = family_for(sample.task).port("choice_item")
+    if task_spec(sample.task).prompt_kind != "choice" or port is None:
         raise ConfigError(f"sample {sample.sample_id} is not a multiple-choice item (task {sample.task!r})")
-    item: ChoiceItem = port(sample)
-    return item
+    return port(sample)
 
 
 @functools.cache

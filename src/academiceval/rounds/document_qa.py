@@ -22,7 +22,9 @@ DOCUMENT_FIELD = "document"
 
 
 class DocumentPort(Protocol):
-    def document_prompt(
+    """What a family of long-document QA tasks implements (its port "document_prompt")."""
+
+    def __call__(
         self,
         sample: Sample,
         *,
@@ -34,8 +36,7 @@ class DocumentPort(Protocol):
 
 def document_port(sample: Sample) -> DocumentPort:
     """The family of a long-document QA sample (ConfigError when its task is another kind)."""
-    fam = family_for(sample.task)
-    if task_spec(sample.task).prompt_kind != "document_qa" or not hasattr(fam, "document_prompt"):
+    port: DocumentPort | None = family_for(sample.task).port("document_prompt")
+    if task_spec(sample.task).prompt_kind != "document_qa" or port is None:
         raise ConfigError(f"sample {sample.sample_id} is not a long-document QA item (task {sample.task!r})")
-    port: DocumentPort = fam  # type: ignore[assignment]
     return port

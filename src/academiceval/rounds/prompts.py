@@ -116,7 +116,7 @@ def render_prompt(
     if kind == "choice":  # multiple choice: the task's own template on the family's view of the item
         return render_choice(choice_item(sample), templates_dir=templates_dir)
     if kind == "document_qa":  # the family's wording; a length instruction only when a length is given
-        return document_port(sample).document_prompt(sample, length_instruction=length_words is not None)[0]
+        return document_port(sample)(sample, length_instruction=length_words is not None)[0]
     demos = sample.demos if demos_override is None else demos_override
     if variant is None:
         variant = "demos" if demos else "plain"

@@ -5,13 +5,15 @@ how many tokens it may answer, which metric ranks it, what its inputs are called
 task names. The answers are *data* (`TaskSpec`), declared by the task's family (`academiceval.families.<name>`),
 and looked up here; no core module names a family or a task.
 
-A family is one folder that exposes `family` (a `Family`): its name, its `TaskSpec`s, and the *ports* it
-implements. A port is a small protocol owned by the core layer that calls it — `rounds.choice.ChoicePort`
-(a multiple-choice item's view), `rounds.document_qa.DocumentPort` (a long-document prompt for a budget),
-`cli` (a command-line sub-app) — so a core module asks `family_for(sample.task)` and calls the port, without
-importing the family. Families are loaded on the first lookup, like the metric registry's plugins: the built-in
-list below, then the `academiceval.families` entry points of installed packages (`toy = "toyfam"` or
-`"toyfam:family"`). Adding a family = one folder + one line in `FAMILY_MODULES` (or one entry point).
+A family is one folder whose `__init__.py` declares `family` (a `Family`): its name, its `TaskSpec`s, and the
+*ports* it implements as "module:function" references, imported on first use (so loading the registry stays
+cheap: `academiceval --help` loads it). A port is a small protocol owned by the core layer that calls it —
+`rounds.choice.ChoicePort` (a multiple-choice item's view), `rounds.document_qa.DocumentPort` (a long-document
+prompt for a budget), the command-line sub-app — so a core module asks `family_for(sample.task).port(...)` and
+calls it, without importing the family. Families are loaded on the first lookup, like the metric registry's
+plugins: the built-in list below, then the `academiceval.families` entry points of installed packages
+(`toy = "toyfam"` or `"toyfam:family"`). Adding a family = one folder + one line in `FAMILY_MODULES` (or one
+entry point).
 """
 
 from __future__ import annotations
@@ -72,40 +74,47 @@ class TaskSpec(BaseModel):
 
 
 class Family:
-    """A task family. Instantiate (or subclass) it in the family's folder and expose it as `family`.
+    """A task family, declared in its folder's `__init__.py` as `family = Family(...)`.
 
-    `specs` are its tasks. The ports a family implements are plain methods whose protocols the calling layer
-    owns (`rounds.choice.ChoicePort.choice_item`, `rounds.document_qa.DocumentPort.document_prompt`).
-    `command` and `cli_app` ("module:attribute" of a typer app) mount its command-line sub-app as
-    `academiceval <command>`; the module is imported only by the command line."""
-
-    name: str = ""
-    specs: tuple[TaskSpec, ...] = ()
-    command: str | None = None
-    cli_app: str | None = None
+    The declaration is light (it is imported for every lookup): its name, its `specs`, and references
+    ("module:attribute", imported on first use) to what it implements — `ports`, the functions core layers call
+    (`"choice_item"`: `rounds.choice.ChoicePort`; `"document_prompt"`: `rounds.document_qa.DocumentPort`), and
+    `cli_app`, the typer app mounted as `academiceval <command>`."""
 
     def __init__(
         self,
-        name: str | None = None,
-        specs: Iterable[TaskSpec] | None = None,
+        name: str,
+        specs: Iterable[TaskSpec],
         *,
+        ports: dict[str, str] | None = None,
         command: str | None = None,
         cli_app: str | None = None,
     ) -> None:
-        self.name = name if name is not None else self.name
-        self.specs = tuple(specs) if specs is not None else self.specs
-        self.command = command if command is not None else self.command
-        self.cli_app = cli_app if cli_app is not None else self.cli_app
+        self.name = name
+        self.specs = tuple(specs)
+        self.ports = dict(ports or {})
+        self.command = command
+        self.cli_app = cli_app
+
+    def port(self, name: str) -> Any | None:
+        """The function the family gives for port `name` (imported now), or None when it gives none."""
+        ref = self.ports.get(name)
+        return _resolve(ref, f"port {name!r} of family {self.name!r}") if ref else None
 
     def cli(self) -> Any | None:
         """The family's command-line sub-app (a typer app), or None."""
-        if not self.cli_app:
-            return None
-        module, _, attr = self.cli_app.partition(":")
-        return getattr(importlib.import_module(module), attr or "app")
+        return _resolve(self.cli_app, f"command line of family {self.name!r}") if self.cli_app else None
 
     def __repr__(self) -> str:
         return f"<family {self.name}: {', '.join(s.name for s in self.specs)}>"
+
+
+def _resolve(ref: str, what: str) -> Any:
+    module, _, attr = ref.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr or "app")
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{what} ({ref}) cannot be loaded: {exc}", hint="is the family's package complete?") from exc
 
 
 @dataclass

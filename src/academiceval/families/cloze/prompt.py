@@ -16,9 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from academiceval.families.cloze.models import ClozeItem
+from academiceval.families.cloze.samples import sample_to_item
 from academiceval.families.cloze.tokens import TokenCounter
 from academiceval.rounds import choice
 from academiceval.rounds.choice import ChoiceItem, ChoiceOption, Fitted
+from academiceval.rounds.models import Sample
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "citation_cloze.j2"
@@ -38,6 +40,11 @@ def choice_of(item: ClozeItem) -> ChoiceItem:
         prompt=item.prompt,
         caption=f"{item.preset} · section {item.section} · masked: {item.citation_text}",
     )
+
+
+def choice_item(sample: Sample) -> ChoiceItem:
+    """The family's multiple-choice port (`rounds.choice.ChoicePort`): a round sample as core multiple choice."""
+    return choice_of(sample_to_item(sample))
 
 
 def template_files(templates_dir: str | Path | None = None) -> dict[str, Path]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from datetime import date
 
+from academiceval.families.cloze import SPEC
 from academiceval.families.cloze.models import TASK, ClozeItem
 from academiceval.rounds.models import Sample
 
-TEXT_FIELDS = ("paper",)
+TEXT_FIELDS = SPEC.input_fields
 
 
 def candidate_field(slot: int) -> str:

@@ -31,9 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from academiceval.families.elaip import SPEC
 from academiceval.rounds.choice import ChoiceItem, ChoiceOption, closing_name, render_choice
 
-FAMILY = "elaipbench"
+FAMILY = SPEC.name  # "elaipbench"
 QUESTION_TYPES = ("SA-MCQ", "MA-MCQ")
 Setting = Literal["full", "rag-bm25", "rag-dense", "evidence"]
 SETTINGS: tuple[str, ...] = ("full", "rag-bm25", "rag-dense", "evidence")

@@ -22,7 +22,17 @@ from typing import Any
 
 from academiceval import __version__
 from academiceval.errors import ConfigError
-from academiceval.families.elaip.items import FAMILY, PROMPT_SHA256, QUESTION_TYPES, SETTINGS, ElaipItem, render
+from academiceval.families.elaip import SPEC
+from academiceval.families.elaip.items import (
+    FAMILY,
+    PROMPT_SHA256,
+    QUESTION_TYPES,
+    SETTINGS,
+    ElaipItem,
+    choice_of,
+    render,
+)
+from academiceval.rounds.choice import ChoiceItem
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
 from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
@@ -30,7 +40,7 @@ from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 from academiceval.store.publisher import publishing
 
 UNDATED = date(1970, 1, 1)
-TEXT_FIELDS = ("question", "context", "question_type", "item")
+TEXT_FIELDS = SPEC.input_fields
 EMPTY_HINT = "no row could be used: see the rejected rows and their reasons"
 
 
@@ -78,6 +88,12 @@ def sample_to_item(sample: Any) -> tuple[ElaipItem, str]:
     rest.pop("retrieval", None)
     item = ElaipItem.model_validate({**rest, "question": sample.fields.get("question", "")})
     return item, sample.fields.get("context", "")
+
+
+def choice_item(sample: Sample) -> ChoiceItem:
+    """The family's multiple-choice port (`rounds.choice.ChoicePort`): the item on the context the round holds."""
+    item, context = sample_to_item(sample)
+    return choice_of(item, context, sample.sample_id)
 
 
 def write_round(

@@ -32,6 +32,7 @@ from academiceval.families.leval.items import (
     render,
 )
 from academiceval.families.leval.samples import TEXT_FIELDS, item_to_sample, sample_to_item
+from academiceval.rounds.models import Sample
 from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
 from academiceval.store.artifacts import load_round as load_any_round
 from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
@@ -102,6 +103,22 @@ def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[st
         if info.task == FAMILY and (not tasks or info.setting in tasks)
     ]
     return [sample_to_item(s) for n in names for s in loaded.samples(n)]
+
+
+def document_prompt(
+    sample: Sample,
+    *,
+    length_instruction: bool,
+    budget_tokens: int | None = None,
+    count: Callable[[str], int] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The family's long-document QA port (`rounds.document_qa.DocumentPort`): L-Eval's prompt for a round sample
+    (system text, document, question or instruction; LIE when asked), its document cut to `budget_tokens`
+    L-Eval's way (`items.fit_document`, policy `document-cut-leval`)."""
+    prompt, meta = build_prompt(
+        sample_to_item(sample), length_instruction=length_instruction, budget_tokens=budget_tokens, count=count
+    )
+    return prompt, {**meta, "policy": "document-cut-leval"} if budget_tokens is not None else meta
 
 
 def build_prompt(

@@ -18,12 +18,13 @@ from datetime import date
 from typing import Any
 
 from academiceval.errors import ConfigError
+from academiceval.families.leval import SPEC
 from academiceval.families.leval.items import FAMILY, TASKS, LEvalItem, render
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
 
 RELEASED = date(2023, 7, 20)  # L-Eval v1 on arXiv (2307.11088)
-TEXT_FIELDS = ("document", "instruction", "item")
+TEXT_FIELDS = SPEC.input_fields
 
 
 def check_task(task: str) -> str:
