@@ -87,11 +87,12 @@ def test_import_both_forms_and_count_bad_records(tmp_path: Path) -> None:
     undated["paper_id"] = "not-an-id"
     (easy / "undated.json").write_text(json.dumps(undated))
     hf = tmp_path / "scalar_hard.json"
-    hf.write_text(json.dumps([_record(i, (i + 1) % 4) for i in range(4)]))
+    hf.write_text(json.dumps([_record(i, (i + 1) % 4) for i in [0, 1, 2, 3, 2]]))  # question 2 twice
     rep = import_scalar([easy, hf], tmp_path / "rounds", "scalar-pub")
     assert {k: len(v) for k, v in rep.items.items()} == {"easy": 8, "hard": 4}
     assert rep.problems == {
         "label_id outside the candidate list": 1,
+        "duplicate question (same level, paper and id): the first is kept": 1,
         "unreadable JSON (JSONDecodeError)": 1,
         "missing key 'label_id'": 1,
         "no arXiv id (paper_id or file name) to date the question": 1,

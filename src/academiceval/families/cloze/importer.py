@@ -164,6 +164,7 @@ def read_scalar_questions(
     dates: dict[str, date] | None = None,
 ) -> ImportReport:
     report = ImportReport()
+    seen: set[str] = set()
     for f in _files(paths):
         lv = level or level_of(f)
         if lv is None:
@@ -180,6 +181,10 @@ def read_scalar_questions(
             except (ImportProblem, ValueError) as e:
                 report.bad(str(e).splitlines()[0][:100], where)
                 continue
+            if item.sample_id in seen:  # two records of one question: reported, the first is kept
+                report.bad("duplicate question (same level, paper and id): the first is kept", where)
+                continue
+            seen.add(item.sample_id)
             report.items.setdefault(lv, []).append(item)
     return report
 
