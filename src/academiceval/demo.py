@@ -20,11 +20,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.families.cloze.build import build_cloze_round
 from academiceval.graph.crawl import collect
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
-from academiceval.rounds.cloze.build import build_cloze_round
 from academiceval.rounds.config import BuildConfig
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
@@ -34,6 +34,7 @@ from academiceval.sources import open_source
 from academiceval.sources.mirror.disk import open_index
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
 from academiceval.store.artifacts import MANIFEST, load_round
+from academiceval.store.publisher import EmptyOutputError
 from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
@@ -416,14 +417,15 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[n
         st.rows.append(("round", f"{name} (existing, reused)"))
     else:
         cap = 20 if limits.per_config else 100
-        rep = build_cloze_round(
-            ws, name, overrides={"max_questions": cap}, progress=lambda s, d, t: say("cloze", d, t, s)
-        )
-        st.rows.append(("round", f"{name}: " + ", ".join(f"{k} {len(v)}" for k, v in rep.items.items())))
-        if not any(rep.items.values()):
+        try:
+            rep = build_cloze_round(
+                ws, name, overrides={"max_questions": cap}, progress=lambda s, d, t: say("cloze", d, t, s)
+            )
+        except EmptyOutputError:  # nothing is written for a round without questions
             st.note = "no citation-cloze question could be built from this store"
             st.seconds = time.perf_counter() - t0
             return
+        st.rows.append(("round", f"{name}: " + ", ".join(f"{k} {len(v)}" for k, v in rep.items.items())))
     runs = []
     for spec in specs:
         config = RunConfig(

@@ -180,10 +180,10 @@ def test_citation_cloze_through_inspect_scores_as_our_accuracy(corpus: Path, tmp
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, get_model
 
+    from academiceval.families.cloze.build import build_cloze_round
     from academiceval.integrations.inspect.core import select
     from academiceval.integrations.inspect.log import log_to_run
     from academiceval.integrations.inspect.tasks import citation_cloze
-    from academiceval.rounds.cloze.build import build_cloze_round
     from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
     from academiceval.sources.mirror.workspace import index_mirror

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds import elaip
+from academiceval.families.elaip import items as elaip
 from academiceval.runs.elaip import retrieval_for
 from academiceval.scores.elaip import score_answer, summarize, summarize_runs
 
@@ -116,7 +116,7 @@ def test_three_epochs_through_the_runner_failures_left_out(rows: list[dict], tmp
     """ElaipBench's 3 runs are `run --preset elaipbench` (epochs): per-epoch accuracy, mean ± sd per SA/MA; a
     request that failed is no answer (before: `elaip run` scored it as an unparsed, wrong answer)."""
     from academiceval.models.base import Capabilities, Completion
-    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.families.elaip.samples import write_round
     from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
     from academiceval.scores.config import ScoreConfig

@@ -27,6 +27,7 @@ from academiceval.scores.aggregate import LEVEL, bootstrap_mean, derive_seed, la
 from academiceval.scores.models import Estimate
 from academiceval.scores.paired import TEST, permutation_p
 from academiceval.store.artifacts import RunData
+from academiceval.store.tasks import task_title
 
 if TYPE_CHECKING:
     from academiceval.report.plots import Figure
@@ -203,7 +204,7 @@ def plot(results: Results, out_dir: Path) -> Figure | None:
         ticks = sorted({r.tokens for lad in results.ladders if lad.task == task for r in lad.rungs})
         ax.set_xticks(ticks)
         ax.set_xticklabels([kilo(t) for t in ticks])
-        ax.set_title(plots.TASK_TITLES.get(task, task))
+        ax.set_title(task_title(task))
         ax.set_xlabel("context budget (tokens)")
         ax.set_ylabel(results.ladders[0].metric)
         ax.grid(alpha=0.3)

@@ -30,14 +30,10 @@ from typing import Any
 
 from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family, vocabulary
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
-from academiceval.rounds.models import TASKS, Sample
+from academiceval.rounds.models import Sample
+from academiceval.rounds.quality import default_gate
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
-
-# the plausible label lengths (words) of `rounds.quality` are reported next to the measured ones
-try:
-    from academiceval.rounds.quality import DEFAULT_GATE
-except ImportError:  # pragma: no cover - the gate is optional for auditing old rounds
-    DEFAULT_GATE = None
+from academiceval.store.tasks import find_spec, task_names
 
 WORST = 10
 SPLITS = ("train", "val", "test")
@@ -47,7 +43,7 @@ def _label_debris(s: Sample) -> dict[str, int]:
     """Debris in one label, as the build measures it: joined compounds count only for sections read from a PDF
     (elsewhere "pretraining" beside "pre-training" is the authors' spelling, not a lost hyphen)."""
     family = source_family(s.paper_id.split(":", 1)[0] if ":" in s.paper_id else "pdf")
-    from_page = family == "pdf" and s.task in ("introduction", "related_work")  # titles/abstracts: metadata
+    from_page = family == "pdf" and _label_source(s.task) == "section"  # titles/abstracts: metadata
     vocab = vocabulary([s.label, s.fields.get("body", "")]) if from_page else None
     return debris_counts(s.label, vocab)
 
@@ -58,7 +54,7 @@ def _title_samples(samples: list[Sample]) -> dict[str, Any]:
     titled: dict[str, set[str]] = defaultdict(set)
     for s in samples:
         papers[s.split].add(s.arxiv_id)
-        if s.task == "title":
+        if _label_source(s.task) == "title":
             titled[s.split].add(s.arxiv_id)
     out = {sp: {"papers": len(papers[sp]), "with_title_sample": len(titled[sp])} for sp in SPLITS if papers[sp]}
     out["all"] = {
@@ -66,6 +62,11 @@ def _title_samples(samples: list[Sample]) -> dict[str, Any]:
         "with_title_sample": sum(len(v) for v in titled.values()),
     }
     return out
+
+
+def _label_source(task: str) -> str | None:
+    spec = find_spec(task)
+    return spec.label_source if spec is not None else None
 
 
 def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str, Any]:
@@ -76,10 +77,11 @@ def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str
 
     others: dict[str, list[str]] = defaultdict(list)
     for s in samples:
-        if s.task == "title" or s.setting != "zero-shot":
+        source = _label_source(s.task)
+        if source == "title" or s.setting != "zero-shot":
             continue
         others[s.arxiv_id] += [s.fields.get("body", ""), s.fields.get("abstract", "")]
-        if s.task == "abstract":
+        if source == "metadata_abstract":
             others[s.arxiv_id].append(s.label)
     out: dict[str, Any] = {"title_inputs": len(title_samples), "with_holes": 0, "holes": 0, "examples": []}
     for s in title_samples:
@@ -168,7 +170,7 @@ def audit_round(
     say(len(samples), len(samples))
     overlap_out: dict[str, Any] = {"n": OVERLAP_N, "limits": vars(limits).copy(), "tasks": {}, "worst": []}
     everything = []
-    for task in TASKS:
+    for task in task_names("writing"):
         rows = per_task.get(task, [])
         if not rows:
             continue
@@ -193,17 +195,16 @@ def audit_round(
     lengths: dict[str, Any] = {}
     debris: dict[str, Any] = {}
     holes: dict[str, Any] = {"title_inputs": 0, "with_holes": 0, "holes": 0, "examples": []}
-    gate = DEFAULT_GATE
-    for task in TASKS:
+    gate = default_gate()  # its plausible label lengths are reported next to the measured ones
+    for task in task_names("writing"):
         labels = [s for (t, _), s in sorted(first.items()) if t == task]
         if not labels:
             continue
         words = [len(s.label.split()) for s in labels]
         entry: dict[str, Any] = {"labels": len(labels), **{k: float(v) for k, v in _dist(words).items()}}
-        if gate is not None:
-            lo, hi = gate.label_words.get(task, (0, 10**9))
-            entry["plausible"] = [lo, hi]
-            entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
+        lo, hi = gate.label_words.get(task, (0, 10**9))
+        entry["plausible"] = [lo, hi]
+        entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
         lengths[task] = entry
         entry_d: dict[str, Any] = {"labels": len(labels)}
         for sp in SPLITS:
@@ -231,7 +232,7 @@ def audit_round(
                 },
             }
         debris[task] = entry_d
-        if task == "title":
+        if _label_source(task) == "title":
             holes.update(_title_holes(labels, samples))
 
     # ---- citations --------------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ def audit_round(
     cited = int(cit.get("cited", 0) or 0)
     resolved = sum(int(v) for k, v in cit.items() if str(k).startswith(("resolved: id-", "resolved: title-")))
     per_sample = (bo.get("validity") or {}).get("citation_resolution") if isinstance(bo.get("validity"), dict) else None
-    rw = [s for s in first.values() if s.task == "related_work"]
+    rw = [s for s in first.values() if (spec := find_spec(s.task)) is not None and spec.cites]
     citations_out = {
         "cited": cited,
         "resolved": resolved,

@@ -16,6 +16,7 @@ from academiceval.sources.dates import date_range, format_date
 from academiceval.store.artifacts import LoadedRound, load_round
 from academiceval.store.models import RoundManifest
 from academiceval.store.paper_models import DatePrecision
+from academiceval.store.tasks import task_order
 
 
 @dataclass
@@ -94,8 +95,7 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
                 test_until_precision=t_until[2] if t_until else "day",
             )
         )
-    order = {"title": 0, "abstract": 1, "introduction": 2, "related_work": 3}
-    out.sort(key=lambda c: (order.get(c.task, 9), c.mean_input_tokens, c.config))
+    out.sort(key=lambda c: (task_order(c.task), c.mean_input_tokens, c.config))
     return out
 
 

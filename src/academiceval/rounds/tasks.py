@@ -1,4 +1,6 @@
-"""The four writing tasks: which inputs a model sees and which real text is the label.
+"""The writing tasks: which inputs a model sees and which real text is the label, as each task's spec says
+(`TaskSpec.input_fields`, `removes`, `label_source` / `label_section`; the specs are declared in
+`families/writing`).
 
 Labels are never annotated: they are the paper's own title, its arXiv abstract, or one of its sections. A paper
 that lacks what a task needs is skipped with a counted reason, never filled with a guess. Token counts are taken
@@ -17,28 +19,13 @@ from typing import TYPE_CHECKING, Protocol
 from academiceval.papers.clean import clean_text, debris_counts, source_family, strip_leading_fragments, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
-from academiceval.rounds.models import TASKS, Task
+from academiceval.rounds.models import Task
 from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.models import PaperMeta
+from academiceval.store.tasks import task_names, task_spec
 
 if TYPE_CHECKING:
     from academiceval.rounds.quality import QualityGate
-
-# Inputs of each task, in the order the templates show them.
-TASK_FIELDS: dict[Task, tuple[str, ...]] = {
-    "title": ("body", "abstract"),
-    "abstract": ("body", "title"),
-    "introduction": ("body", "title", "abstract"),
-    "related_work": ("body", "title", "abstract"),
-}
-# The section each task removes from the body (None: the full body).
-TASK_REMOVES: dict[Task, SectionRole | None] = {
-    "title": None,
-    "abstract": SectionRole.conclusion,
-    "introduction": SectionRole.introduction,
-    "related_work": SectionRole.related_work,
-}
-SHORT_NAMES: dict[Task, str] = {"title": "title", "abstract": "abs", "introduction": "intro", "related_work": "related"}
 
 MIN_BODY_WORDS = 200
 MIN_SECTION_WORDS = 50
@@ -187,7 +174,7 @@ def task_views(
     meta: PaperMeta,
     paper: Paper,
     *,
-    tasks: tuple[Task, ...] = TASKS,
+    tasks: tuple[Task, ...] | None = None,
     counts: bool = True,
     cache: TokenCache | None = None,
     gate: QualityGate | None = None,
@@ -198,9 +185,9 @@ def task_views(
     The paper is first prepared (`prepare_paper`: roles by inheritance and evidence, debris cleaned); each label
     must pass the quality gate's length range and the near-copy guard (`rounds.leakage.leak_reason`)."""
     from academiceval.rounds.leakage import leak_reason
-    from academiceval.rounds.quality import DEFAULT_GATE, label_reason
+    from academiceval.rounds.quality import default_gate, label_reason
 
-    gate = gate or DEFAULT_GATE
+    gate = gate or default_gate()
     views = TaskViews()
     paper, prep_notes = prepare_paper(paper) if prepare else (paper, Counter())
     views.prepared = prep_notes
@@ -237,11 +224,12 @@ def task_views(
         return paper.section_text(role), n
 
     abstract_in = abstract
-    for task in tasks:
-        without = TASK_REMOVES[task]
+    for task in tasks if tasks is not None else task_names("writing"):
+        spec = task_spec(task)
+        without = SectionRole(spec.removes) if spec.removes else None
         body, body_tok = body_of(without)
         notes: list[str] = []
-        if task == "title":
+        if spec.label_source == "title":
             label, label_tok = title, tok["title"]
             body, n, inside_b = remove_title(body, title)
             if n:
@@ -253,12 +241,12 @@ def task_views(
             if inside_b or inside_a:
                 views.skipped[task] = "title used inside sentences of the input (kept there; sample would leak)"
                 continue
-        elif task == "abstract":
+        elif spec.label_source == "metadata_abstract":
             label, label_tok = (abstract, tok["abstract"]) if meta.abstract else ("", 0)
             if not paper.has_role(SectionRole.conclusion):
                 notes.append("no conclusion section: body kept whole")
         else:
-            role = SectionRole.introduction if task == "introduction" else SectionRole.related_work
+            role = SectionRole(spec.label_section)
             label, label_tok = section_of(role)
             if not label.strip():
                 views.skipped[task] = f"no {role.value.replace('_', ' ')} section"
@@ -267,13 +255,13 @@ def task_views(
                 views.skipped[task] = f"{role.value.replace('_', ' ')} section under {MIN_SECTION_WORDS} words"
                 continue
         if not label.strip():
-            views.skipped[task] = "no metadata abstract" if task == "abstract" else "no title"
+            views.skipped[task] = "no metadata abstract" if spec.label_source == "metadata_abstract" else "no title"
             continue
         if len(body.split()) < MIN_BODY_WORDS:
             views.skipped[task] = f"body under {MIN_BODY_WORDS} words"
             continue
-        fields = {"body": body, "title": title, "abstract": abstract_in if task == "title" else abstract}
-        fields = {k: fields[k] for k in TASK_FIELDS[task]}
+        fields = {"body": body, "title": title, "abstract": abstract_in if spec.label_source == "title" else abstract}
+        fields = {k: fields[k] for k in spec.input_fields}
         if any(not fields[k].strip() for k in fields):
             missing = ", ".join(k for k in fields if not fields[k].strip())
             views.skipped[task] = f"missing input: {missing}"
@@ -288,7 +276,7 @@ def task_views(
             views.skipped[task] = why
             continue
         ftok = {"body": body_tok, **{k: tok[k] for k in ("title", "abstract") if k in fields}}
-        if task == "title" and abstract_in != abstract:
+        if spec.label_source == "title" and abstract_in != abstract:
             ftok["abstract"] = count_tokens([abstract_in])[0] if counts else 0
         # joined words count as lost hyphens only in text read from a PDF (a metadata abstract is typed)
         vocab_here = label_vocab if task not in ("title", "abstract") or from_parse else None

@@ -28,7 +28,8 @@ from typing import Protocol
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, sha256_text
+from academiceval.runs.prepare import sha256_text
+from academiceval.store.tasks import max_new_tokens
 from academiceval.runs.runner import preparer_for, select_samples
 from academiceval.runs.summary import failed_requests
 from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
@@ -183,7 +184,7 @@ def export_run(
         rec = run.epoch_records.get((sample.sample_id, epoch))
         why = _why_missing(rec)
         if why is None and rec is not None:
-            max_tokens = spec.options.get("max_tokens") or DEFAULT_MAX_TOKENS.get(sample.task, 512)
+            max_tokens = spec.options.get("max_tokens") or max_new_tokens(sample.task)
             prompt = preparer(sample, int(max_tokens)).prompt
             if sha256_text(prompt) == rec.prompt_sha256:
                 items.append(ExportItem(sample, rec, prompt))

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from academiceval.rounds.leval import FAMILY, render
-from academiceval.rounds.leval_samples import sample_to_item
+from academiceval.families.leval.items import FAMILY, render
+from academiceval.families.leval.samples import sample_to_item
 from academiceval.runs.export import ExportItem, register_format
 from academiceval.runs.models import RunSpec
 from academiceval.store.models import Sample

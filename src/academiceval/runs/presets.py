@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.elaip import COT_SUFFIX as ELAIP_COT_SUFFIX
+from academiceval.families.elaip.items import COT_SUFFIX as ELAIP_COT_SUFFIX
 
 
 @dataclass(frozen=True)

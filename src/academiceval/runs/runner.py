@@ -28,7 +28,7 @@ from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
 from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer, length_instruction_for
+from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker, Unit
 from academiceval.store.artifacts import (
@@ -40,6 +40,7 @@ from academiceval.store.artifacts import (
     safe_name,
     write_run_spec,
 )
+from academiceval.store.tasks import find_spec, max_new_tokens
 
 
 def run_dir_name(config: RunConfig, context_length: int | None, *, length_instruction: bool) -> str:
@@ -100,7 +101,7 @@ def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: 
     for s in samples:
         row: dict[str, Any] = {"sample_id": s.sample_id, "task": s.task, "setting": s.setting}
         try:
-            p = preparer(s, options.max_tokens or DEFAULT_MAX_TOKENS.get(s.task, 512))
+            p = preparer(s, options.max_tokens or max_new_tokens(s.task))
         except AcademicEvalError as e:
             rows.append({**row, "error": str(e)})
             continue
@@ -215,7 +216,7 @@ async def run_round_async(
 
     preparer = make_preparer(context_length, count=config.count_tokens_only)
     first = samples[0]
-    preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))  # bad options fail here, early
+    preparer(first, options.max_tokens or max_new_tokens(first.task))  # bad options fail here, early
     summary = RunSummary(
         run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name, epochs=config.epochs
     )
@@ -243,7 +244,7 @@ async def run_round_async(
             # a local model knows its window (max_position_embeddings): truncate to it rather than overflow
             context_length = int(caps.context_length)
             preparer = make_preparer(context_length)
-            preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
+            preparer(first, options.max_tokens or max_new_tokens(first.task))
             summary.prompt_preparation = preparer.name
         # a released round shares its round's name but not its manifest: its runs get their own directory
         release = "+release" if view.manifest.release is not None else ""
@@ -271,9 +272,9 @@ async def run_round_async(
             max_connections=config.max_connections,
             timeout_s=config.timeout,
             task_max_tokens={
-                t: DEFAULT_MAX_TOKENS[t]
+                t: max_new_tokens(t)
                 for t in sorted({s.task for s in samples})
-                if options.max_tokens is None and t in DEFAULT_MAX_TOKENS
+                if options.max_tokens is None and find_spec(t) is not None
             },
             updated_at=now_iso(),
             config=config.stored(),

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from academiceval.rounds.elaip import ElaipItem
+from academiceval.families.elaip.items import ElaipItem
 from academiceval.scores.mcq import Parser, parse_answer_set
 from academiceval.store.artifacts import append_jsonl
 
@@ -111,10 +111,11 @@ async def generate_and_filter(
     from datetime import UTC, datetime
     from pathlib import Path
 
+    from academiceval.families.elaip import generate as eg
     from academiceval.models.base import GenerationOptions
     from academiceval.models.generate import text_of
-    from academiceval.rounds import elaip_generate as eg
-    from academiceval.rounds.elaip import context_for, render
+    from academiceval.families.elaip import generate as eg
+    from academiceval.families.elaip.items import context_for, render
     from academiceval.runs.elaip import retrieval_for
 
     retriever, count = retrieval_for(setting) if setting.startswith("rag-") else (None, None)

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from academiceval.rounds.leval import TASKS
+from academiceval.families.leval.items import TASKS
 from academiceval.scores import leval_text as lt
 
 Protocol = Literal["leval-compatible", "strict"]

@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.leval import TASKS
-from academiceval.rounds.leval_samples import sample_to_item
+from academiceval.families.leval.items import TASKS
+from academiceval.families.leval.samples import sample_to_item
 from academiceval.scores.leval import PROTOCOLS, score_item
 from academiceval.scores.leval_text import token_f1
 from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register

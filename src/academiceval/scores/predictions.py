@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from academiceval import __version__
-from academiceval.rounds.leval import MAX_NEW_TOKENS, TASKS
-from academiceval.rounds.leval_samples import RELEASED, TEXT_FIELDS
+from academiceval.families.leval.items import MAX_NEW_TOKENS, TASKS
+from academiceval.families.leval.samples import RELEASED, TEXT_FIELDS
 from academiceval.runs.models import RunSpec
 from academiceval.scores.leval import LEvalResult, Protocol, prediction_key, read_prediction_file, score_rows, task_id
 from academiceval.store.artifacts import (

@@ -33,6 +33,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.scorer import AnyScorer, done_key, output_sha
+from academiceval.store.tasks import find_spec
 
 # Modules that register metrics when imported (the built-ins first). A new family appends its module here.
 PLUGIN_MODULES: tuple[str, ...] = (
@@ -42,18 +43,15 @@ PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.leval_metrics",
 )
 
-# The metric a family is scored and ranked by when none is asked for: its own protocol's number, not the writing
-# tasks' ROUGE/BERTScore (multiple choice: accuracy; L-Eval: its per-task metric). A new family adds a line.
-TASK_DEFAULT_METRICS: dict[str, str] = {"citation_cloze": "accuracy", "elaipbench": "accuracy", "leval": "leval"}
-
 
 def default_metrics(tasks: Iterable[str]) -> list[str] | None:
-    """The default metrics of a run whose records have these tasks, or None when any is a writing task (then the
-    general default applies)."""
-    wanted = set(tasks)
-    if not wanted or any(t not in TASK_DEFAULT_METRICS for t in wanted):
+    """The default metrics of a run whose records have these tasks — their protocols' own numbers
+    (`TaskSpec.default_metrics`: multiple choice accuracy, L-Eval its per-task metric) — or None when any task
+    declares none (the writing tasks: then the general default, ROUGE-L and BERTScore, applies)."""
+    specs = [find_spec(t) for t in set(tasks)]
+    if not specs or any(s is None or not s.default_metrics for s in specs):
         return None
-    return sorted({TASK_DEFAULT_METRICS[t] for t in wanted})
+    return sorted({m for s in specs if s is not None for m in s.default_metrics})
 
 
 NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to

@@ -58,6 +58,7 @@ RESPONSE_CACHE = "responses.sqlite"
 MANIFEST = "manifest.json"
 TEMPLATES = "templates"
 DATASET_CARD = "README.md"
+CHECKSUMS = "SHA256SUMS"  # a release: `sha256sum -c SHA256SUMS` checks every file
 RUN_SPEC = "run.json"
 SCORES = "scores.jsonl"
 SCORES_LOCK = "scores.lock"  # held by the one writer of scores.jsonl (scores.rescore)

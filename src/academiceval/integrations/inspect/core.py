@@ -11,8 +11,9 @@ from academiceval.errors import ConfigError
 from academiceval.integrations.scoring import MetricScorer, clean_output, headline
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, sha256_text
+from academiceval.runs.prepare import sha256_text
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
+from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 
 __all__ = [
@@ -43,7 +44,7 @@ class Selection:
 
     @property
     def max_tokens(self) -> int:
-        return DEFAULT_MAX_TOKENS.get(self.task, 512)
+        return max_new_tokens(self.task)
 
     @property
     def labelled(self) -> bool:

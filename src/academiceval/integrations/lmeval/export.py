@@ -8,7 +8,7 @@ Why each choice:
   unchanged as the one user message under `--apply_chat_template` (no description, no system text, zero-shot:
   the round's demonstrations are already in the prompt).
 - **the generation options are the runner's.** `max_gen_toks` = the runner's per-task output length
-  (`runs.prepare.DEFAULT_MAX_TOKENS`), greedy, and `until: []` (lm-eval's default stop, a blank line, would cut
+  (`store.tasks.max_new_tokens`), greedy, and `until: []` (lm-eval's default stop, a blank line, would cut
   every abstract after its first paragraph).
 - **the data is local and relocatable.** Docs are JSONL beside the YAMLs, loaded by `custom_dataset` relative to
   `utils.py` (no Hub, no `datasets` cache, the folder can be moved or shared), sha256-checked at load.
@@ -46,7 +46,8 @@ from academiceval.integrations.lmeval.folder import (
     write_manifest,
 )
 from academiceval.rounds.models import Sample
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer, length_instruction_for
+from academiceval.store.tasks import max_new_tokens
+from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.scores import registry
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
 from academiceval.store.workspace import resolve_home
@@ -78,7 +79,7 @@ def process_results(doc, results):
 def max_tokens_for(task: str) -> int:
     """The output length `academiceval run` asks for when none is given (per task; the one place this module
     reads it)."""
-    return DEFAULT_MAX_TOKENS.get(task, 512)
+    return max_new_tokens(task)
 
 
 def metrics_for(task: str, writing_metrics: tuple[str, ...]) -> list[str]:

@@ -1,4 +1,4 @@
-"""`academiceval cloze build|import`: the citation-cloze family (SCALAR) — thin over rounds.cloze.
+"""`academiceval cloze build|import`: the citation-cloze family (SCALAR) — thin over families.cloze.
 
     academiceval cloze build --round cloze-2025-01 [--level easy --level hard] [--cutoff 2024-12-31]
         [--set max_candidate_tokens=20000] [--judge openai/gpt-4o-mini --type-decider judge] [--seed S]
@@ -55,11 +55,14 @@ def build(
     templates: Annotated[
         Path | None, typer.Option("--templates", help="Directory overriding citation_cloze*.j2.")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """Build citation-cloze questions (SCALAR presets) from the papers in the workspace."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.cloze.build import build_cloze_round
-    from academiceval.rounds.cloze.classify import JudgeClassifier
+    from academiceval.families.cloze.build import build_cloze_round
+    from academiceval.families.cloze.classify import JudgeClassifier
     from academiceval.store import Workspace
 
     overrides: dict[str, object] = {}
@@ -100,6 +103,7 @@ def build(
                 seed=seed,
                 tokenizer=tokenizer,
                 templates_dir=str(templates) if templates else None,
+                force=force,
             )
         except AcademicEvalError as exc:
             raise fail(exc) from None
@@ -122,20 +126,27 @@ def import_(
     level: Annotated[
         str | None, typer.Option("--level", help="Level of every file (default: from the file or folder name).")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """Import SCALAR's published questions as a round (prompts kept verbatim)."""
-    from academiceval.rounds.cloze.importer import import_scalar
+    from academiceval.errors import AcademicEvalError
+    from academiceval.families.cloze.importer import import_scalar
     from academiceval.store import Workspace
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise fail(f"not found: {', '.join(missing)}")
     ws = Workspace(home)
-    rep = import_scalar(paths, ws.rounds_dir, round_name, level=level)
+    try:
+        rep = import_scalar(paths, ws.rounds_dir, round_name, level=level, force=force, home=ws.home)
+    except AcademicEvalError as exc:
+        raise fail(exc) from None
     rows = [(lv, len(v)) for lv, v in sorted(rep.items.items())]
     console.print(summary_table(f"imported into {round_name}", ["level", "items"], rows))
     for reason, n in rep.problems.most_common():
         console.print(f"[yellow]{n} skipped: {reason}[/yellow] (e.g. {rep.examples[reason]})")
     if not rep.items:
-        raise fail("no usable question found", code=1)
+        raise fail("no usable question found: nothing was written", code=1)
     console.print(f"→ {rep.path}")

@@ -1,7 +1,7 @@
 """An ElaipBench-format item as a round `Sample` and back, so its questions run through `academiceval run`.
 
 Why: the project's runner, scorer and report know rounds of `Sample`s only (the citation-cloze pattern,
-`rounds.cloze.samples`). A Sample of task `elaipbench` has `setting` = the retrieval setting (`full`,
+`families.cloze.samples`). A Sample of task `elaipbench` has `setting` = the retrieval setting (`full`,
 `rag-bm25`, `rag-dense`, `evidence`: what the model reads is decided when the round is written, so a run is
 reproducible without the retriever), `label` = the sorted letter set ("A,C"; the `accuracy` metric compares sets),
 and `fields`: `question` (the stem with its options), `context` (the passages the setting shows), `question_type`
@@ -15,17 +15,33 @@ Dates: ElaipBench rows carry no date; `published` is the month-end of the row's 
 from __future__ import annotations
 
 import json
-from datetime import date
+from collections.abc import Callable, Iterable
+from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
+from academiceval import __version__
 from academiceval.errors import ConfigError
-from academiceval.rounds.elaip import FAMILY, ElaipItem, render
+from academiceval.families.elaip import SPEC
+from academiceval.families.elaip.items import (
+    FAMILY,
+    PROMPT_SHA256,
+    QUESTION_TYPES,
+    SETTINGS,
+    ElaipItem,
+    choice_of,
+    render,
+)
+from academiceval.rounds.choice import ChoiceItem
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
-from academiceval.sources.mirror.stamped import id_month_end
+from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
+from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
+from academiceval.store.publisher import publishing
 
 UNDATED = date(1970, 1, 1)
-TEXT_FIELDS = ("question", "context", "question_type", "item")
+TEXT_FIELDS = SPEC.input_fields
+EMPTY_HINT = "no row could be used: see the rejected rows and their reasons"
 
 
 def gold_label(answer: str) -> str:
@@ -38,6 +54,9 @@ def item_to_sample(
 ) -> Sample:
     rest = item.model_dump(mode="json", exclude={"question", "paper_content", "relevant_passage"})
     rest["retrieval"] = meta
+    # imported here: sources.mirror brings PyMuPDF (~1 s), and the registry loads this module for every lookup
+    from academiceval.sources.mirror.stamped import id_month_end
+
     dated = id_month_end(item.paper_id)
     return Sample(
         sample_id=f"{item.sample_id}/{setting}",
@@ -71,46 +90,42 @@ def sample_to_item(sample: Any) -> tuple[ElaipItem, str]:
     return item, sample.fields.get("context", "")
 
 
-def render_sample(sample: Any, *, context: str | None = None) -> str:
-    item, shown = sample_to_item(sample)
-    return render(item, shown if context is None else context)
+def choice_item(sample: Sample) -> ChoiceItem:
+    """The family's multiple-choice port (`rounds.choice.ChoicePort`): the item on the context the round holds."""
+    item, context = sample_to_item(sample)
+    return choice_of(item, context, sample.sample_id)
 
 
 def write_round(
     items: list[ElaipItem],
-    round_dir: Any,
+    round_dir: str | Path,
     *,
     setting: str,
-    context: Any,
+    context: Callable[[ElaipItem], tuple[str, dict[str, Any]]],
     source: str = "",
     rejects: list[dict] | None = None,
-) -> Any:
-    """Write items as a round of Samples: one config (`elaipbench-<setting>`) holding what `context(item)` —
-    `rounds.elaip.context_for` bound to the setting's retriever — chose for each question, then the manifest.
-    Rejected rows are counted in the manifest (`skipped`), never dropped silently."""
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from academiceval import __version__
-    from academiceval.rounds.elaip import PROMPT_SHA256, SETTINGS
-    from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
-    from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
-
+    force: bool = False,
+    home: str | Path | None = None,
+    protect: Iterable[str | Path] = (),
+) -> Path:
+    """Write items as a round of Samples through the one publisher (`store.publisher.publishing`: an existing round
+    refused unless `force`, never over the inputs in `protect` or the workspace `home`): one config
+    (`elaipbench-<setting>`) holding what `context(item)` — `families.elaip.items.context_for` bound to the
+    setting's retriever — chose for each question, then the manifest. Rejected rows are counted in the manifest
+    (`skipped`), never dropped silently."""
     if setting not in SETTINGS:
         raise ConfigError(f"unknown ElaipBench setting {setting!r}", hint=f"one of {', '.join(SETTINGS)}")
     round_dir = Path(round_dir)
-    round_dir.mkdir(parents=True, exist_ok=True)
     name = artifact_name(FAMILY, setting)
     info = ConfigInfo(task=FAMILY, setting=setting, setting_name=name, counts={"test": len(items)})
     samples = []
     for it in items:
         text, meta = context(it)
         samples.append(item_to_sample(it, setting, text, meta, round_name=round_dir.name, config=name))
-    write_round_config(round_dir, info, samples, TEXT_FIELDS)
     reasons: dict[str, int] = {}
     for r in rejects or []:
         reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
-    by_type = {t: sum(1 for it in items if it.question_type == t) for t in ("SA-MCQ", "MA-MCQ")}
+    by_type = {t: sum(1 for it in items if it.question_type == t) for t in QUESTION_TYPES}
     manifest = RoundManifest(
         round=round_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -123,5 +138,7 @@ def write_round(
         notes={FAMILY: by_type},
         build_options={"family": FAMILY, "source": source, "setting": setting, "prompt_sha256": PROMPT_SHA256},
     )
-    write_manifest(round_dir, manifest)
+    with publishing(round_dir, force=force, home=home, protect=protect, empty_hint=EMPTY_HINT) as tmp:
+        write_round_config(tmp, info, samples, TEXT_FIELDS)
+        write_manifest(tmp, manifest)
     return round_dir

@@ -19,12 +19,10 @@ from pydantic import ValidationError
 
 from academiceval import __version__
 from academiceval.errors import ConfigError
-from academiceval.papers.links import link_all, links_of
-from academiceval.papers.models import NON_BODY_ROLES, Paper
-from academiceval.rounds.cloze.classify import JudgeClassifier
-from academiceval.rounds.cloze.export import config_name, write_round
-from academiceval.rounds.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
-from academiceval.rounds.cloze.models import (
+from academiceval.families.cloze.classify import JudgeClassifier
+from academiceval.families.cloze.export import config_name, write_round
+from academiceval.families.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
+from academiceval.families.cloze.models import (
     PRESETS,
     ClozeBuildConfig,
     ClozeItem,
@@ -32,12 +30,16 @@ from academiceval.rounds.cloze.models import (
     TypeDecision,
     preset_name,
 )
-from academiceval.rounds.cloze.prompt import prompt_sha256, render_item
-from academiceval.rounds.cloze.stats import cloze_stats
-from academiceval.rounds.cloze.tokens import TokenCounter, get_counter
+from academiceval.families.cloze.prompt import render_item
+from academiceval.families.cloze.stats import cloze_stats
+from academiceval.families.cloze.tokens import TokenCounter, get_counter
+from academiceval.papers.links import link_all, links_of
+from academiceval.papers.models import NON_BODY_ROLES, Paper
 from academiceval.rounds.models import RoundManifest, SplitWindows
+from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
+from academiceval.store.publisher import check_destination
 from academiceval.store.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
@@ -124,7 +126,7 @@ def level_label(level: str, o: ClozeOptions) -> str:
 
 def all_types(paper: Paper) -> list[TypeDecision]:
     """Heuristic type next to the source's stored type for every citation that has one (agreement figures)."""
-    from academiceval.rounds.cloze.classify import SCALAR_TYPES, heuristic_type
+    from academiceval.families.cloze.classify import SCALAR_TYPES, heuristic_type
 
     out = []
     for c in paper.citations:
@@ -149,6 +151,7 @@ def build_cloze_round(
     judge: JudgeClassifier | None = None,
     tokenizer: TokenCounter | None = None,
     out_dir: str | Path | None = None,
+    force: bool = False,
     progress: Progress | None = None,
     **options: Any,
 ) -> ClozeBuildReport:
@@ -157,9 +160,12 @@ def build_cloze_round(
     `config` (or the same fields as keywords: levels, options, overrides, cutoff, seed, tokenizer, templates_dir,
     relink, mask) is validated and stored verbatim. `overrides` change knobs of every level (e.g.
     `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard; `judge` adds the judge-model role
-    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object."""
+    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object. An existing
+    round `name` is refused unless `force` (`store.publisher`); a build that yields no question is an error."""
     t0 = time.perf_counter()
     check_name(name, "round")
+    final = (Path(out_dir) if out_dir is not None else ws.rounds_dir) / name
+    check_destination(final, force=force, home=ws.home)  # refused before any work
     try:
         cfg = config if config is not None else ClozeBuildConfig.model_validate(options)
     except ValidationError as exc:
@@ -265,9 +271,7 @@ def build_cloze_round(
             "config": cfg.model_dump(mode="json"),
         },
     )
-    root = Path(out_dir) if out_dir is not None else ws.rounds_dir
-    final = root / name
-    manifest = write_round(root / f".{name}.tmp", final, manifest, final_items, stats, templates_dir)
+    manifest = write_round(final, manifest, final_items, stats, templates_dir, force=force, home=ws.home)
     return ClozeBuildReport(
         manifest=manifest,
         path=final,

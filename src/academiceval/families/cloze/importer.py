@@ -24,16 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from academiceval import __version__
-from academiceval.rounds.cloze.classify import SCALAR_TYPES
-from academiceval.rounds.cloze.export import config_name, write_round
-from academiceval.rounds.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
-from academiceval.rounds.cloze.prompt import prompt_sha256
-from academiceval.rounds.cloze.stats import cloze_stats
+from academiceval.families.cloze.classify import SCALAR_TYPES
+from academiceval.families.cloze.export import config_name, write_round
+from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
+from academiceval.families.cloze.stats import cloze_stats
 from academiceval.rounds.models import RoundManifest, SplitWindows
+from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.store.artifacts import check_name
+from academiceval.store.publisher import check_destination
 
 LEVELS = ("easy", "medium", "hard")
 _PAPER = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)  # not the instructions' "<Paper> and"
@@ -163,6 +164,7 @@ def read_scalar_questions(
     dates: dict[str, date] | None = None,
 ) -> ImportReport:
     report = ImportReport()
+    seen: set[str] = set()
     for f in _files(paths):
         lv = level or level_of(f)
         if lv is None:
@@ -179,6 +181,10 @@ def read_scalar_questions(
             except (ImportProblem, ValueError) as e:
                 report.bad(str(e).splitlines()[0][:100], where)
                 continue
+            if item.sample_id in seen:  # two records of one question: reported, the first is kept
+                report.bad("duplicate question (same level, paper and id): the first is kept", where)
+                continue
+            seen.add(item.sample_id)
             report.items.setdefault(lv, []).append(item)
     return report
 
@@ -190,10 +196,19 @@ def import_scalar(
     *,
     level: str | None = None,
     dates: dict[str, date] | None = None,
+    force: bool = False,
+    home: str | Path | None = None,
 ) -> ImportReport:
-    """Read published questions and write them as round `out_root/name` (configs `citation_cloze-<level>`)."""
+    """Read published questions and write them as round `out_root/name` (configs `citation_cloze-<level>`) through
+    the one publisher (an existing round refused unless `force`; never over the inputs or the workspace `home`).
+    When no question is usable nothing is written (`report.path` stays None; `report.problems` says why)."""
     check_name(name, "round")
+    paths = list(paths)
+    root = Path(out_root)
+    check_destination(root / name, force=force, home=home, protect=paths)  # refused before reading
     report = read_scalar_questions(paths, level=level, round_name=name, dates=dates)
+    if not report.items:
+        return report
     items = {config_name(lv): sorted(v, key=lambda x: x.sample_id) for lv, v in report.items.items()}
     stats = cloze_stats([it for v in items.values() for it in v])
     stats["import_problems"] = dict(report.problems)
@@ -206,7 +221,6 @@ def import_scalar(
         skipped={"import": dict(report.problems)} if report.problems else {},
         build_options={"family": "citation_cloze", "imported": "SCALAR published questions", "cutoff": None},
     )
-    root = Path(out_root)
-    report.manifest = write_round(root / f".{name}.tmp", root / name, manifest, items, stats, None)
+    report.manifest = write_round(root / name, manifest, items, stats, None, force=force, home=home, protect=paths)
     report.path = root / name
     return report

@@ -14,9 +14,10 @@ tokens cut on sentence boundaries, top 5), ranked by `models.rag.retrievers` thr
 (bm25s; the packaged all-MiniLM-L6-v2 for dense — ElaipBench used BGE-m3, which is not available offline; any local
 checkpoint can be passed); `evidence` — the relevant passage only (an oracle upper bound).
 
-ElaipBench's own base prompt and answer parser are not published; ours asks for the letters inside
-`<answer>…</answer>` and is parsed strictly by `scores.mcq.parse_answer_set` (see `scores.elaip`), so every
-number is "ElaipBench data, academiceval protocol", and `PROMPT_SHA256` goes with every result.
+ElaipBench's own base prompt and answer parser are not published; ours (`templates/elaipbench.j2`, rendered by the
+core multiple-choice path `rounds.choice`) asks for the letters inside `<answer>…</answer>` and is parsed strictly
+by `scores.mcq.parse_answer_set` (see `scores.elaip`), so every number is "ElaipBench data, academiceval protocol",
+and `PROMPT_SHA256` (of the templates) goes with every result.
 """
 
 from __future__ import annotations
@@ -30,25 +31,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-FAMILY = "elaipbench"
+from academiceval.families.elaip import SPEC
+from academiceval.rounds.choice import ChoiceItem, ChoiceOption, closing_name, render_choice
+
+FAMILY = SPEC.name  # "elaipbench"
 QUESTION_TYPES = ("SA-MCQ", "MA-MCQ")
 Setting = Literal["full", "rag-bm25", "rag-dense", "evidence"]
 SETTINGS: tuple[str, ...] = ("full", "rag-bm25", "rag-dense", "evidence")
 
-PROMPT = """Read the paper below and answer the question about it.
-
-{context}
-
-Question:
-{question}
-
-{rule} Write only the letters of your choice inside the tags, for example <answer>{example}</answer>."""
-RULES = {
-    "SA-MCQ": ("Exactly one of the options A–D is correct.", "B"),
-    "MA-MCQ": ("Two or more of the options A–D are correct; name all of them and no others.", "A, C"),
-}
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATE = "elaipbench.j2"  # and its closing, elaipbench_closing.j2 (the rule of SA / MA items and the format)
 COT_SUFFIX = "\nThink step by step before giving the final answer in the tags."
-PROMPT_SHA256 = hashlib.sha256(json.dumps([PROMPT, RULES, COT_SUFFIX], sort_keys=True).encode()).hexdigest()
+PROMPT_SHA256 = hashlib.sha256(
+    json.dumps(
+        [(TEMPLATES / n).read_text(encoding="utf-8") for n in (TEMPLATE, closing_name(TEMPLATE))] + [COT_SUFFIX]
+    ).encode()
+).hexdigest()
 
 _OPTION = re.compile(r"(?m)^\s*\(?([A-D])[).:]\s+(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n")
@@ -191,7 +189,22 @@ def context_for(
     return "\n\n".join(chunks[i] for i in chosen), meta
 
 
+def choice_of(item: ElaipItem, context: str, item_id: str | None = None) -> ChoiceItem:
+    """The item as core multiple choice: the paper text (or passages) is the context, the stem the question,
+    A–D the options (their texts when the stem lists them one per line), multi for MA-MCQ items."""
+    return ChoiceItem(
+        item_id=item_id or item.sample_id,
+        template=TEMPLATE,
+        template_dir=str(TEMPLATES),
+        context=context,
+        question=item.question.strip(),
+        options=[ChoiceOption(key=k, text=item.options.get(k, "")) for k in "ABCD"],
+        gold=list(item.answer),
+        multi=item.question_type == "MA-MCQ",
+        caption=f"{item.question_type} · {item.source}",
+    )
+
+
 def render(item: ElaipItem, context: str, *, cot: bool = False) -> str:
-    rule, example = RULES[item.question_type]
-    prompt = PROMPT.format(context=context, question=item.question.strip(), rule=rule, example=example)
-    return prompt + (COT_SUFFIX if cot else "")
+    """The prompt of one item on a context (the core multiple-choice rendering; `cot` adds the CoT request)."""
+    return render_choice(choice_of(item, context)) + (COT_SUFFIX if cot else "")

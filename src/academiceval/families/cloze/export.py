@@ -17,12 +17,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from academiceval.rounds.cloze.models import TASK, ClozeItem
-from academiceval.rounds.cloze.prompt import template_files
-from academiceval.rounds.cloze.samples import item_to_sample, sample_to_item
+from academiceval.families.cloze.models import TASK, ClozeItem
+from academiceval.families.cloze.prompt import template_files
+from academiceval.families.cloze.samples import item_to_sample, sample_to_item
 from academiceval.rounds.export import card_header
 from academiceval.rounds.models import ConfigInfo, RoundManifest
-from academiceval.store.artifacts import SPLITS, LoadedRound, data_paths, file_sha256, manifest_json
+from academiceval.store.artifacts import DATASET_CARD, SPLITS, TEMPLATES, LoadedRound, data_paths, write_manifest
+from academiceval.store.publisher import publishing
+
+EMPTY_HINT = "no question could be made: see the skip reasons per level (they are printed and kept in the manifest)"
 
 
 def config_name(preset: str) -> str:
@@ -80,7 +83,7 @@ def cloze_card(manifest: RoundManifest, stats: dict[str, object]) -> str:
         lines += ["", f"Gold slot counts per level: `{json.dumps(slots, sort_keys=True)}`"]
     lines += [
         "",
-        "Load: `academiceval.rounds.cloze.export.load_items(dir, config)`; `manifest.json` lists the sha256",
+        "Load: `academiceval.families.cloze.export.load_items(dir, config)`; `manifest.json` lists the sha256",
         "of every file.",
         "",
     ]
@@ -88,36 +91,34 @@ def cloze_card(manifest: RoundManifest, stats: dict[str, object]) -> str:
 
 
 def write_round(
-    tmp: Path,
     final: Path,
     manifest: RoundManifest,
     items_by_config: dict[str, list[ClozeItem]],
     stats: dict[str, object],
     templates_dir: str | Path | None,
+    *,
+    force: bool = False,
+    home: str | Path | None = None,
+    protect: Iterable[str | Path] = (),
 ) -> RoundManifest:
-    """Write everything into `tmp`, hash it, then move it to `final` (replacing an older build)."""
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    for cfg, items in sorted(items_by_config.items()):
-        if items:
-            info = write_items(tmp, cfg, items)
-            manifest.configs[cfg] = info
-            manifest.counts[cfg] = dict(info.counts)
-    tdir = tmp / "templates"
-    tdir.mkdir()
-    for name, path in template_files(templates_dir).items():
-        shutil.copyfile(path, tdir / name)
-    (tmp / "stats.json").write_text(json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    (tmp / "README.md").write_text(cloze_card(manifest, stats), encoding="utf-8")
-    for p in sorted(tmp.rglob("*")):
-        if p.is_file():
-            manifest.files[p.relative_to(tmp).as_posix()] = file_sha256(p)
-    (tmp / "manifest.json").write_text(manifest_json(manifest), encoding="utf-8")
-    if final.exists():
-        shutil.rmtree(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp.rename(final)
+    """Write the round through the one publisher (`store.publisher.publishing`: an existing round is refused unless
+    `force`; the workspace `home` and the inputs in `protect` are never overwritten): samples per config,
+    templates, stats, card, then the manifest with every file's sha256."""
+    with publishing(final, force=force, home=home, protect=protect, empty_hint=EMPTY_HINT) as tmp:
+        for cfg, items in sorted(items_by_config.items()):
+            if items:
+                info = write_items(tmp, cfg, items)
+                manifest.configs[cfg] = info
+                manifest.counts[cfg] = dict(info.counts)
+        tdir = tmp / TEMPLATES
+        tdir.mkdir()
+        for name, path in template_files(templates_dir).items():
+            shutil.copyfile(path, tdir / name)
+        (tmp / "stats.json").write_text(
+            json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+        )
+        (tmp / DATASET_CARD).write_text(cloze_card(manifest, stats), encoding="utf-8")
+        write_manifest(tmp, manifest)
     return manifest
 
 
@@ -127,11 +128,3 @@ def load_items(loaded: LoadedRound, config: str | None = None, *, split: str | N
     for name in names:
         for s in loaded.samples(name, split=split):
             yield sample_to_item(s)
-
-
-def is_cloze_round(loaded: LoadedRound) -> bool:
-    return any(info.task == TASK for info in loaded.manifest.configs.values())
-
-
-def iter_all(items: Iterable[ClozeItem]) -> list[ClozeItem]:
-    return list(items)

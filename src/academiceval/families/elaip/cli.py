@@ -1,7 +1,5 @@
-"""`academiceval leval import|run`: L-Eval's task files as a round, run with any backend into L-Eval prediction
-files (then `academiceval score-predictions --format leval` / `judge-predictions`). `leval run` and `elaip run` are
-aliases of the one run path (`run` + `export --format leval`; `run --preset elaipbench` + `score`), kept for one
-release."""
+"""`academiceval elaip import|run|generate`: ElaipBench-format questions as a round (run/score/report like any
+round), an ElaipBench-protocol run of the rows, and ElaipBench-*style* questions generated from a stored paper."""
 
 from __future__ import annotations
 
@@ -12,113 +10,10 @@ import typer
 
 from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, summary_table
 
-app = typer.Typer(help="L-Eval tasks: import them as a round, run a model on it.", no_args_is_help=True)
+app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
 
 
 @app.command("import")
-def import_(
-    data_dir: Annotated[Path, typer.Argument(help="L-Eval's LEval-data directory (or one of its subfolders).")],
-    round_name: Annotated[
-        str | None, typer.Option("--round", help="Round name: written to <home>/rounds/NAME.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option(help="Round directory to write instead of <home>/rounds/NAME.")] = None,
-    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
-    home: HomeOption = None,
-) -> None:
-    """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem (an unknown id is
-    refused). The round holds ordinary Samples: `academiceval run/score/report` and `leval run` all read it."""
-    from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.leval import read_task_dir
-    from academiceval.rounds.leval_run import write_round
-    from academiceval.rounds.leval_samples import check_task
-    from academiceval.store.artifacts import Layout
-
-    if not data_dir.is_dir():
-        raise fail(f"{data_dir} is not a directory")
-    if out is None:
-        if not round_name:
-            raise fail("give --round NAME (or --out DIR)")
-        try:
-            out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
-        except AcademicEvalError as e:
-            raise fail(e) from None
-    wanted = [t.strip() for t in tasks.split(",")] if tasks else None
-    try:
-        for t in wanted or []:
-            check_task(t)
-        items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
-        if not items:
-            raise fail(f"no L-Eval task files found under {data_dir}")
-        write_round(items, out, source=str(data_dir))
-    except AcademicEvalError as e:
-        raise fail(e) from None
-    except (OSError, ValueError) as e:  # an unreadable or malformed task file
-        raise fail(f"{type(e).__name__}: {e}") from None
-    counts: dict[str, int] = {}
-    for it in items:
-        counts[it.task] = counts.get(it.task, 0) + 1
-    console.print(summary_table(f"L-Eval round {out}", ["task", "items"], sorted(counts.items())))
-
-
-@app.command("run")
-def run(
-    round_dir: Annotated[Path, typer.Argument(help="A round written by `academiceval leval import`.")],
-    model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH, or baseline/leval-lead).")],
-    out: Annotated[Path, typer.Option(help="Directory for <task>.pred.jsonl files.")],
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
-    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: all).")] = None,
-    length_instruction: Annotated[
-        bool, typer.Option(help="Add L-Eval's length instruction to open-ended items (LIE).")
-    ] = True,
-    budget_tokens: Annotated[
-        int | None,
-        typer.Option(
-            callback=at_least_one,
-            help="Fit prompts to this many tokens of the model's tokenizer (run --context-length N+512); only the "
-            "document is cut, L-Eval's way.",
-        ),
-    ] = None,
-    tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for --budget-tokens (as `run --tokenizer`).")] = None,
-    concurrency: Annotated[int, typer.Option(callback=at_least_one, help="Requests in flight.")] = 4,
-    home: HomeOption = None,
-) -> None:
-    """Alias (kept for one release) of `academiceval run ROUND` + `academiceval export RUN_DIR --format leval`:
-    temperature 0, 512 new tokens, cached and resumable in the workspace (--home); the files in --out are replaced,
-    as before. Failed requests are reported (exit 1), never written as empty predictions."""
-    from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.leval import MAX_NEW_TOKENS
-    from academiceval.runs.config import RunConfig
-    from academiceval.runs.export import export_run
-    from academiceval.runs.runner import run_round
-    from academiceval.store.workspace import resolve_home
-
-    try:
-        config = RunConfig(
-            model=model,
-            base_url=base_url,
-            tasks=["leval"],
-            settings=[t.strip() for t in tasks.split(",")] if tasks else None,
-            splits=None,
-            length_instruction=length_instruction,
-            context_length=budget_tokens + MAX_NEW_TOKENS if budget_tokens else None,
-            tokenizer=tokenizer,
-            max_connections=concurrency,
-        )
-        summary = run_round(resolve_home(home), round_dir, config)
-        if (incomplete := summary.incomplete()) is not None:
-            raise incomplete
-        written = export_run(summary.run_dir, "leval", out, force=True, round_dir=round_dir)
-    except AcademicEvalError as e:
-        raise fail(e) from None
-    err_console.print(f"records in {summary.run_dir} (`leval run` = `run` + `export --format leval`)")
-    for name, path in sorted(written.files.items()):
-        err_console.print(f"{name.removesuffix('.pred.jsonl')}: {path}")
-
-
-elaip_app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
-
-
-@elaip_app.command("import")
 def elaip_import(
     rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).")],
     round_name: Annotated[str, typer.Option("--round", help="Round name: written to <home>/rounds/NAME.")],
@@ -127,21 +22,28 @@ def elaip_import(
     ] = "full",
     top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
     home: HomeOption = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
+    ] = False,
 ) -> None:
     """ElaipBench rows as a round of Samples (one config, `elaipbench-<setting>`): run it with `academiceval run`,
     score with `academiceval score` (strict set-match accuracy, per SA/MA too), show it with `academiceval report`.
     Retrieval settings choose the passages now, so every run of the round reads the same text."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.elaip import SETTINGS, context_for, read_file
-    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.families.elaip.items import SETTINGS, context_for, read_file
+    from academiceval.families.elaip.samples import write_round
     from academiceval.store.artifacts import Layout
+    from academiceval.store.publisher import check_destination
+    from academiceval.store.workspace import resolve_home
 
     if not rows.is_file():
         raise fail(f"{rows} is not a file")
     if setting not in SETTINGS:
         raise fail(f"unknown setting {setting!r}; one of {', '.join(SETTINGS)}")
+    root = resolve_home(home)
     try:
-        out = Layout.of(home or Path("academiceval-data")).round_dir(round_name)
+        out = Layout.of(root).round_dir(round_name)
+        check_destination(out, force=force, home=root, protect=[rows])  # refused before reading
         items, rejects = read_file(rows)
     except AcademicEvalError as e:
         raise fail(e) from None
@@ -162,6 +64,9 @@ def elaip_import(
             context=lambda it: context_for(it, setting, top_k=top_k, retriever=retriever, count=count),
             source=str(rows),
             rejects=rejects,
+            force=force,
+            home=root,
+            protect=[rows],
         )
     except AcademicEvalError as e:
         raise fail(e) from None
@@ -173,7 +78,7 @@ def elaip_import(
         )
 
 
-@elaip_app.command("run")
+@app.command("run")
 def elaip_run(
     rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).", exists=True)],
     model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH, baseline/NAME).")],
@@ -194,8 +99,8 @@ def elaip_run(
     import sys
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.rounds.elaip import PROMPT_SHA256, SETTINGS, context_for, read_file
-    from academiceval.rounds.elaip_samples import write_round
+    from academiceval.families.elaip.items import PROMPT_SHA256, SETTINGS, context_for, read_file
+    from academiceval.families.elaip.samples import write_round
     from academiceval.runs.config import RunConfig
     from academiceval.runs.elaip import retrieval_for
     from academiceval.runs.runner import run_round
@@ -289,7 +194,7 @@ def elaip_run(
         raise fail(incomplete or f"{sum(failed.values())} answers missing in {summary.run_dir}: rerun to ask again")
 
 
-@elaip_app.command("generate")
+@app.command("generate")
 def elaip_generate(
     paper: Annotated[str, typer.Argument(help="A stored paper: its paper_id or arXiv id.")],
     generator: Annotated[str, typer.Option(help="Generator model spec.")],

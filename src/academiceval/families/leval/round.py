@@ -1,7 +1,7 @@
 """Write/read an imported L-Eval round and build its prompts (running it: `academiceval run`, the one run path).
 
 Round layout (the project's one round format, written by `store.artifacts`): `jsonl/leval-<task>/test.jsonl` and
-`data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`rounds.leval_samples`:
+`data/leval-<task>/test.parquet` per L-Eval task (a config per task id) holding `Sample`s (`families.leval.samples`:
 task `leval`, setting = the task id), and `manifest.json` (a `RoundManifest` with the sha256 of every file and
 `build_options` recording the source, the family, the templates' sha256 and the length-instruction wording).
 So `academiceval run/score/report` read it like any round, and `leval run` reads the same files back as items.
@@ -13,12 +13,14 @@ score-predictions --format leval` — or L-Eval's own `auto_eval.py` — scores 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from academiceval.rounds.leval import (
+from academiceval import __version__
+from academiceval.errors import ConfigError
+from academiceval.families.leval.items import (
     FAMILY,
     LIE_WORDING,
     MAX_NEW_TOKENS,
@@ -28,25 +30,39 @@ from academiceval.rounds.leval import (
     kind_of,
     render,
 )
+from academiceval.families.leval.samples import TEXT_FIELDS, item_to_sample, sample_to_item
+from academiceval.rounds.models import Sample
+from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
+from academiceval.store.artifacts import load_round as load_any_round
+from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
+from academiceval.store.publisher import publishing
 
 
 def config_name(task: str) -> str:
     """The round config of one L-Eval task: `leval-tpo` (the project's naming, `store.artifacts.artifact_name`)."""
-    from academiceval.store.artifacts import artifact_name
-
     return artifact_name(FAMILY, task)
 
 
-def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: str = "") -> Path:
-    """Write items as a round of `Sample`s (`rounds.leval_samples`): one config per L-Eval task id, written by
-    `store.artifacts.write_round_config` (parquet + JSONL), then the manifest with every file's sha256."""
-    from academiceval import __version__
-    from academiceval.rounds.leval_samples import TEXT_FIELDS, item_to_sample
-    from academiceval.store.artifacts import write_manifest, write_round_config
-    from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
-
+def write_round(
+    items: Sequence[LEvalItem],
+    round_dir: str | Path,
+    *,
+    source: str = "",
+    force: bool = False,
+    home: str | Path | None = None,
+    protect: Iterable[str | Path] = (),
+) -> Path:
+    """Write items as a round of `Sample`s (`families.leval.samples`) through the one publisher
+    (`store.publisher.publishing`: an existing round refused unless `force`, never over the inputs in `protect` or
+    the workspace `home`): one config per L-Eval task id, written by `store.artifacts.write_round_config` (parquet
+    + JSONL), then the manifest with every file's sha256."""
     round_dir = Path(round_dir)
-    round_dir.mkdir(parents=True, exist_ok=True)
+    with publishing(round_dir, force=force, home=home, protect=protect) as tmp:
+        _write(items, tmp, round_dir.name, source)
+    return round_dir
+
+
+def _write(items: Sequence[LEvalItem], round_dir: Path, name: str, source: str) -> None:
     by_task: dict[str, list[LEvalItem]] = defaultdict(list)
     for it in items:
         by_task[it.task].append(it)
@@ -57,7 +73,7 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         write_round_config(round_dir, info, (item_to_sample(r, name) for r in rows), TEXT_FIELDS)
         configs[name] = info
     manifest = RoundManifest(
-        round=items[0].round if items else round_dir.name,
+        round=items[0].round if items else name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
         seed=0,
@@ -73,15 +89,10 @@ def write_round(items: Sequence[LEvalItem], round_dir: str | Path, *, source: st
         },
     )
     write_manifest(round_dir, manifest)
-    return round_dir
 
 
 def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[str] | None = None) -> list[LEvalItem]:
     """The items of an L-Eval round, read through `store.artifacts.load_round` (sha256-verified)."""
-    from academiceval.errors import ConfigError
-    from academiceval.rounds.leval_samples import sample_to_item
-    from academiceval.store.artifacts import load_round as load_any_round
-
     loaded = load_any_round(round_dir, verify=verify)
     if loaded.manifest.build_options.get("family") != FAMILY:
         raise ConfigError(f"{round_dir} is not an L-Eval round", hint="write one with `academiceval leval import`")
@@ -91,6 +102,22 @@ def load_round(round_dir: str | Path, *, verify: bool = True, tasks: Sequence[st
         if info.task == FAMILY and (not tasks or info.setting in tasks)
     ]
     return [sample_to_item(s) for n in names for s in loaded.samples(n)]
+
+
+def document_prompt(
+    sample: Sample,
+    *,
+    length_instruction: bool,
+    budget_tokens: int | None = None,
+    count: Callable[[str], int] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The family's long-document QA port (`rounds.document_qa.DocumentPort`): L-Eval's prompt for a round sample
+    (system text, document, question or instruction; LIE when asked), its document cut to `budget_tokens`
+    L-Eval's way (`items.fit_document`, policy `document-cut-leval`)."""
+    prompt, meta = build_prompt(
+        sample_to_item(sample), length_instruction=length_instruction, budget_tokens=budget_tokens, count=count
+    )
+    return prompt, {**meta, "policy": "document-cut-leval"} if budget_tokens is not None else meta
 
 
 def build_prompt(

@@ -1,7 +1,7 @@
 """An L-Eval item as a round `Sample` and back, so L-Eval rounds use the one round format and its one reader.
 
 Why: `academiceval run`, `score` and `report` know rounds of `Sample`s only. Following the citation-cloze family
-(`rounds.cloze.samples`), an item travels as a Sample of task `leval` whose `setting` is the L-Eval task id
+(`families.cloze.samples`), an item travels as a Sample of task `leval` whose `setting` is the L-Eval task id
 (`tpo`, `news_summ`, … — the key scoring dispatches on), `label` the reference, and whose `fields` hold the
 texts the prompt is made of (`document`, `instruction`) plus `item`: the rest of the `LEvalItem` as JSON
 (indices, evaluation tag, source, LIE word count, output length). `sample_to_item` restores the item, so
@@ -18,12 +18,13 @@ from datetime import date
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.leval import FAMILY, TASKS, LEvalItem, render
+from academiceval.families.leval import SPEC
+from academiceval.families.leval.items import FAMILY, TASKS, LEvalItem, render
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import prompt_sha256
 
 RELEASED = date(2023, 7, 20)  # L-Eval v1 on arXiv (2307.11088)
-TEXT_FIELDS = ("document", "instruction", "item")
+TEXT_FIELDS = SPEC.input_fields
 
 
 def check_task(task: str) -> str:

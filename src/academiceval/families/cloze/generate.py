@@ -30,9 +30,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
+from academiceval.families.cloze.classify import SCALAR_TYPES, JudgeClassifier, heuristic_type
+from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, ClozeOptions, TypeDecision
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section
-from academiceval.rounds.cloze.classify import SCALAR_TYPES, JudgeClassifier, heuristic_type
-from academiceval.rounds.cloze.models import MASK, ClozeCandidate, ClozeItem, ClozeOptions, TypeDecision
 
 CountTokens = Callable[[Sequence[str]], list[int]]
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from academiceval.rounds.cloze.models import CitationType
+from academiceval.families.cloze.models import CitationType
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
 JUDGE_SCHEMA = """

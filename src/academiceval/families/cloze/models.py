@@ -12,7 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TASK = "citation_cloze"
+from academiceval.families.cloze import SPEC
+
+TASK = SPEC.name  # "citation_cloze"
 MASK = "**[MASKED_CITATION]**"  # SCALAR's placeholder, kept so imported and built items read the same
 PRESETS_NAMES = ("easy", "medium", "hard")
 CitationType = Literal["attributional", "descriptive"]

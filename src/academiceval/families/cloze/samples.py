@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from academiceval.rounds.cloze.models import TASK, ClozeItem
+from academiceval.families.cloze import SPEC
+from academiceval.families.cloze.models import TASK, ClozeItem
 from academiceval.rounds.models import Sample
-from academiceval.sources.mirror.stamped import id_month_end
 
-TEXT_FIELDS = ("paper",)
+TEXT_FIELDS = SPEC.input_fields
 
 
 def candidate_field(slot: int) -> str:
@@ -27,6 +27,9 @@ def item_date(item: ClozeItem) -> date | None:
     """The item's v1 date, else the upper bound its arXiv id gives (imported items carry no date)."""
     if item.published is not None:
         return item.published
+    # imported here: sources.mirror brings PyMuPDF (~1 s), and the registry loads this module for every lookup
+    from academiceval.sources.mirror.stamped import id_month_end
+
     return id_month_end(item.arxiv_id) if item.arxiv_id else None
 
 
@@ -65,7 +68,3 @@ def sample_to_item(sample: Sample) -> ClozeItem:
         c["text"] = sample.fields.get(candidate_field(int(c["slot"])), "")
     rest["paper"] = sample.fields.get("paper", "")
     return ClozeItem.model_validate(rest)
-
-
-def is_cloze_sample(sample: object) -> bool:
-    return getattr(sample, "task", None) == TASK and "item" in (getattr(sample, "fields", None) or {})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from academiceval.rounds.cloze.models import ClozeItem, TypeDecision
+from academiceval.families.cloze.models import ClozeItem, TypeDecision
 
 
 def agreement(pairs: Iterable[tuple[str | None, str | None]]) -> dict[str, object]:

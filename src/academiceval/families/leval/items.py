@@ -26,8 +26,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-FAMILY = "leval"
-MAX_NEW_TOKENS = 512
+from academiceval.families.leval import SPEC
+
+FAMILY = SPEC.name  # "leval"
+MAX_NEW_TOKENS = SPEC.max_new_tokens  # 512, L-Eval's
 LIE_WORDING = "Aim for about {n} words."
 OPEN_ENDED_TAGS = ("f1", "rouge", "LLM", "human")
 
