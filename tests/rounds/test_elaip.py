@@ -115,8 +115,8 @@ def test_passages_and_retrieval_settings(rows: list[dict], paper: str) -> None:
 def test_three_epochs_through_the_runner_failures_left_out(rows: list[dict], tmp_path: Path) -> None:
     """ElaipBench's 3 runs are `run --preset elaipbench` (epochs): per-epoch accuracy, mean ± sd per SA/MA; a
     request that failed is no answer (before: `elaip run` scored it as an unparsed, wrong answer)."""
-    from academiceval.models.base import Capabilities, Completion
     from academiceval.families.elaip.samples import write_round
+    from academiceval.models.base import Capabilities, Completion
     from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
     from academiceval.scores.config import ScoreConfig

@@ -29,11 +29,11 @@ from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.runs.prepare import sha256_text
-from academiceval.store.tasks import max_new_tokens
 from academiceval.runs.runner import preparer_for, select_samples
 from academiceval.runs.summary import failed_requests
 from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
 from academiceval.store.models import Sample
+from academiceval.store.tasks import max_new_tokens
 
 # modules that register formats when imported (the built-ins); a family adds its own here
 FORMAT_MODULES: tuple[str, ...] = ("academiceval.runs.export_leval",)

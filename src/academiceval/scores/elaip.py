@@ -112,10 +112,9 @@ async def generate_and_filter(
     from pathlib import Path
 
     from academiceval.families.elaip import generate as eg
+    from academiceval.families.elaip.items import context_for, render
     from academiceval.models.base import GenerationOptions
     from academiceval.models.generate import text_of
-    from academiceval.families.elaip import generate as eg
-    from academiceval.families.elaip.items import context_for, render
     from academiceval.runs.elaip import retrieval_for
 
     retriever, count = retrieval_for(setting) if setting.startswith("rag-") else (None, None)

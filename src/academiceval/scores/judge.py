@@ -220,7 +220,8 @@ class Judge:
             return QA_TEMPLATE.format(
                 question=quote(self._clip(question)), reference=quote(self._clip(reference)), text_a=a, text_b=b
             )
-        return TEMPLATE.format(section=(spec.judge_name or task) if (spec := find_spec(task)) is not None else task, title=title or "(not given)", text_a=a, text_b=b)
+        section = (spec.judge_name or task) if (spec := find_spec(task)) is not None else task
+        return TEMPLATE.format(section=section, title=title or "(not given)", text_a=a, text_b=b)
 
     async def _ask(self, prompt: str) -> str:
         """The judge's answer to one prompt: from the cache, or asked (with retries); raises the final error."""

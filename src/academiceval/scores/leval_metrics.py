@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from academiceval.errors import ConfigError
-from academiceval.families.leval.items import TASKS
+from academiceval.families.leval.items import FAMILY, TASKS
 from academiceval.families.leval.samples import sample_to_item
 from academiceval.scores.leval import PROTOCOLS, score_item
 from academiceval.scores.leval_text import token_f1
@@ -68,7 +68,7 @@ class LEvalMetric(SampleScorer):
         return {"metric": "leval", "protocol": self.protocol, "dispatch": dispatch, "units": "%"}
 
     def begin(self, job: RunJob) -> dict[str, Any]:
-        unknown = sorted({s.setting for s in job.samples.values() if s.task == "leval" and s.setting not in TASKS})
+        unknown = sorted({s.setting for s in job.samples.values() if s.task == FAMILY and s.setting not in TASKS})
         if unknown:
             raise ConfigError(
                 f"round {job.spec.round} has L-Eval items of unknown task id(s) {', '.join(unknown)}",
@@ -77,7 +77,7 @@ class LEvalMetric(SampleScorer):
         return self.config()
 
     def check(self, item: ScoreItem) -> str | None:
-        if item.sample is None or item.sample.task != "leval":
+        if item.sample is None or item.sample.task != FAMILY:
             return f"sample {item.rec.sample_id} is not an L-Eval item (task {item.rec.task})"
         return None
 

@@ -46,10 +46,10 @@ from academiceval.integrations.lmeval.folder import (
     write_manifest,
 )
 from academiceval.rounds.models import Sample
-from academiceval.store.tasks import max_new_tokens
 from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.scores import registry
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
+from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 
 WRITING_METRICS = ("rouge-l",)  # the default for the writing tasks; `--metrics rouge-l,bertscore` adds BERTScore
