@@ -13,6 +13,7 @@ Layout under the workspace home (each name is spelled here and nowhere else):
         scores.jsonl             ScoreRecord lines, appended as samples are scored
     reports/NAME/                a leaderboard (results.json + Markdown/HTML)
     cache/responses.sqlite       the response cache
+    cache/embeddings.sqlite      BERTScore label embeddings (scores.embed_cache)
 
 Artifacts:
 
@@ -54,6 +55,7 @@ REPORTS = "reports"
 PDFS = "pdf"
 CACHE = "cache"
 RESPONSE_CACHE = "responses.sqlite"
+EMBEDDING_CACHE = "embeddings.sqlite"
 MANIFEST = "manifest.json"
 TEMPLATES = "templates"
 DATASET_CARD = "README.md"
@@ -154,6 +156,10 @@ class Layout:
     @property
     def response_cache(self) -> Path:
         return self.home / CACHE / RESPONSE_CACHE
+
+    @property
+    def embedding_cache(self) -> Path:
+        return self.home / CACHE / EMBEDDING_CACHE
 
     def round_dir(self, name: str) -> Path:
         return self.rounds_dir / check_name(name, "round name")
