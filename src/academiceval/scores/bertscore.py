@@ -1,17 +1,25 @@
 """BERTScore (Zhang et al., 2020) implemented on transformers directly.
 
-Why not the `bert-score` package: 0.3.13 fails on transformers 5, and it cuts inputs at the model window
-silently — Introduction and Related Work outputs are often longer than 512 tokens. Here the semantics follow
+Why not the `bert-score` package: it cuts inputs at the model window silently — Introduction and Related Work
+outputs are often longer than 512 tokens — and it re-embeds every label on every call. Here the semantics follow
 bert-score (same tokens incl. [CLS]/[SEP], embeddings of one layer, greedy cosine matching where the special
-tokens can be matched but weigh 0, idf from the references, baseline rescaling), with two explicit choices:
+tokens can be matched but weigh 0, idf from the references, baseline rescaling), with explicit choices:
 
 * long inputs: ``"window"`` (the default) embeds overlapping windows and takes each token's vector from the
   window where it sits most centrally, so nothing is cut; ``"truncate"`` keeps the first window of tokens (what
   bert-score does — on Introduction/Related Work references that is most of the text left unseen) and records
   per pair how many tokens were cut (`academiceval audit` shows the truncation rate per task).
+  Window geometry: windows start every half window (`window_stride`), so every token keeps at least a quarter
+  window of context on each side; this embeds ~1.8× the text of a long input. Kept as it is after issue 27:
+  cheaper geometries were measured (notes/scores.md) and move F by 0.005 on average and up to 0.02-0.03 on real
+  section pairs (less context per token), for at most 1.75× less compute; they stay available by
+  `window_stride` (a different config hash, so records are never mixed).
 * batching: texts are de-duplicated and embedded in batches of similar token length (less padding, faster);
   padding never enters a similarity max (bert-score's padded positions count as similarity 0, which only
   matters if every real similarity of a token is negative).
+* reuse: the model is loaded once per process (shared by every scorer with the same model, layer and window),
+  and label embeddings persist in the workspace (`embedding_cache`, scores.embed_cache) across `score` calls
+  and runs, so each label of a round is embedded once.
 
 Equal within 1e-4 to bert-score 0.3.13 on real pairs (committed reference values, tests/scores/data).
 """
@@ -20,8 +28,12 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
+import logging
 import math
 import os
+import sqlite3
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,8 +41,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
 
 LongInputs = Literal["truncate", "window"]
+STITCH = "most-central"  # how window vectors are joined (in the embedding cache key: a new way, new keys)
+log = logging.getLogger(__name__)
+_MODELS: dict[tuple[Any, ...], dict[str, Any]] = {}  # loaded tokenizer + model per (path, layer, device, window)
+_MODELS_LOCK = threading.Lock()
 
 # bert-score's tuned layers for common models (model2layers in bert_score/utils.py); others need --layer
 DEFAULT_LAYERS: dict[str, int] = {
@@ -111,6 +128,8 @@ class BertScorer:
     `layer`: which hidden state to use (0 = embeddings); default from DEFAULT_LAYERS.
     `baseline`: (P, R, F) baseline values or a bert-score baseline file; scores become (x - b) / (1 - b).
     `idf`: weight tokens by idf over `idf_refs` (default: the references of each `score` call, as bert-score).
+    `embedding_cache`: where reference embeddings persist across calls and processes (an EmbeddingCache or the
+    path of its SQLite file; `score` passes the workspace's). None: kept in memory only (`cache_size` texts).
     """
 
     model: str = "all-MiniLM-L6-v2"
@@ -124,8 +143,11 @@ class BertScorer:
     device: str = "cpu"
     max_length: int | None = None  # model window incl. special tokens; default from the tokenizer/config
     cache_size: int = 4096  # texts whose embeddings are kept between calls (labels recur across settings/runs)
+    cache_tokens: int = 1_000_000  # ... and at most this many tokens of vectors in memory (1.5 GB at 384 dims)
+    embedding_cache: EmbeddingCache | str | Path | None = None
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
     _cache: dict[str, tuple[_Encoded, Any]] = field(default_factory=dict, repr=False)
+    _idf_memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.layer is None:
@@ -134,6 +156,8 @@ class BertScorer:
                 raise ConfigError(f"no default layer known for BERTScore model {self.model!r}", hint="pass --layer N")
         if self.long_inputs not in ("truncate", "window"):
             raise ConfigError(f"long_inputs must be 'truncate' or 'window', not {self.long_inputs!r}")
+        if isinstance(self.embedding_cache, str | Path):
+            self.embedding_cache = EmbeddingCache(self.embedding_cache)
 
     def derive(self, **changes: Any) -> BertScorer:
         """A scorer with other idf/baseline options that shares this one's loaded model and embedding cache
@@ -144,6 +168,7 @@ class BertScorer:
         other = dataclasses.replace(self, **changes)
         other._loaded = self._loaded
         other._cache = self._cache
+        other._idf_memo = self._idf_memo
         return other
 
     # ---------------------------------------------------------------- identity
@@ -173,6 +198,27 @@ class BertScorer:
             "max_length": self.max_length,
         }
 
+    def embedding_identity(self) -> dict[str, Any]:
+        """Everything a text's vectors depend on (the embedding cache key), and nothing else (not idf/baseline)."""
+        return {
+            "model": short_model_name(self.model),
+            "weights": self._weights_sha256() or self._checkpoint_files(),
+            "layer": self.layer,
+            "max_length": self.max_length,
+            "long_inputs": self.long_inputs,
+            "window_stride": self.window_stride if self.long_inputs == "window" else None,  # None: half a window
+            "stitch": STITCH,
+        }
+
+    def _checkpoint_files(self) -> list[Any]:
+        """A local checkpoint's weight files by name, size and mtime (a replaced checkpoint changes the key);
+        a hub name in the local cache is identified by its name."""
+        path = Path(self.model).expanduser()
+        if not path.is_dir():
+            return [self.model]
+        files = sorted(p for p in path.iterdir() if p.suffix in (".safetensors", ".bin", ".json", ".txt"))
+        return [str(path.resolve()), *[(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files]]
+
     def _weights_sha256(self) -> str | None:
         if short_model_name(self.model) == "all-MiniLM-L6-v2" and self.model in MINILM_ALIASES:
             from academiceval.models.embedded import MINILM_SHA256
@@ -198,8 +244,18 @@ class BertScorer:
         return self.model
 
     def _load(self) -> dict[str, Any]:
+        """The tokenizer and model, loaded once per process for every scorer of the same model, layer, device
+        and window (a second `score_runs` call, or the demo's second round, reuses them)."""
         if self._loaded:
             return self._loaded
+        key = (self._resolve_path(), self.layer, self.device, self.max_length)
+        with _MODELS_LOCK:
+            if key not in _MODELS:
+                _MODELS[key] = self._load_new()
+            self._loaded.update(_MODELS[key])  # in place: scorers made by derive() share this dict
+        return self._loaded
+
+    def _load_new(self) -> dict[str, Any]:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
@@ -229,7 +285,7 @@ class BertScorer:
         if not window or window > 100_000:
             window = int(getattr(config, "max_position_embeddings", 512))
         prefix, suffix = _special_template(tokenizer)
-        self._loaded = {
+        return {
             "torch": torch,
             "tokenizer": tokenizer,
             "model": model,
@@ -239,7 +295,6 @@ class BertScorer:
             "specials": len(prefix) + len(suffix),
             "zero_ids": {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None},
         }
-        return self._loaded
 
     # ---------------------------------------------------------------- tokens
     def _content_ids(self, texts: Sequence[str]) -> list[list[int]]:
@@ -258,11 +313,17 @@ class BertScorer:
     def idf_weights(self, refs: Sequence[str]) -> dict[int, float]:
         """bert-score's `get_idf_dict`: log((N+1)/(df+1)) over the token sets of the references (N = number of
         references, duplicates included); unseen tokens get log(N+1) via `unseen_idf`."""
+        digest = hashlib.sha256("\x00".join(refs).encode("utf-8")).hexdigest()  # the same refs every chunk of a run
+        if digest in self._idf_memo:
+            return self._idf_memo[digest]
         counts: Counter[int] = Counter()
         for content in self._content_ids(refs):
             counts.update(set(self._encode(content).ids))
         n = len(refs)
-        return {tid: math.log((n + 1) / (c + 1)) for tid, c in counts.items()}
+        weights = {tid: math.log((n + 1) / (c + 1)) for tid, c in counts.items()}
+        self._idf_memo.clear()
+        self._idf_memo[digest] = weights
+        return weights
 
     # ---------------------------------------------------------------- embeddings
     def _embed(self, encoded: list[_Encoded]) -> list[Any]:
@@ -305,13 +366,18 @@ class BertScorer:
             out[i] = emb / emb.norm(dim=-1, keepdim=True)
         return out
 
+    def _stride(self) -> int:
+        """Content tokens between window starts: `window_stride`, else half a window."""
+        m = self._load()
+        return self.window_stride or max(1, (m["window"] - m["specials"]) // 2)
+
     def _chunks(self, ids: list[int]) -> list[tuple[int, list[int]]]:
         """Overlapping windows over the content tokens (specials re-added per window)."""
         m = self._load()
         pre, suf = m["prefix"], m["suffix"]
         content = ids[len(pre) : len(ids) - len(suf)]
         size = m["window"] - m["specials"]
-        stride = self.window_stride or max(1, size // 2)
+        stride = self._stride()
         starts = list(range(0, max(1, len(content) - size + stride), stride))
         starts = [s for s in starts if s < len(content)] or [0]
         if starts[-1] + size < len(content):
@@ -338,6 +404,57 @@ class BertScorer:
         first, last = chunks[0][1], chunks[-1][1]
         return torch.cat([first[:npre], torch.stack(rows), last[last.shape[0] - nsuf :]])
 
+    # ---------------------------------------------------------------- caches
+    def _embeddings(self, texts: list[str], *, persist: set[str]) -> dict[str, tuple[_Encoded, Any]]:
+        """(tokens, unit vectors) of each text: from memory, else from the persistent cache (texts in `persist`,
+        the labels), else embedded now; new labels are written to the persistent cache in one transaction."""
+        local = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = [t for t in texts if t not in local]
+        keys: dict[str, str] = {}
+        if missing and self._store() is not None:
+            identity = self.embedding_identity()
+            keys = {t: embedding_key(identity, t) for t in missing if t in persist}
+            hits = self._cache_call("read", lambda: self._store().get_many(list(keys.values())), {})
+            torch = self._load()["torch"]
+            for t, key in keys.items():
+                if key in hits:
+                    e = hits[key]
+                    local[t] = (_Encoded(ids=e.ids, full_len=e.full_len, cut=e.cut), torch.from_numpy(e.vectors))
+        todo = [t for t in missing if t not in local]
+        if todo:
+            new = [self._encode(c) for c in self._content_ids(todo)]
+            local.update(zip(todo, zip(new, self._embed(new), strict=True), strict=True))
+            fresh = [(keys[t], local[t]) for t in todo if t in keys]
+            if fresh:
+                items = [(k, CachedEmbedding(e.ids, v.numpy(), e.full_len, e.cut)) for k, (e, v) in fresh]
+                self._cache_call("write", lambda: self._store().put_many(items), None)
+        self._remember({t: local[t] for t in missing})
+        return local
+
+    def _remember(self, new: dict[str, tuple[_Encoded, Any]]) -> None:
+        """Keep the newest texts in memory, at most `cache_size` texts and `cache_tokens` tokens."""
+        if self.cache_size <= 0:
+            return
+        self._cache.update(new)
+        tokens = sum(len(e.ids) for e, _ in self._cache.values())
+        while self._cache and (len(self._cache) > self.cache_size or tokens > self.cache_tokens):
+            enc, _ = self._cache.pop(next(iter(self._cache)))
+            tokens -= len(enc.ids)
+
+    def _store(self) -> EmbeddingCache | None:
+        cache = self.embedding_cache
+        return cache if isinstance(cache, EmbeddingCache) else None
+
+    def _cache_call(self, what: str, call: Any, fallback: Any) -> Any:
+        """A persistent-cache read or write; if the cache cannot be used (unwritable, locked for a minute, damaged
+        beyond the set-aside), say so once and go on without it: it only saves time."""
+        try:
+            return call()
+        except sqlite3.Error as e:
+            log.warning("BERTScore embedding cache %s: cannot %s (%s); going on without it", self._store(), what, e)
+            self.embedding_cache = None
+            return fallback
+
     # ---------------------------------------------------------------- scoring
     def score(
         self, cands: Sequence[str], refs: Sequence[str], *, idf_refs: Sequence[str] | None = None
@@ -350,15 +467,7 @@ class BertScorer:
         torch = m["torch"]
         uniq = list(dict.fromkeys([*refs, *cands]))
         index = {t: k for k, t in enumerate(uniq)}
-        local = {t: self._cache[t] for t in uniq if t in self._cache}
-        todo = [t for t in uniq if t not in local]
-        if todo:
-            new = [self._encode(c) for c in self._content_ids(todo)]
-            local.update(zip(todo, zip(new, self._embed(new), strict=True), strict=True))
-            for t in todo if self.cache_size > 0 else ():  # keep the newest `cache_size` texts
-                if len(self._cache) >= self.cache_size:
-                    self._cache.pop(next(iter(self._cache)))
-                self._cache[t] = local[t]
+        local = self._embeddings(uniq, persist=set(refs))
         encoded = [local[t][0] for t in uniq]
         embs = [local[t][1] for t in uniq]
         if self.idf:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.runs.models import RunRecord
+from academiceval.scores.embed_cache import EmbeddingCache
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import Metric, MetricOptions, Needs, RunJob, config_hash, output_sha, register
 
@@ -60,6 +61,8 @@ class BertScoreMetric:
         self.bert = BertScorer(
             c.bertscore_model, layer=c.layer, idf=c.idf, long_inputs=c.long_inputs, baseline=c.baseline
         )
+        if opts.home:  # each label is embedded once per workspace, not per run and call (issue 27)
+            self.bert.embedding_cache = EmbeddingCache.in_workspace(opts.home)
         self.batch_size = opts.batch_size
 
     @property
