@@ -31,23 +31,21 @@ import dataclasses
 import hashlib
 import logging
 import math
-import os
 import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.errors import ConfigError
+from academiceval.scores.bertscore_model import STITCH, BertScoreError, embed_ids, load_model, window_chunks
 from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
 
+__all__ = ["BertScoreError", "BertScoreResult", "BertScorer", "read_baseline", "short_model_name"]
+
 LongInputs = Literal["truncate", "window"]
-STITCH = "most-central"  # how window vectors are joined (in the embedding cache key: a new way, new keys)
 log = logging.getLogger(__name__)
-_MODELS: dict[tuple[Any, ...], dict[str, Any]] = {}  # loaded tokenizer + model per (path, layer, device, window)
-_MODELS_LOCK = threading.Lock()
 
 # bert-score's tuned layers for common models (model2layers in bert_score/utils.py); others need --layer
 DEFAULT_LAYERS: dict[str, int] = {
@@ -62,12 +60,6 @@ DEFAULT_LAYERS: dict[str, int] = {
     "allenai/scibert_scivocab_uncased": 8,
 }
 MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
-
-
-class BertScoreError(AcademicEvalError):
-    """The BERTScore model cannot be loaded or configured as asked."""
-
-    code = "bertscore"
 
 
 @dataclass(frozen=True)
@@ -105,18 +97,6 @@ def read_baseline(path: str | Path, layer: int) -> tuple[float, float, float]:
         if int(float(row["LAYER"])) == layer:
             return float(row["P"]), float(row["R"]), float(row["F"])
     raise ConfigError(f"baseline file {path} has no row for layer {layer}", hint="rows LAYER,P,R,F, one per layer")
-
-
-def _special_template(tokenizer: Any) -> tuple[list[int], list[int]]:
-    """The special tokens a single sequence gets before and after its content ([CLS] … [SEP], <s> … </s>),
-    read off the tokenizer itself (transformers 5 tokenizers no longer expose build_inputs_with_special_tokens)."""
-    probe = "hello"
-    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
-    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
-    for k in range(len(full) - len(bare) + 1):
-        if full[k : k + len(bare)] == bare:
-            return list(full[:k]), list(full[k + len(bare) :])
-    raise BertScoreError("cannot find where the content goes in this tokenizer's special-token template")
 
 
 @dataclass
@@ -246,55 +226,13 @@ class BertScorer:
     def _load(self) -> dict[str, Any]:
         """The tokenizer and model, loaded once per process for every scorer of the same model, layer, device
         and window (a second `score_runs` call, or the demo's second round, reuses them)."""
-        if self._loaded:
-            return self._loaded
-        key = (self._resolve_path(), self.layer, self.device, self.max_length)
-        with _MODELS_LOCK:
-            if key not in _MODELS:
-                _MODELS[key] = self._load_new()
-            self._loaded.update(_MODELS[key])  # in place: scorers made by derive() share this dict
+        if not self._loaded:
+            assert self.layer is not None
+            loaded = load_model(
+                self._resolve_path(), name=self.model, layer=self.layer, device=self.device, max_length=self.max_length
+            )
+            self._loaded.update(loaded)  # in place: scorers made by derive() share this dict
         return self._loaded
-
-    def _load_new(self) -> dict[str, Any]:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import torch
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-        path = self._resolve_path()
-        try:
-            config = AutoConfig.from_pretrained(path)
-            kw = {"add_prefix_space": True} if config.model_type in ("roberta", "gpt2", "longformer") else {}
-            tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, **kw)
-            model = AutoModel.from_pretrained(path)
-        except (OSError, ValueError) as e:
-            raise BertScoreError(
-                f"cannot load BERTScore model {self.model!r} from local files ({e})",
-                source="scores.bertscore",
-                hint="use the packaged all-MiniLM-L6-v2, or pass a local checkpoint path / a model in the HF cache",
-            ) from None
-        model.eval().to(self.device)
-        n_layers = getattr(config, "num_hidden_layers", None)
-        assert self.layer is not None
-        if n_layers is not None and not 0 <= self.layer <= n_layers:
-            raise ConfigError(f"layer {self.layer} is out of range for {self.model} (0..{n_layers})")
-        # drop layers above the chosen one (as bert-score does): same hidden state, less compute
-        enc = getattr(model, "encoder", None)
-        if enc is not None and hasattr(enc, "layer") and n_layers:
-            enc.layer = torch.nn.ModuleList(list(enc.layer[: self.layer]))
-        window = self.max_length or tokenizer.model_max_length
-        if not window or window > 100_000:
-            window = int(getattr(config, "max_position_embeddings", 512))
-        prefix, suffix = _special_template(tokenizer)
-        return {
-            "torch": torch,
-            "tokenizer": tokenizer,
-            "model": model,
-            "window": int(window),
-            "prefix": prefix,
-            "suffix": suffix,
-            "specials": len(prefix) + len(suffix),
-            "zero_ids": {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None},
-        }
 
     # ---------------------------------------------------------------- tokens
     def _content_ids(self, texts: Sequence[str]) -> list[list[int]]:
@@ -328,43 +266,16 @@ class BertScorer:
     # ---------------------------------------------------------------- embeddings
     def _embed(self, encoded: list[_Encoded]) -> list[Any]:
         """Unit-normalized embeddings per text ([len(ids), dim] each), batched by length."""
-        m = self._load()
-        torch = m["torch"]
-        order = list(range(len(encoded)))
-        if self.length_batching:
-            order.sort(key=lambda i: len(encoded[i].ids), reverse=True)
-        out: list[Any] = [None] * len(encoded)
-        window = m["window"]
-        # windowed texts are split into chunks first; every chunk is one row of some batch
-        rows: list[tuple[int, int, list[int]]] = []  # (text index, chunk start in content, ids)
-        for i in order:
-            e = encoded[i]
-            if len(e.ids) <= window:
-                rows.append((i, 0, e.ids))
-            else:
-                rows.extend((i, start, ids) for start, ids in self._chunks(e.ids))
-        pad = m["tokenizer"].pad_token_id or 0
-        chunk_vecs: dict[int, list[tuple[int, Any]]] = {}
-        with torch.inference_mode():
-            for b in range(0, len(rows), self.batch_size):
-                batch = rows[b : b + self.batch_size]
-                width = max(len(r[2]) for r in batch)
-                ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for k, (_, _, row) in enumerate(batch):
-                    ids[k, : len(row)] = torch.tensor(row, dtype=torch.long)
-                    mask[k, : len(row)] = 1
-                res = m["model"](
-                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True
-                )
-                hidden = res.hidden_states[self.layer] if res.hidden_states is not None else res.last_hidden_state
-                hidden = hidden.float().cpu()
-                for k, (i, start, row) in enumerate(batch):
-                    chunk_vecs.setdefault(i, []).append((start, hidden[k, : len(row)]))
-        for i, chunks in chunk_vecs.items():
-            emb = chunks[0][1] if len(chunks) == 1 else self._stitch(encoded[i].ids, chunks)
-            out[i] = emb / emb.norm(dim=-1, keepdim=True)
-        return out
+        assert self.layer is not None
+        return embed_ids(
+            self._load(),
+            [e.ids for e in encoded],
+            layer=self.layer,
+            stride=self._stride(),
+            batch_size=self.batch_size,
+            length_batching=self.length_batching,
+            device=self.device,
+        )
 
     def _stride(self) -> int:
         """Content tokens between window starts: `window_stride`, else half a window."""
@@ -372,37 +283,7 @@ class BertScorer:
         return self.window_stride or max(1, (m["window"] - m["specials"]) // 2)
 
     def _chunks(self, ids: list[int]) -> list[tuple[int, list[int]]]:
-        """Overlapping windows over the content tokens (specials re-added per window)."""
-        m = self._load()
-        pre, suf = m["prefix"], m["suffix"]
-        content = ids[len(pre) : len(ids) - len(suf)]
-        size = m["window"] - m["specials"]
-        stride = self._stride()
-        starts = list(range(0, max(1, len(content) - size + stride), stride))
-        starts = [s for s in starts if s < len(content)] or [0]
-        if starts[-1] + size < len(content):
-            starts.append(len(content) - size)
-        return [(s, [*pre, *content[s : s + size], *suf]) for s in starts]
-
-    def _stitch(self, ids: list[int], chunks: list[tuple[int, Any]]) -> Any:
-        """Each content token's vector from the window where it is farthest from an edge; the leading special
-        tokens from the first window, the trailing ones from the last."""
-        m = self._load()
-        torch = m["torch"]
-        npre, nsuf = len(m["prefix"]), len(m["suffix"])
-        n = len(ids) - npre - nsuf
-        chunks = sorted(chunks, key=lambda c: c[0])
-        best = [-1] * n
-        rows: list[Any] = [None] * n
-        for start, emb in chunks:
-            length = emb.shape[0] - npre - nsuf
-            for k in range(length):
-                centrality = min(k, length - 1 - k)
-                if centrality > best[start + k]:
-                    best[start + k] = centrality
-                    rows[start + k] = emb[npre + k]
-        first, last = chunks[0][1], chunks[-1][1]
-        return torch.cat([first[:npre], torch.stack(rows), last[last.shape[0] - nsuf :]])
+        return window_chunks(ids, self._load(), self._stride())
 
     # ---------------------------------------------------------------- caches
     def _embeddings(self, texts: list[str], *, persist: set[str]) -> dict[str, tuple[_Encoded, Any]]:
