@@ -23,6 +23,7 @@ frozen code run with today's stride, which must equal ours (only the geometry ch
 
     HF_HUB_OFFLINE=1 python benchmarks/bertscore_speed.py                # 40 pairs, 5 repeats
     HF_HUB_OFFLINE=1 python benchmarks/bertscore_speed.py --quick        # 12 pairs, 5 repeats
+    HF_HUB_OFFLINE=1 python benchmarks/bertscore_speed.py --quick --swap # the longer text of a pair as the label
 Needs bert-score (`pip install bert-score==0.3.13 --no-deps` into the venv; not a project dependency).
 """
 
@@ -113,6 +114,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="12 pairs")
     ap.add_argument("--pairs", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument(
+        "--swap",
+        action="store_true",
+        help="the same pairs, sides swapped: the longer text of each pair is the label (as a real Introduction or "
+        "Related Work label usually is against a model's output)",
+    )
     args = ap.parse_args()
     if args.repeats < 5:
         sys.exit("--repeats must be at least 5 (best/median of N >= 5)")
@@ -124,6 +131,8 @@ def main() -> None:
     import torch
 
     pairs = select_pairs(CORPUS, n)
+    if args.swap:
+        pairs = [(a, b) if len(a) >= len(b) else (b, a) for a, b in pairs]
     labels, outputs = [a for a, _ in pairs], [b for _, b in pairs]
     path = str(verified_minilm_dir())
     print(
