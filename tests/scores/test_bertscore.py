@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import math
+import sqlite3
 import subprocess
 import sys
 import time
@@ -241,29 +243,42 @@ def test_score_runs_second_call_reads_labels_from_the_workspace(corpus, tmp_path
 
 
 def test_cache_survives_concurrent_writers_kill_and_damage(tmp_path):
-    """Two processes writing the same and different keys at once, one of them killed mid-write: every row that
+    """Three processes writing the same and different keys at once, one killed mid-write: every row that
     is there is whole; a row whose blobs do not add up is a miss; a damaged file is set aside, not fatal."""
     path = tmp_path / "embeddings.sqlite"
     writer = (
         "import sys, numpy as np\n"
         "from academiceval.scores.embed_cache import EmbeddingCache, CachedEmbedding\n"
         "c = EmbeddingCache(sys.argv[1]); k = int(sys.argv[2])\n"
-        "for i in range(400):\n"
+        "for i in range(int(sys.argv[3])):\n"
         "    n = 1 + (i % 37)\n"
         "    v = np.full((n, 8), i, dtype='float32')\n"
         "    c.put_many([(f'shared-{i}', CachedEmbedding(list(range(n)), v, n, 0)),\n"
         "                (f'own-{k}-{i}', CachedEmbedding(list(range(n)), v + k, n, 0))])\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", writer, str(path), str(k)]) for k in (1, 2, 3)]
-    time.sleep(0.5)
-    procs[2].kill()  # kill -9 while it writes
+    # writers 1 and 2 finish; writer 3 would write for minutes and is killed mid-write
+    procs = [
+        subprocess.Popen([sys.executable, "-c", writer, str(path), str(k), str(n)])
+        for k, n in ((1, 400), (2, 400), (3, 10**6))
+    ]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and procs[2].poll() is None:  # kill -9 once it is writing
+        time.sleep(0.02)
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path, timeout=5)) as conn:
+            if conn.execute("SELECT count(*) FROM embedding WHERE key LIKE 'own-3-%'").fetchone()[0] >= 20:
+                break
+    procs[2].kill()
     assert [p.wait(timeout=120) for p in procs[:2]] == [0, 0]
-    procs[2].wait(timeout=30)
+    assert procs[2].wait(timeout=30) == -9
     cache = EmbeddingCache(path)
     assert cache.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     keys = [f"shared-{i}" for i in range(400)] + [f"own-{k}-{i}" for k in (1, 2) for i in range(400)]
     got = cache.get_many(keys)
     assert len(got) == 1200
+    killed = [k for (k,) in cache.conn.execute("SELECT key FROM embedding WHERE key LIKE 'own-3-%'")]
+    assert len(killed) >= 20
+    got.update(cache.get_many(killed))
+    assert len(got) == 1200 + len(killed)  # the killed writer's committed rows are whole too
     for key, e in got.items():
         i = int(key.rsplit("-", 1)[1])
         n, plus = 1 + (i % 37), (int(key.split("-")[1]) if key.startswith("own") else 0)
