@@ -175,7 +175,8 @@ def _frozen_class():
 
 def test_windows_equal_the_previous_implementation(ref_pairs, tmp_path):
     """Issue 27 kept the window geometry: on a long real section pair, today's scorer (model shared per process,
-    labels through the workspace cache) gives exactly the frozen previous code's scores, cold and warm."""
+    labels through the workspace cache, padding-bounded batches) gives the frozen previous code's scores, cold
+    and warm."""
     long = sorted((p for p in ref_pairs if p["set"] == "sections"), key=lambda p: len(p["ref"]) + len(p["cand"]))[:1]
     cands, refs = [p["cand"] for p in long], [p["ref"] for p in long]
     before = _frozen_class()("all-MiniLM-L6-v2", layer=6).score(cands, refs)
@@ -183,8 +184,10 @@ def test_windows_equal_the_previous_implementation(ref_pairs, tmp_path):
     cache_file = tmp_path / "embeddings.sqlite"
     cold = BertScorer("all-MiniLM-L6-v2", layer=6, embedding_cache=cache_file).score(cands, refs)
     warm = BertScorer("all-MiniLM-L6-v2", layer=6, embedding_cache=cache_file).score(cands, refs)
-    as_tuples = [[(r.p, r.r, r.f, r.cand_tokens, r.ref_tokens) for r in res] for res in (before, cold, warm)]
-    assert as_tuples[0] == as_tuples[1] == as_tuples[2]
+    for res in (cold, warm):  # batches of other shapes than before: float noise only
+        for a, b in zip(res, before, strict=True):
+            assert (a.cand_tokens, a.ref_tokens) == (b.cand_tokens, b.ref_tokens)
+            assert max(abs(a.p - b.p), abs(a.r - b.r), abs(a.f - b.f)) < 1e-6
     assert BertScorer("all-MiniLM-L6-v2", layer=6)._stride() == 255
 
 
