@@ -14,9 +14,9 @@ tokens can be matched but weigh 0, idf from the references, baseline rescaling),
   cheaper geometries were measured (notes/scores.md) and move F by 0.005 on average and up to 0.02-0.03 on real
   section pairs (less context per token), for at most 1.75× less compute; they stay available by
   `window_stride` (a different config hash, so records are never mixed).
-* batching: texts are de-duplicated and embedded in batches of similar token length, a batch ending before it
-  would be more than 10% padding (scores.bertscore_model: faster, same values up to float noise); padding never
-  enters a similarity max (bert-score's padded positions count as similarity 0, which only
+* batching: texts are de-duplicated and embedded in batches of similar token length (less padding, faster;
+  cutting batches further to bound padding was measured slower on this 2-core machine: notes/scores.md);
+  padding never enters a similarity max (bert-score's padded positions count as similarity 0, which only
   matters if every real similarity of a token is negative).
 * reuse: the model is loaded once per process (shared by every scorer with the same model, layer and window),
   and label embeddings persist in the workspace (`embedding_cache`, scores.embed_cache) across `score` calls
