@@ -136,7 +136,8 @@ def main() -> None:
     labels, outputs = [a for a, _ in pairs], [b for _, b in pairs]
     path = str(verified_minilm_dir())
     print(
-        f"{load()}  torch {torch.__version__}, {torch.get_num_threads()} threads  bert-score {bert_score.__version__}"
+        f"{load()}  torch {torch.__version__}, {torch.get_num_threads()} threads  "
+        f"bert-score {importlib.metadata.version('bert-score')} (its __version__ says {bert_score.__version__})"
     )
 
     t0 = time.perf_counter()
@@ -169,7 +170,22 @@ def main() -> None:
         f"({tok_prev / tok_trunc:.2f}x)"
     )
 
-    tmp = Path(tempfile.mkdtemp(prefix="bertscore-speed-"))
+    with tempfile.TemporaryDirectory(prefix="bertscore-speed-") as tmp_dir:
+        measure(pairs, theirs, prev_geometry, probe_w, Path(tmp_dir), args.repeats, tok_trunc, tok_cold)
+
+
+def measure(
+    pairs: Pairs,
+    theirs: Any,
+    prev_geometry: Any,
+    probe_w: BertScorer,
+    tmp: Path,
+    repeats: int,
+    tok_trunc: int,
+    tok_cold: int,
+) -> None:
+    """The interleaved repeats, the table, the score checks and the refusals (workspace caches under `tmp`)."""
+    labels, outputs = [a for a, _ in pairs], [b for _, b in pairs]
 
     def run_theirs() -> list[float]:
         _, _, f = theirs.score(outputs, labels)
@@ -199,10 +215,10 @@ def main() -> None:
     cpus: dict[str, list[float]] = {k: [] for k in names}
     scores: dict[str, list[float]] = {}
     loads: list[float] = []
-    for rep in range(args.repeats):
+    for rep in range(repeats):
         order = names[rep % len(names) :] + names[: rep % len(names)]
         loads.append(os.getloadavg()[0])
-        line = [f"repeat {rep + 1}/{args.repeats}: {load()} |"]
+        line = [f"repeat {rep + 1}/{repeats}: {load()} |"]
         for name in order:
             wall, cpu, f = contenders[name](rep)
             walls[name].append(wall)
