@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from academiceval.runs.models import RunRecord
+from academiceval.scores.embed_cache import EmbeddingCache
 from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
 from academiceval.scores.scorer import AsyncScorer, BatchScorer, Scored, ScoreItem, config_hash, output_sha
 
@@ -63,6 +64,8 @@ class BertScoreMetric(BatchScorer):
 
         o: BertScoreOptions = opts.of("bertscore")
         self.bert = BertScorer(o.model, layer=o.layer, idf=o.idf, long_inputs=o.long_inputs, baseline=o.baseline)
+        if opts.home:  # each label is embedded once per workspace, not per run and call (issue 27)
+            self.bert.embedding_cache = EmbeddingCache.in_workspace(opts.home)
         self.batch_size = opts.batch_size
         self.metric_name = self.bert.metric_name  # carries model, layer and options
 
