@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from academiceval.store.artifacts import Layout
+from academiceval.store.secrets import private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embedding (
@@ -90,6 +91,7 @@ class EmbeddingCache:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(self.path)  # 0600 like the response cache (texts of the round); -wal/-shm inherit the mode
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
             conn.execute("PRAGMA busy_timeout=60000")
