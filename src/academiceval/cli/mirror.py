@@ -12,11 +12,13 @@ import typer
 
 from academiceval.cli.common import (
     HomeOption,
+    at_least_one,
     console,
     err_console,
     fail,
     not_negative_seconds,
     port_number,
+    positive_seconds,
     progress,
     summary_table,
 )
@@ -118,14 +120,30 @@ def serve(
         Path | None,
         typer.Option("--home", help="Serve from the workspace's on-disk index of DIRECTORY (built if missing)."),
     ] = None,
+    workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Threads answering requests.")] = 8,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections", callback=at_least_one, help="Connections held at once; more get 503 + Retry-After."
+        ),
+    ] = 256,
+    request_timeout: Annotated[
+        float,
+        typer.Option("--request-timeout", callback=positive_seconds, help="Seconds one query may run (then 503)."),
+    ] = 30.0,
+    idle_timeout: Annotated[
+        float,
+        typer.Option("--idle-timeout", callback=positive_seconds, help="Seconds a connection may sit idle."),
+    ] = 10.0,
 ) -> None:
     """Answer the arXiv API protocol over DIRECTORY on 127.0.0.1: /api/query (search_query, id_list, start,
     max_results, sortBy, sortOrder), /oai2 (OAI-PMH, metadataPrefix=arXiv), /pdf/<id>, /_stats (request
     counters), /_faults. Stop with Ctrl-C or SIGTERM."""
-    from academiceval.sources.server import FaultConfig, make_server
+    from academiceval.sources.server import FaultConfig, ServeLimits, make_server
 
     try:
         faults = FaultConfig.parse(fault)
+        limits = ServeLimits(workers, max(max_connections, workers), idle_timeout, request_timeout)
     except ValueError as e:
         raise fail(e) from e
     err_console.print(f"loading {directory} …")
@@ -141,7 +159,7 @@ def serve(
         index = open_index(directory, index_dir=index_dir)
     except AcademicEvalError as e:
         raise fail(e) from e
-    server = make_server(directory, port, faults, index=index)
+    server = make_server(directory, port, faults, index=index, limits=limits)
     host, real_port = server.server_address[:2]
     console.print(f"serving {len(server.index)} papers at http://{host}:{real_port}/api/query (Ctrl-C to stop)")
 

@@ -137,3 +137,10 @@ class MirrorIndexDamagedError(MirrorIndexError):
 
     code = "mirror_index_damaged"
     exit_code = 2
+
+
+class QueryTimeoutError(SourceError):
+    """A query on the mirror index ran longer than its time limit (`DiskIndex.time_limit`) and was stopped."""
+
+    code = "query_timeout"
+    retryable = True

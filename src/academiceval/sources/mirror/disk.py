@@ -43,7 +43,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from academiceval.papers.models import Paper
-from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError, SourceNotFoundError
+from academiceval.sources.errors import (
+    InvalidArxivIdError,
+    QueryTimeoutError,
+    RecordParseError,
+    SourceError,
+    SourceNotFoundError,
+)
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk_errors import guarded
 from academiceval.sources.mirror.disk_rows import (
@@ -68,6 +74,8 @@ from academiceval.sources.names import NameResolver
 
 Progress = Callable[[str, int, int], None]
 BATCH = 5000
+READ_CACHE_KIB = 8192  # SQLite page cache of a reading connection (one per thread: `mirror serve` has 8 workers)
+WRITE_CACHE_KIB = 65536  # of the connection that builds the index, while it does
 HEAD_BYTES = 65536
 TAIL_BYTES = 4096
 __all__ = ["LINE_FORMATS", "DiskIndex", "IndexUpdate", "combine", "open_index", "posted_categories"]
@@ -185,11 +193,42 @@ class DiskIndex:
             c = self._connect()
             c.execute("PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
-            c.execute("PRAGMA cache_size=-65536")  # 64 MiB per connection: bounded whatever the file size
+            c.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")  # bounded whatever the file size; the writer: more
             c.execute("PRAGMA temp_store=FILE")
             c.execute("PRAGMA mmap_size=0")
             self._local.conn = c
         return c
+
+    @contextmanager
+    def _write_cache(self) -> Iterator[None]:
+        c = self.conn()
+        c.execute(f"PRAGMA cache_size=-{WRITE_CACHE_KIB}")
+        try:
+            yield
+        finally:
+            c.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")
+
+    @contextmanager
+    def time_limit(self, seconds: float | None) -> Iterator[None]:
+        """Queries of this thread stop with `QueryTimeoutError` after `seconds` (SQLite's progress handler
+        interrupts the statement): one pathological query cannot hold a server worker for good."""
+        if not seconds:
+            yield
+            return
+        c = self.conn()
+        end = time.monotonic() + seconds
+        c.set_progress_handler(lambda: int(time.monotonic() > end), 20000)
+        try:
+            yield
+        except sqlite3.OperationalError as e:
+            if "interrupted" not in str(e):
+                raise
+            raise QueryTimeoutError(
+                f"the query ran longer than {seconds:g} s and was stopped", source=str(self.db_path),
+                hint="narrow it (a date window, a category), or retry later",
+            ) from e  # fmt: skip
+        finally:
+            c.set_progress_handler(None, 0)
 
     def _connect(self) -> sqlite3.Connection:
         """A new connection to the index file (a test overrides it to stop the build at any statement)."""
@@ -226,7 +265,7 @@ class DiskIndex:
             raise SourceNotFoundError(
                 f"mirror not found: {self.root}", hint="pass a directory (or file) holding arXiv data"
             )
-        with self._write_lock:
+        with self._write_lock, self._write_cache():
             c = self.conn()
             self._set_kv("root", str(self.root))
             fresh = c.execute("SELECT COUNT(*) FROM rec").fetchone()[0] == 0
