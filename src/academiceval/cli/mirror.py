@@ -126,7 +126,7 @@ def serve(
         typer.Option(
             "--max-connections", callback=at_least_one, help="Connections held at once; more get 503 + Retry-After."
         ),
-    ] = 256,
+    ] = 1024,
     request_timeout: Annotated[
         float,
         typer.Option("--request-timeout", callback=positive_seconds, help="Seconds one query may run (then 503)."),

@@ -24,9 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import HTTPServer
 from typing import Any
 
+_REFUSED_BODY = b"Too many connections: retry in 1 s.\r\n"
 REFUSED = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 1\r\nConnection: close\r\n"
-    b"Content-Length: 38\r\n\r\nToo many connections: retry in 1 s.\r\n"
+    b"Content-Length: %d\r\n\r\n%s" % (len(_REFUSED_BODY), _REFUSED_BODY)
 )
 
 
@@ -34,6 +35,7 @@ class BoundedHTTPServer(HTTPServer):
     """`HTTPServer` with a bounded worker pool, a connection limit and prompt close (see the module docstring)."""
 
     allow_reuse_address = True
+    request_queue_size = 1024  # the listen backlog (socketserver's 5 made a burst of connects wait for SYN retries)
 
     def __init__(
         self,
@@ -41,7 +43,7 @@ class BoundedHTTPServer(HTTPServer):
         handler: Any,
         *,
         workers: int = 8,
-        max_connections: int = 256,
+        max_connections: int = 1024,
         idle_timeout: float = 10.0,
     ) -> None:
         if workers < 1 or max_connections < workers:

@@ -113,7 +113,7 @@ class ServeLimits:
     answered 503 + Retry-After), seconds a connection may sit idle, seconds one query may run (then 503)."""
 
     workers: int = 8
-    max_connections: int = 256
+    max_connections: int = 1024
     idle_timeout: float = 10.0
     request_timeout: float = 30.0
 

@@ -217,7 +217,7 @@ class DiskIndex:
             return
         c = self.conn()
         end = time.monotonic() + seconds
-        c.set_progress_handler(lambda: int(time.monotonic() > end), 20000)
+        c.set_progress_handler(lambda: int(time.monotonic() > end), 1000)
         try:
             yield
         except sqlite3.OperationalError as e:
