@@ -637,6 +637,31 @@ class DiskIndex:
         return [out[r] for r in rids if r in out]
 
     @guarded
+    def metas_by_rid(self, rids: list[int]) -> list[PaperMeta]:
+        """A page as bare `PaperMeta`s — what `MirrorSource.search` hands back: no `MirrorRecord`, no timestamps,
+        no pre-parsed paper looked up per row (one query per record when the index holds papers). One SQL query
+        per 900 ids, the cyclic GC paused while decoding (see `records_by_rid`)."""
+        blobs: dict[int, bytes] = {}
+        c = self.conn()
+        for i in range(0, len(rids), 900):
+            chunk = rids[i : i + 900]
+            blobs.update(c.execute(f"SELECT rid, meta FROM rec WHERE rid IN ({','.join('?' * len(chunk))})", chunk))
+        validate = PaperMeta.model_validate_json
+        with _gc_paused():
+            return [validate(unpack(blobs[r])) for r in rids if r in blobs]
+
+    @guarded
+    def search_metas(
+        self, query: Any, *, start: int = 0, max_results: int | None = 100, sort_by: str = "submittedDate",
+        sort_order: str = "descending",
+    ) -> tuple[int, list[PaperMeta]]:  # fmt: skip
+        """`search_page` decoding only the metadata (the page `MirrorSource.search` returns)."""
+        from academiceval.sources.mirror.disk_query import run_query
+
+        return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order,
+                         decode=self.metas_by_rid)  # fmt: skip
+
+    @guarded
     def iter_records(self) -> Iterator[MirrorRecord]:
         """Every record in (v1 date, id) order, streamed."""
         for row in self.conn().execute("SELECT rid, meta, pub, upd, path, fmt FROM rec ORDER BY pub, arxiv_id"):

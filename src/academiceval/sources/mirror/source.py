@@ -59,10 +59,16 @@ class MirrorSource:
     ) -> FeedPage:
         self._count()
         start = max(0, start)
-        total, page = self.index.search_page(
-            query, start=start, max_results=max(0, max_results), sort_by=sort_by, sort_order=sort_order
-        )
-        return FeedPage(total_results=total, start=start, items=[r.meta for r in page])
+        metas = getattr(self.index, "search_metas", None)  # a disk index decodes only the metadata
+        if metas is not None:
+            total, items = metas(query, start=start, max_results=max(0, max_results), sort_by=sort_by,
+                                 sort_order=sort_order)  # fmt: skip
+        else:
+            total, page = self.index.search_page(
+                query, start=start, max_results=max(0, max_results), sort_by=sort_by, sort_order=sort_order
+            )
+            items = [r.meta for r in page]
+        return FeedPage.model_construct(total_results=total, start=start, items=items, errors=[])
 
     def iter_search(
         self,
