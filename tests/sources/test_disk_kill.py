@@ -121,3 +121,26 @@ def test_disk_full_stop_then_rerun_equals_uninterrupted(
     again = DiskIndex(db, small_mirror, workers=0)
     again.update(batch=BATCH)
     assert differences(index_content(again), want) == []
+
+
+def test_copying_into_the_workspace_again_changes_nothing(small_mirror: Path, tmp_path: Path) -> None:
+    """`mirror index` killed while copying into the workspace copies again over what it stored: the same rows
+    (a pre-parsed paper keeps the path it was read from, not the stored record's; benchmarks/mirror_kill.py found
+    that one)."""
+    from academiceval.sources.mirror.workspace import index_mirror
+    from academiceval.store.workspace import Workspace
+
+    ws = Workspace(tmp_path / "home")
+    idx = DiskIndex(tmp_path / "i.sqlite", small_mirror, workers=0)
+    idx.update(batch=BATCH)
+
+    def rows() -> dict[str, list]:
+        q = {"papers": "SELECT paper_id, arxiv_id, source, path, parser_version, json FROM parsed_paper",
+             "meta": "SELECT * FROM paper_meta", "pdf": "SELECT * FROM mirror_pdf"}  # fmt: skip
+        return {k: sorted(map(tuple, ws.db.execute(v).fetchall()), key=repr) for k, v in q.items()}
+
+    index_mirror(ws, small_mirror, index=idx)
+    first = rows()
+    assert first["papers"] and all(r[3] and r[3].startswith(str(small_mirror)) for r in first["papers"])
+    index_mirror(ws, small_mirror, index=idx)
+    assert rows() == first
