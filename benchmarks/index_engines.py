@@ -31,6 +31,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BATCH = 5000
@@ -205,8 +206,31 @@ class Engine:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")) / 1e6
 
 
-def engine_run(kind: str, rows_path: Path, db: Path) -> dict[str, float]:
-    """Runs in a child process: load, index, query, update; figures as JSON."""
+def engine_load(kind: str, rows_path: Path, db: Path) -> dict[str, float]:
+    """Runs in a child process: load all rows but the last 1% (kept for the update), build the indexes."""
+    rows = pickle.loads(rows_path.read_bytes())
+    base = rows[: len(rows) - max(1, len(rows) // 100)]
+    eng = Engine(kind, db)
+    t0, c0 = time.perf_counter(), time.process_time()
+    rid = 1
+    for i in range(0, len(base), BATCH):
+        rid = eng.upsert(base[i : i + BATCH], rid)
+    out = {"load_s": time.perf_counter() - t0, "load_cpu_s": time.process_time() - c0}
+    t0 = time.perf_counter()
+    eng.finish()
+    out["index_s"] = time.perf_counter() - t0
+    if kind != "sqlite":
+        eng.con.close()
+    out["file_mb"] = eng.size_mb()
+    out["rss_mb"] = _hwm_mb()
+    return out
+
+
+def engine_queries(rows_path: Path, dbs: dict[str, Path], passes: int) -> dict[str, dict[str, float]]:
+    """Runs in a child process: the same queries on every engine, interleaved query by query (engine order
+    shuffled each time), `passes` passes; then the update (+1% rows in `passes` slices, interleaved)."""
+    import duckdb
+
     from academiceval.sources.mirror.disk_rows import unpack
     from academiceval.sources.models import PaperMeta
 
@@ -214,50 +238,76 @@ def engine_run(kind: str, rows_path: Path, db: Path) -> dict[str, float]:
     grow = max(1, len(rows) // 100)
     base, extra = rows[:-grow], rows[-grow:]
     qs = _queries(base)
-    out: dict[str, float] = {}
-    eng = Engine(kind, db)
-    t0, c0 = time.perf_counter(), time.process_time()
-    rid = 1
-    for i in range(0, len(base), BATCH):
-        rid = eng.upsert(base[i : i + BATCH], rid)
-    out["load_s"], out["load_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
-    t0 = time.perf_counter()
-    eng.finish()
-    out["index_s"] = time.perf_counter() - t0
-    times: dict[str, list[float]] = {"window": [], "author": [], "id": [], "page": []}
-    for cs, lo, hi in qs["windows"]:
-        cond = " OR ".join("(c.cat = ? AND c.pub BETWEEN ? AND ?)" for _ in cs)
-        sql = (f"SELECT r.rid FROM rec r WHERE r.rid IN (SELECT c.rid FROM cat c WHERE {cond}) "
-               "ORDER BY r.pub, r.arxiv_id")  # fmt: skip
+    del rows, base
+    engines: dict[str, Engine] = {}
+    for kind, db in dbs.items():
+        eng = Engine.__new__(Engine)
+        eng.kind, eng.path, eng.parts = kind, db, 0
+        if kind == "sqlite":
+            import sqlite3
+
+            eng.con = sqlite3.connect(db, isolation_level=None)
+            eng.con.execute("PRAGMA cache_size=-65536")
+        else:
+            eng.con = duckdb.connect(str(db) if kind == "duckdb" else ":memory:")
+            eng.con.execute("SET threads=2")
+            if kind == "parquet":
+                eng.parts = len(list(db.glob("rec-*.parquet")))
+                eng.finish()
+        engines[kind] = eng
+    rng = random.Random(3)
+    times: dict[str, dict[str, list[float]]] = {k: {"window": [], "author": [], "id": [], "page": [], "update": []}
+                                                for k in engines}  # fmt: skip
+
+    def each(kind_fn: Any) -> None:
+        order = list(engines)
+        rng.shuffle(order)
+        for k in order:
+            kind_fn(k)
+
+    def timed(k: str, what: str, sql: str, params: list, decode: bool = False) -> None:
         t = time.perf_counter()
-        eng.q(sql, [x for c in cs for x in (c, lo, hi)])
-        times["window"].append(time.perf_counter() - t)
-    for s, lo, hi in qs["authors"]:
-        sql = ("SELECT r.rid, r.akeys FROM rec r WHERE r.rid IN "
-               "(SELECT a.rid FROM author a WHERE a.skey = ? AND a.pub BETWEEN ? AND ?)")  # fmt: skip
-        t = time.perf_counter()
-        eng.q(sql, [s, lo, hi])
-        times["author"].append(time.perf_counter() - t)
-    for aid in qs["ids"]:
-        t = time.perf_counter()
-        eng.q("SELECT meta FROM rec WHERE arxiv_id = ?", [aid])
-        times["id"].append(time.perf_counter() - t)
-    for cs, lo, hi in qs["windows"][:20]:  # a page: the first 2,000 hits of a window, fetched and decoded
-        cond = " OR ".join("(c.cat = ? AND c.pub BETWEEN ? AND ?)" for _ in cs)
-        sql = (f"SELECT r.meta FROM rec r WHERE r.rid IN (SELECT c.rid FROM cat c WHERE {cond}) "
-               "ORDER BY r.pub, r.arxiv_id LIMIT 2000")  # fmt: skip
-        t = time.perf_counter()
-        [PaperMeta.model_validate_json(unpack(b)) for (b,) in eng.q(sql, [x for c in cs for x in (c, lo, hi)])]
-        times["page"].append(time.perf_counter() - t)
-    t0 = time.perf_counter()
-    for i in range(0, len(extra), BATCH):
-        rid = eng.upsert(extra[i : i + BATCH], rid)
-    out["update_s"] = time.perf_counter() - t0
-    for k, v in times.items():
-        out[f"{k}_p50_ms"] = statistics.median(v) * 1000
-        out[f"{k}_p95_ms"] = statistics.quantiles(v, n=20)[18] * 1000
-    out["file_mb"] = eng.size_mb()
-    out["rss_mb"] = _hwm_mb()
+        got = engines[k].q(sql, params)
+        if decode:
+            [PaperMeta.model_validate_json(unpack(b)) for (b,) in got]
+        times[k][what].append(time.perf_counter() - t)
+
+    for _ in range(passes):
+        for cs, lo, hi in qs["windows"]:
+            cond = " OR ".join("(c.cat = ? AND c.pub BETWEEN ? AND ?)" for _ in cs)
+            sql = (f"SELECT r.rid FROM rec r WHERE r.rid IN (SELECT c.rid FROM cat c WHERE {cond}) "
+                   "ORDER BY r.pub, r.arxiv_id")  # fmt: skip
+            each(lambda k, sql=sql, cs=cs, lo=lo, hi=hi: timed(k, "window", sql, [x for c in cs for x in (c, lo, hi)]))
+        for s, lo, hi in qs["authors"]:
+            sql = ("SELECT r.rid, r.akeys FROM rec r WHERE r.rid IN "
+                   "(SELECT a.rid FROM author a WHERE a.skey = ? AND a.pub BETWEEN ? AND ?)")  # fmt: skip
+            each(lambda k, sql=sql, s=s, lo=lo, hi=hi: timed(k, "author", sql, [s, lo, hi]))
+        for aid in qs["ids"][:100]:
+            each(lambda k, aid=aid: timed(k, "id", "SELECT meta FROM rec WHERE arxiv_id = ?", [aid]))
+        for cs, lo, hi in qs["windows"][:10]:  # a page: the first 2,000 hits, fetched and decoded
+            cond = " OR ".join("(c.cat = ? AND c.pub BETWEEN ? AND ?)" for _ in cs)
+            sql = (f"SELECT r.meta FROM rec r WHERE r.rid IN (SELECT c.rid FROM cat c WHERE {cond}) "
+                   "ORDER BY r.pub, r.arxiv_id LIMIT 2000")  # fmt: skip
+            each(lambda k, sql=sql, cs=cs, lo=lo, hi=hi: timed(k, "page", sql, [x for c in cs for x in (c, lo, hi)],
+                                                                 True))  # fmt: skip
+    step = max(1, len(extra) // passes)
+    next_rid = 10**9
+    for i in range(passes):  # the update: +1% in `passes` slices, each engine upserting the same slice
+        part = extra[i * step : (i + 1) * step]
+
+        def upd(k: str, part: list = part, i: int = i) -> None:
+            t = time.perf_counter()
+            engines[k].upsert(part, next_rid + i * step)
+            times[k]["update"].append(time.perf_counter() - t)
+
+        each(upd)
+    out: dict[str, dict[str, float]] = {}
+    for k, ts in times.items():
+        out[k] = {}
+        for what, v in ts.items():
+            out[k][f"{what}_p50_ms"] = statistics.median(v) * 1000
+            out[k][f"{what}_p95_ms"] = statistics.quantiles(v, n=20)[18] * 1000 if len(v) > 1 else v[0] * 1000
+        out[k]["samples"] = len(ts["window"])
     return out
 
 
@@ -301,8 +351,11 @@ def main() -> int:
         elif what == "prepare":
             prepare_rows(Path(sys.argv[3]), Path(sys.argv[4]))
             print(json.dumps(_usage()))
+        elif what == "load":
+            print(json.dumps(engine_load(sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]))))
         else:
-            print(json.dumps(engine_run(sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]))))
+            dbs = {k: Path(v) for k, v in json.loads(sys.argv[4]).items()}
+            print(json.dumps(engine_queries(Path(sys.argv[3]), dbs, int(sys.argv[5]))))
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=100_000)
@@ -349,27 +402,31 @@ def main() -> int:
         rows = args.workdir / "rows.pickle"
         prep = child("prepare", str(snap), str(rows))
         print(f"\nB. prepared rows (the Python parse, shared by every engine): {prep['cpu_s']:.1f} s CPU ({load()})")
-        runs: dict[str, list[dict[str, float]]] = {e: [] for e in ENGINES}
-        for r in range(args.repeats):
-            order = list(ENGINES)
-            rng.shuffle(order)
-            for kind in order:
-                db = args.workdir / f"engine-{kind}.db"
-                shutil.rmtree(db, ignore_errors=True)
-                for p in args.workdir.glob(db.name + "*"):
-                    p.unlink() if p.is_file() else shutil.rmtree(p)
-                runs[kind].append(child("engine", kind, str(rows), str(db)))
-            print(f"  engine round {r + 1} done ({load()})", flush=True)
-        keys = ["load_s", "load_cpu_s", "index_s", "window_p50_ms", "window_p95_ms", "author_p50_ms",
-                "author_p95_ms", "id_p50_ms", "id_p95_ms", "page_p50_ms", "page_p95_ms", "update_s", "file_mb",
-                "rss_mb"]  # fmt: skip
-        med = table("B. engines on the same prepared rows", runs, keys, "sqlite")
-        check_ratios(runs, med, "sqlite", keys)
+        loads: dict[str, dict[str, float]] = {}
+        dbs: dict[str, Path] = {}
+        for kind in ENGINES:  # one load each (the repeated build figures are part A's)
+            dbs[kind] = args.workdir / f"engine-{kind}.db"
+            loads[kind] = child("load", kind, str(rows), str(dbs[kind]))
+            ld = loads[kind]
+            print(
+                f"  {kind}: load {ld['load_s']:.1f} s ({ld['load_cpu_s']:.1f} s CPU), indexes {ld['index_s']:.1f} s, "
+                f"{ld['file_mb']:.0f} MB, peak RSS {ld['rss_mb']:.0f} MB (one load; {load()})",
+                flush=True,
+            )
+        res = child("queries", str(rows), json.dumps({k: str(v) for k, v in dbs.items()}), str(args.repeats))
+        keys = [k for k in res["sqlite"] if k != "samples"]
+        print(f"\nB. queries on the loaded engines ({args.repeats} passes, engines interleaved query by query; "
+              f"ratio = engine / sqlite; {load()})")  # fmt: skip
+        print(f"{'':18}" + "".join(f"{n:>12}" for n in ENGINES) + "".join(f"{n + '/sqlite':>16}" for n in ENGINES[1:]))
+        for k in keys:
+            vals = [res[n][k] for n in ENGINES]
+            ratios = [res[n][k] / res["sqlite"][k] if res["sqlite"][k] else float("nan") for n in ENGINES[1:]]
+            print(f"{k:18}" + "".join(f"{v:12.2f}" for v in vals) + "".join(f"{r:16.2f}" for r in ratios))
         print(
             f"index_engines: records {n}, "
-            + ", ".join(f"{k} {med['duckdb'][k] / med['sqlite'][k]:.2f}x"
-                        for k in ("load_s", "window_p95_ms", "author_p95_ms", "id_p95_ms", "page_p95_ms", "update_s"))
-            + f" (duckdb/sqlite, medians of {args.repeats}; {load()})"
+            + ", ".join(f"{k} {res['duckdb'][k] / res['sqlite'][k]:.2f}x"
+                        for k in ("window_p95_ms", "author_p95_ms", "id_p95_ms", "page_p95_ms", "update_p50_ms"))
+            + f" (duckdb/sqlite, {args.repeats} interleaved passes; {load()})"
         )  # fmt: skip
     finally:
         shutil.rmtree(args.workdir, ignore_errors=True)
