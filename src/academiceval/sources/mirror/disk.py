@@ -39,10 +39,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from academiceval.papers.models import Paper
+from academiceval.sources.entries import PageEntry
 from academiceval.sources.errors import (
     InvalidArxivIdError,
     QueryTimeoutError,
@@ -651,6 +654,39 @@ class DiskIndex:
             return [validate(unpack(blobs[r])) for r in rids if r in blobs]
 
     @guarded
+    def meta_of_rid(self, rid: int) -> PaperMeta:
+        (blob,) = self.conn().execute("SELECT meta FROM rec WHERE rid=?", (rid,)).fetchone()
+        return PaperMeta.model_validate_json(unpack(blob))
+
+    @guarded
+    def entries_by_rid(self, rids: list[int]) -> list[PageEntry]:
+        """A page as light entries from the index's columns (id, v1 date, author keys); each
+        entry's `meta()` decodes its record when asked (`sources/entries.py`)."""
+        cols: dict[int, tuple[Any, ...]] = {}
+        c = self.conn()
+        for i in range(0, len(rids), 900):
+            chunk = rids[i : i + 900]
+            q = f"SELECT rid, arxiv_id, pub, akeys FROM rec WHERE rid IN ({','.join('?' * len(chunk))})"
+            cols.update((row[0], row) for row in c.execute(q, chunk))
+        day = _utc_day
+        load = self.meta_of_rid
+        return [
+            PageEntry(aid, day(pub), tuple(ak.split(SEP)) if ak else (), partial(load, rid))
+            for rid, aid, pub, ak in (cols[r] for r in rids if r in cols)
+        ]
+
+    @guarded
+    def search_entries(
+        self, query: Any, *, start: int = 0, max_results: int | None = 100, sort_by: str = "submittedDate",
+        sort_order: str = "descending",
+    ) -> tuple[int, list[PageEntry]]:  # fmt: skip
+        """`search_page` handing back light entries (what `graph update` scans a window with)."""
+        from academiceval.sources.mirror.disk_query import run_query
+
+        return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order,
+                         decode=self.entries_by_rid)  # fmt: skip
+
+    @guarded
     def search_metas(
         self, query: Any, *, start: int = 0, max_results: int | None = 100, sort_by: str = "submittedDate",
         sort_order: str = "descending",
@@ -748,6 +784,10 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+def _utc_day(t: int) -> date:
+    return datetime.fromtimestamp(t, UTC).date()
 
 
 def _authors_json(authors: Iterable[Author]) -> str:
