@@ -164,6 +164,14 @@ def load() -> str:
     return f"load average {a:.1f} {b:.1f} {c:.1f}"
 
 
+def run_duck(snap: Path, out: Path) -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "index_engines.py"), "--child", "build", "duckdb",
+           str(snap), str(out)]  # fmt: skip
+    res = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def run_child(mirror: Path, db: Path, workers: int | None) -> dict:
     cmd = [sys.executable, __file__, "--child", str(mirror), str(db), str(-1 if workers is None else workers)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -344,6 +352,7 @@ def main() -> int:
     ap.add_argument("--author-queries", type=int, default=200)
     ap.add_argument("--workers", type=int, default=None, help="parse workers (default: 1 for files over 64 MB)")
     ap.add_argument("--keep", action="store_true", help="keep the generated snapshot and index")
+    ap.add_argument("--duckdb-load", action="store_true", help="also time one raw DuckDB load of the snapshot")
     ap.add_argument(
         "--breakdown", action="store_true", help="also: where a window page's time goes (GC, profile, codecs)"
     )
@@ -372,6 +381,13 @@ def main() -> int:
             f"(parse worker {built['worker_rss_mb']:.0f} MB), index file {db.stat().st_size / 1e6:,.0f} MB "
             f"({db.stat().st_size / size:.2f}x the snapshot) ({load()})"
         )
+        if args.duckdb_load:  # the baseline on the same snapshot: one raw DuckDB load (n = 1, no ratio)
+            duck = run_duck(snap, work / "raw.duckdb")
+            print(
+                f"  DuckDB raw load of the same snapshot (read_json -> table, 2 threads; one run): "
+                f"{duck['wall_s']:.1f} s wall, {duck['cpu_s']:.1f} s CPU, peak RSS {duck['rss_mb']:.0f} MB, "
+                f"{duck['file_mb']:,.0f} MB ({load()})"
+            )
         grow = max(1, n // 100)
         generate(snap, grow, pool, append=True)
         upd = run_child(mirror, db, args.workers)
