@@ -308,6 +308,10 @@ def engine_queries(rows_path: Path, dbs: dict[str, Path], passes: int) -> dict[s
             out[k][f"{what}_p50_ms"] = statistics.median(v) * 1000
             out[k][f"{what}_p95_ms"] = statistics.quantiles(v, n=20)[18] * 1000 if len(v) > 1 else v[0] * 1000
         out[k]["samples"] = len(ts["window"])
+    for k in times:  # the share of paired samples (same query, same pass) where the engine beat SQLite
+        for what, v in times[k].items():
+            base = times["sqlite"][what]
+            out[k][f"{what}_wins"] = sum(a < b for a, b in zip(v, base, strict=True)) / max(1, len(v))
     return out
 
 
@@ -414,7 +418,13 @@ def main() -> int:
                 flush=True,
             )
         res = child("queries", str(rows), json.dumps({k: str(v) for k, v in dbs.items()}), str(args.repeats))
-        keys = [k for k in res["sqlite"] if k != "samples"]
+        keys = [k for k in res["sqlite"] if k != "samples" and not k.endswith("_wins")]
+        for name in ENGINES[1:]:  # refuse a median ratio that the paired samples contradict
+            for what in ("window", "author", "id", "page", "update"):
+                ratio = res[name][f"{what}_p50_ms"] / res["sqlite"][f"{what}_p50_ms"]
+                wins = res[name][f"{what}_wins"]
+                if abs(ratio - 1) > 0.05 and abs(wins - 0.5) > 0.1 and (ratio < 1) != (wins > 0.5):
+                    raise SystemExit(f"refusing {name}/sqlite {what} p50 ratio {ratio:.2f}: it won {wins:.0%} of pairs")
         print(f"\nB. queries on the loaded engines ({args.repeats} passes, engines interleaved query by query; "
               f"ratio = engine / sqlite; {load()})")  # fmt: skip
         print(f"{'':18}" + "".join(f"{n:>12}" for n in ENGINES) + "".join(f"{n + '/sqlite':>16}" for n in ENGINES[1:]))
