@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,7 +60,7 @@ def state(home: Path) -> dict[str, list]:
     from academiceval.sources.mirror.disk_check import index_content
 
     out: dict[str, list] = {}
-    with sqlite3.connect(home / "academiceval.sqlite") as c:
+    with closing(sqlite3.connect(home / "academiceval.sqlite")) as c:  # closed: the tmpfs must unmount after
         for (name,) in c.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
             cols = [
                 r[1] for r in c.execute(f'PRAGMA table_info("{name}")') if r[1] != "at" and not r[1].endswith("_at")
@@ -112,7 +113,8 @@ def disk_full_trial(mirror: Path, work: Path, env: dict[str, str], want: dict[st
         return (f"disk full at {size} MB: exit {code}, one line without traceback: {one_line} ({err_line!r}); "
                 f"rerun with room: exit {code2}, equal to uninterrupted: {not d} {d[:3]}")  # fmt: skip
     finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)  # never leave the mount behind
 
 
 def main() -> int:
