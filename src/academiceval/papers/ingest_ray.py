@@ -25,20 +25,39 @@ from academiceval.papers.models import Paper
 Job = tuple[str, str, Paper | None, dict[str, str | None] | None]
 
 
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
+
+
 def _check_reachable(address: str, timeout: float = 3.0) -> None:
+    """The address answers like Ray, within `timeout` seconds, before `ray.init` is trusted with it: Ray's GCS and
+    Ray Client both speak gRPC, so an HTTP/2 client preface must be answered with a SETTINGS frame. Something else
+    listening there (a web server, a port that accepts and stays silent) made `ray.init` hang for minutes."""
     hostport = address.removeprefix("ray://")
     host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
         raise ConfigError(
             f"invalid Ray address {address!r}", hint="use host:port (GCS), ray://host:port (Ray Client) or 'auto'"
         )
+    hint = "start one with `ray start --head` (its address is printed), or omit --address for a local Ray"
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-    except OSError as e:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as s:
+            s.settimeout(timeout)
+            s.sendall(_H2_PREFACE)
+            head = b""
+            while len(head) < 9:
+                got = s.recv(9 - len(head))
+                if not got:
+                    break
+                head += got
+    except TimeoutError:
         raise ConfigError(
-            f"cannot reach the Ray cluster at {address}: {e.strerror or e}",
-            hint="start one with `ray start --head` (its address is printed), or omit --address for a local Ray",
-        ) from e
+            f"{address} does not answer like a Ray cluster (nothing within {timeout:g} s)", hint=hint
+        ) from None
+    except OSError as e:
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}", hint=hint) from e
+    if len(head) < 9 or head[3] != 0x04:  # frame type 4 = SETTINGS: a gRPC (HTTP/2) server
+        seen = head[:12].decode("latin-1").strip() or "nothing"
+        raise ConfigError(f"{address} does not answer like a Ray cluster (it answered {seen!r}, not gRPC)", hint=hint)
 
 
 def connect(address: str | None = None, *, num_cpus: int | None = None) -> Callable[[], None]:

@@ -186,7 +186,10 @@ def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, s
             merged[r.meta.arxiv_id] = r if old is None else merge_records(old, r)
         with ws.transaction() as conn:
             out: list[MirrorRecord] = []
+            paper_paths: dict[str, str] = {}  # where each paper was read from (not the stored record's empty path)
             for aid, r in merged.items():
+                if r.paper is not None:
+                    paper_paths[aid] = r.path
                 row = conn.execute("SELECT json FROM paper_meta WHERE arxiv_id=?", (aid,)).fetchone()
                 if row is not None:
                     prev = PaperMeta.model_validate_json(row["json"])
@@ -203,8 +206,8 @@ def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, s
             ws.upsert_meta((r.meta for r in out), conn=conn)
             stored.update(merged)
             for r in out:
-                if r.paper is not None:
-                    ws.put_paper(r.paper, path=r.path)
+                if r.paper is not None:  # the same path whether or not an earlier (killed) run stored the paper
+                    ws.put_paper(r.paper, path=paper_paths.get(r.meta.arxiv_id, r.path))
                     report.parsed_papers_stored += 1
 
 
