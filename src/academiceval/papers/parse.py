@@ -35,7 +35,8 @@ from academiceval.papers.references import parse_reference, reference_style, spl
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
 
-PARSER_VERSION = "pymupdf-heuristic-3"  # 2: journal front matter, bare numbered references; 3: superscript citations
+PARSER_VERSION = "pymupdf-heuristic-5"  # 2: journal front matter, bare numbered references; 3: superscript citations;
+# 5: front matter on unseen arXiv layouts (name lines, wrapped titles, authors under titles)
 DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
