@@ -264,8 +264,17 @@ def _same_type(ln: Line, ref: Line) -> bool:
     return abs(ln.size - ref.size) <= 0.6 and ln.bold == ref.bold and (_caps(ln.text) or not _caps(ref.text, 12))
 
 
+def _is_name_part(text: str) -> bool:
+    """A system name ending in a colon, set apart from the rest of the title ("Ready Cohorts:", "AGENTLESS :")."""
+    t = text.strip()
+    return t.endswith(":") and 1 <= len(t[:-1].split()) <= 3
+
+
 def _title_kind_ok(ln: Line, kind: str | None) -> bool:
-    """Whether a line with this first-page kind may still be title text when set in the title's type."""
+    """Whether a line with this first-page kind may still be title text when set in the title's type: only a
+    name-like line without the marks of a real author list (commas, "and", footnote marks, affiliation numbers)."""
+    if kind == "authors" and re.search(r",|;|&|\band\b|[*∗†‡§¶✉⁎\d]", ln.text):
+        return False
     return kind is None or (kind in _TITLE_LIKE_KINDS and not _BARE_MARKER.match(ln.text.strip()))
 
 
@@ -323,13 +332,17 @@ def _title_lines(
             break
         if kinds[i] is not None:
             # a wrapped title line that only looks like furniture: same type, tight under the previous line
-            if not (_title_kind_ok(ln, kinds[i]) and _same_type(ln, lines[first]) and gap < 0.9 * ln.size):
+            if not (_title_kind_ok(ln, kinds[i]) and _same_type(ln, prev) and gap < 0.9 * ln.size):
                 break
             parts.append(ln.text)
             last = i
             continue
-        same = _same_type(ln, lines[first]) or (
-            ln.block == prev.block and ln.size >= 0.85 * big and ln.bold == lines[first].bold
+        # a short "NAME:" in another weight before the rest of the title ("Ready Cohorts:" bold, then regular)
+        after_name = len(parts) == 1 and _is_name_part(parts[0]) and abs(ln.size - prev.size) <= 0.6
+        same = (
+            _same_type(ln, prev)
+            or after_name
+            or (ln.block == prev.block and ln.size >= 0.85 * big and ln.bold == prev.bold)
         )
         nxt_kind = kinds.get(idx[k + 1]) if k + 1 < len(idx) else None
         sub = (

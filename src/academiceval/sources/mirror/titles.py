@@ -71,8 +71,9 @@ def same_words(a: str, b: str) -> bool:
 
 def recase(title: str, text: str = "") -> str:
     """An ALL-CAPS title in the case the paper's `text` writes its words, title case otherwise: a word the text
-    writes with capitals inside it ("LLMs", "ImageNet", "GPT") keeps that form, words with digits keep theirs,
-    small words are lower case except first and after a colon, other words are capitalised."""
+    writes with capitals inside it ("LLMs", "ImageNet", "GPT") keeps that form, a word with digits takes the text's
+    most common form ("16x16") or stays as printed, small words are lower case except first and after a colon,
+    other words are capitalised."""
     if not is_all_caps(title):
         return title
     forms: dict[str, Counter[str]] = {}
@@ -93,9 +94,11 @@ def recase(title: str, text: str = "") -> str:
 
 
 def _word_case(word: str, forms: dict[str, Counter[str]], start: bool) -> str:
-    if not word or any(c.isdigit() for c in word):
+    if not word:
         return word
     seen = forms.get(word.casefold())
+    if any(c.isdigit() for c in word):  # "16X16", "GPT-4", "3D": as the text writes it, else as printed
+        return seen.most_common(1)[0][0] if seen else word
     if seen:
         inner = [(n, f) for f, n in seen.items() if any(c.isupper() for c in f[1:])]
         if inner and max(inner)[0] >= 0.5 * sum(seen.values()):
