@@ -116,6 +116,10 @@ def index_mirror(
         if weak:
             res = stamp_records(weak, [], lambda aid: _has_real_record(ws, aid))
             _write(ws, res.records, report, stored, batch)
+            st = report.formats.get(STAMP_SOURCE, FormatStats())  # a new object: the index's own stats stay
+            report.formats[STAMP_SOURCE] = FormatStats(
+                st.files, st.records + len(res.records), st.errors + len(res.errors)
+            )
             errors.extend(res.errors)
             notes.extend(res.notes)
         if progress:
