@@ -35,8 +35,9 @@ from academiceval.papers.references import parse_reference, reference_style, spl
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
 
-PARSER_VERSION = "pymupdf-heuristic-4"  # 2: journal front matter, bare numbered references; 3: superscript citations;
-# 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris)
+PARSER_VERSION = "pymupdf-heuristic-5"  # 2: journal front matter, bare numbered references; 3: superscript citations;
+# 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris);
+# 5: front matter on unseen arXiv layouts (name lines, wrapped titles, authors under titles)
 DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")

@@ -69,7 +69,7 @@ from academiceval.sources.mirror.disk_rows import (
     unprepare,
 )
 from academiceval.sources.mirror.index import FormatStats
-from academiceval.sources.mirror.records import MirrorRecord
+from academiceval.sources.mirror.records import MirrorRecord, standing
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.models import Author, PaperMeta
@@ -491,7 +491,7 @@ class DiskIndex:
 
             def has_real(aid: str) -> bool:
                 row = self.conn().execute("SELECT source FROM rec WHERE arxiv_id=?", (aid,)).fetchone()
-                return row is not None and row[0] != STAMP_SOURCE
+                return row is not None and standing(row[0]) == 2  # its own metadata (records.standing)
 
             res = stamp_records(pdfs, unnamed, has_real)
         with self._tx() as c:

@@ -20,8 +20,7 @@ from academiceval.errors import AcademicEvalError
 from academiceval.papers.models import Paper
 from academiceval.sources.errors import RecordParseError
 from academiceval.sources.mirror.index import text_tokens
-from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, merge_records
-from academiceval.sources.mirror.stamped import STAMP_SOURCE
+from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, merge_records, standing
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
 from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import key_tokens, surname_of
@@ -127,11 +126,11 @@ def unprepare(p: Prepared) -> MirrorRecord:
 
 
 def combine(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
-    """Merge rule shared with `workspace._write`: a stamp record never mixes with a real one (the real one wins
-    whole); otherwise `merge_records`."""
-    if new.meta.source == STAMP_SOURCE and old.meta.source != STAMP_SOURCE:
+    """Merge rule shared with `workspace._write` (`records.standing`): a record of lower standing (a stamp, a
+    reference entry) never mixes with one of higher standing, which wins whole; otherwise `merge_records`."""
+    if standing(new.meta.source) < standing(old.meta.source):
         return old
-    if old.meta.source == STAMP_SOURCE and new.meta.source != STAMP_SOURCE:
+    if standing(old.meta.source) < standing(new.meta.source):
         return new
     return merge_records(old, new)
 
