@@ -59,7 +59,6 @@ from academiceval.sources.mirror.disk_rows import (
     LINE_FORMATS,
     SEP,
     Prepared,
-    combine,
     dt_of,
     parse_chunk,
     parse_line,
@@ -69,7 +68,7 @@ from academiceval.sources.mirror.disk_rows import (
     unprepare,
 )
 from academiceval.sources.mirror.index import FormatStats
-from academiceval.sources.mirror.records import MirrorRecord, standing
+from academiceval.sources.mirror.records import MirrorRecord, combine, standing
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.models import Author, PaperMeta

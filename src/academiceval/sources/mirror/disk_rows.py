@@ -20,7 +20,7 @@ from academiceval.errors import AcademicEvalError
 from academiceval.papers.models import Paper
 from academiceval.sources.errors import RecordParseError
 from academiceval.sources.mirror.index import text_tokens
-from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, merge_records, standing
+from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
 from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import key_tokens, surname_of
@@ -123,16 +123,6 @@ def unprepare(p: Prepared) -> MirrorRecord:
     meta = PaperMeta.model_validate_json(unpack(p.blob))
     paper = Paper.model_validate_json(unpack(p.paper)) if p.paper else None
     return MirrorRecord(meta, dt_of(p.pub), dt_of(p.upd), path=p.path, fmt=p.fmt, paper=paper)  # type: ignore[arg-type]
-
-
-def combine(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
-    """Merge rule shared with `workspace._write` (`records.standing`): a record of lower standing (a stamp, a
-    reference entry) never mixes with one of higher standing, which wins whole; otherwise `merge_records`."""
-    if standing(new.meta.source) < standing(old.meta.source):
-        return old
-    if standing(old.meta.source) < standing(new.meta.source):
-        return new
-    return merge_records(old, new)
 
 
 def parse_line(line: bytes, convert: Callable[..., MirrorRecord], where: str, pos: int) -> Prepared | RecordParseError:

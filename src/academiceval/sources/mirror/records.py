@@ -411,6 +411,17 @@ def recased_title(title: str, other: str) -> str:
     return title
 
 
+def combine(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
+    """Two records of one paper, by standing: a record of lower standing (a stamp, a reference entry) never mixes
+    with one of higher standing, which wins whole; of equal standing, `merge_records`. The one merge rule of the
+    in-memory index, the disk index and the workspace (`workspace._write`)."""
+    if standing(new.meta.source) < standing(old.meta.source):
+        return old
+    if standing(old.meta.source) < standing(new.meta.source):
+        return new
+    return merge_records(old, new)
+
+
 def merge_records(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
     """Two records of one paper → one. A record of higher `standing` wins whole (its title keeps the case of the
     other where it is set in capitals; a pre-parsed text of the other is kept). Otherwise the newer version
