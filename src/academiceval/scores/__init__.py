@@ -7,7 +7,6 @@ Public API (imported lazily so that `import academiceval.scores` stays light —
     register, Metric, Needs                          academiceval.scores.registry   (metrics by name)
     SampleScorer, BatchScorer, AsyncScorer, score_job academiceval.scores.scorer    (the one scoring loop)
     summarize, WinRate, MIN_JUDGED                   academiceval.scores.winrate    (the one win rate)
-    import_prediction_file                           academiceval.scores.predictions (prediction files as runs)
     FastRouge, rouge                                 academiceval.scores.rouge
     BertScorer                                       academiceval.scores.bertscore
     Judge, parse_verdict, win_rate                   academiceval.scores.judge
@@ -34,7 +33,6 @@ _LAZY = {
     "summarize": "academiceval.scores.winrate",
     "WinRate": "academiceval.scores.winrate",
     "MIN_JUDGED": "academiceval.scores.winrate",
-    "import_prediction_file": "academiceval.scores.predictions",
     "FastRouge": "academiceval.scores.rouge",
     "rouge": "academiceval.scores.rouge",
     "BertScorer": "academiceval.scores.bertscore",

@@ -8,7 +8,8 @@ registering them, without touching the scoring loop:
     register(Metric("exact-match", build=lambda opts: ExactMatch(), needs=Needs(reference=True),
                     summary="1.0 when the normalized output equals the reference"))
 
-and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` below (imported on first lookup).
+and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` below (imported on first lookup), or,
+for a task family's metric, to its `Family.extensions["metrics"]`.
 
 `name` is what users type (`--metrics rouge-l,bertscore`); the scorer's `metric_name` is what its ScoreRecords
 carry, and it may spell the configuration that matters (e.g. `bertscore-all-MiniLM-L6-v2-L6`,
@@ -33,9 +34,10 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
 from academiceval.scores.scorer import AnyScorer, done_key, output_sha
-from academiceval.store.tasks import find_spec
+from academiceval.store.tasks import find_spec, load_extensions
 
-# Modules that register metrics when imported (the built-ins first). A new family appends its module here.
+# Modules that register the built-in metrics when imported. A family's own metrics (L-Eval's `leval`) are
+# registered by the modules it lists under `Family.extensions["metrics"]`, imported after these.
 PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.builtin",
     "academiceval.scores.citations",
@@ -194,6 +196,7 @@ def _load_plugins() -> None:
         _loaded = True
         for module in PLUGIN_MODULES:
             importlib.import_module(module)
+        load_extensions("metrics")
 
 
 def names() -> list[str]:

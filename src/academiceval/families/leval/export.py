@@ -7,7 +7,7 @@ always written, so `academiceval score-predictions --format leval`, `judge-predi
 `Evaluation/auto_eval.py` read them. The prediction is the model's text as generated (`output_raw`; L-Eval's
 scorers extract answers themselves). `error` is always null: `runs.export` writes answers only.
 
-A format module of its own so that the L-Eval family can own it (`runs.export.FORMAT_MODULES`).
+Registered with `runs.export` when its formats are first looked up (`Family.extensions["export_formats"]`).
 """
 
 from __future__ import annotations
