@@ -21,8 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.contamination import ContaminationGap
-from academiceval.report.ladder import Ladder
+from academiceval.report.models import ContaminationGap, Ladder
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.paired import PairedDiff

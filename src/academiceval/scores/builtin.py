@@ -15,8 +15,17 @@ from pydantic import Field
 
 from academiceval.runs.models import RunRecord
 from academiceval.scores.embed_cache import EmbeddingCache
-from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
-from academiceval.scores.scorer import AsyncScorer, BatchScorer, Scored, ScoreItem, config_hash, output_sha
+from academiceval.scores.registry import Metric, MetricOptions, Options, register
+from academiceval.scores.scorer import (
+    AsyncScorer,
+    BatchScorer,
+    Needs,
+    RunJob,
+    Scored,
+    ScoreItem,
+    config_hash,
+    output_sha,
+)
 
 QUESTION_FIELDS = ("question", "instruction")  # sample fields that make an item long-document QA for the judge
 ROUGE_TYPES = {"rouge-l": "rougeL", "rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-lsum": "rougeLsum"}

@@ -22,8 +22,8 @@ from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import MetricSummary, ScoreRecord
-from academiceval.scores.registry import MetricOptions, RunJob, Scorer
-from academiceval.scores.scorer import done_key, score_job
+from academiceval.scores.registry import MetricOptions, Scorer
+from academiceval.scores.scorer import RunJob, done_key, score_job
 from academiceval.store.artifacts import (
     SCORES_LOCK,
     ArtifactError,

@@ -17,9 +17,9 @@ from academiceval.errors import ConfigError
 from academiceval.families.leval.items import FAMILY, TASKS
 from academiceval.families.leval.samples import sample_to_item
 from academiceval.families.leval.scoring import PROTOCOLS, score_item
-from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
+from academiceval.scores.registry import Metric, MetricOptions, Options, register
 from academiceval.scores.rouge import FastRouge
-from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
+from academiceval.scores.scorer import Needs, RunJob, SampleScorer, Scored, ScoreItem
 
 
 class LEvalMetric(SampleScorer):
