@@ -22,6 +22,7 @@ from pathlib import Path
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.families.cloze.build import build_cloze_round
 from academiceval.graph.crawl import collect
+from academiceval.models.registry import capabilities_of
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
@@ -336,7 +337,7 @@ def _run_models(ws, specs, base_url, per_config, summary, say) -> None:  # type:
             model=spec,
             splits=["test"],
             limit=per_config,
-            base_url=base_url if spec.startswith("openai/") else None,
+            base_url=base_url if capabilities_of(spec).base_url else None,
         )
         res = run_round(
             ws, summary.round_dir, config, progress=lambda done, total, spec=spec: say("run", done, total, spec)
@@ -432,7 +433,7 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[n
             model=spec,
             splits=["test"],
             limit=limits.per_config,
-            base_url=base_url if spec.startswith("openai/") else None,
+            base_url=base_url if capabilities_of(spec).base_url else None,
         )
         res = run_round(ws, rdir, config, progress=lambda done, total, spec=spec: say("cloze", done, total, spec))
         runs.append(Path(res.run_dir))
@@ -508,7 +509,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
                 model=spec,
                 splits=["test"],
                 limit=limits.per_config,
-                base_url=base_url if spec.startswith("openai/") else None,
+                base_url=base_url if capabilities_of(spec).base_url else None,
             )
             run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
         chosen = list(metrics) if metrics else default_metrics()

@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
 from academiceval.models.rag import RagConfig, retrieve
-from academiceval.models.tokenize import Tokenizer, load_tokenizer, tokenizer_for_model
+from academiceval.models.registry import tokenizer_for_model
+from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
 from academiceval.rounds.choice import choice_item, fit_choice, render_choice
 from academiceval.rounds.document_qa import DOCUMENT_FIELD, document_port
