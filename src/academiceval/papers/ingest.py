@@ -78,11 +78,6 @@ def find_pdfs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def _stored_version(ws: Workspace, sha: str) -> str | None:
-    row = ws.db.execute("SELECT parser_version FROM parsed_paper WHERE paper_id=?", (sha,)).fetchone()
-    return row["parser_version"] if row else None
-
-
 def _summary(path: Path, sha: str, paper: Paper, status: Status) -> IngestResult:
     return IngestResult(
         path=str(path),
@@ -161,7 +156,7 @@ def _ingest(
         except OSError as exc:
             done(IngestResult(path=str(f), status="failed", code="unreadable", message=str(exc)))
             continue
-        if _stored_version(ws, sha) == PARSER_VERSION:
+        if ws.parser_version(sha) == PARSER_VERSION:
             paper = ws.get_paper(sha)
             if paper is not None:
                 done(_summary(f, sha, paper, "skipped"))
@@ -218,7 +213,7 @@ def ingest_file(ws: Workspace, path: str | os.PathLike[str], *, max_pages: int =
     otherwise parse, store and return it. Raises the typed `PaperError` (after recording it) when the file
     is unusable."""
     sha = sha256_file(path)
-    if _stored_version(ws, sha) == PARSER_VERSION:
+    if ws.parser_version(sha) == PARSER_VERSION:
         paper = ws.get_paper(sha)
         if paper is not None:
             return paper
