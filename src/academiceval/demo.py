@@ -22,6 +22,7 @@ from pathlib import Path
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.families.cloze.build import build_cloze_round
 from academiceval.graph.crawl import collect
+from academiceval.graph.names import graph_from_list
 from academiceval.models.registry import capabilities_of
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
@@ -34,6 +35,7 @@ from academiceval.scores.rescore import score_runs
 from academiceval.sources import open_source
 from academiceval.sources.mirror.disk import open_index
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
+from academiceval.sources.publist_import import import_publist
 from academiceval.store.artifacts import MANIFEST, load_round
 from academiceval.store.publisher import EmptyOutputError
 from academiceval.store.workspace import Workspace
@@ -479,9 +481,6 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
 def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) -> None:  # type: ignore[no-untyped-def]
     """Import the lab list (PDFs checked against their entries, names merged on evidence, co-author graph), build
     a round with co-author and mixed settings, run the baselines (and models), score and report it."""
-    from academiceval.graph.names import graph_from_list
-    from academiceval.sources.publist_import import import_publist
-
     st = _timed(summary, "lab round")
     t0 = time.perf_counter()
     lws = Workspace(home)

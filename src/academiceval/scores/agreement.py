@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from academiceval.store.artifacts import read_run_spec, read_scores
+
 ALL = "*"
 
 
@@ -97,8 +99,6 @@ def read_human_csv(path: str | Path) -> list[HumanScore]:
 
 def metric_rows_from_run_dir(run_dir: str | Path, *, model: str | None = None) -> list[MetricScore]:
     """Our run's per-sample scores (`scores.jsonl`); a record's value is its F, else its overall rate."""
-    from academiceval.store.artifacts import read_run_spec, read_scores
-
     spec = read_run_spec(Path(run_dir))
     model = model or (spec.model if spec is not None else Path(run_dir).name)
     out = []

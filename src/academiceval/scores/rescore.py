@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import AcademicEvalError
+from academiceval.models.registry import load_backend
 from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
@@ -112,8 +113,6 @@ def score_runs(
     """
     config = config or ScoreConfig()
     if judge is None and config.judge:
-        from academiceval.models.registry import load_backend
-
         judge = load_backend(config.judge, base_url=config.judge_base_url)
     metrics = config.metrics
     if metrics is None:
