@@ -1,6 +1,6 @@
 """Ingest on a Ray cluster (`academiceval ingest --executor ray [--address ADDR]`, extra `[ray]`).
 
-The same parse job as the local process pool (`ingest._parse_job`) runs as a Ray task; the parent stays the only
+The same parse job as the local process pool (`parse.parse_job`) runs as a Ray task; the parent stays the only
 writer of the workspace (it stores each result as it arrives), so resume, progress and the stored rows are the
 local pool's. The PDF's bytes travel with the task (a cluster's workers need not see the parent's files); the
 worker parses a copy under the same file name (the name can carry the arXiv id) and puts the original path
@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.papers.models import Paper
-
-Job = tuple[str, str, Paper | None, dict[str, str | None] | None]
+from academiceval.papers.parse import Job, parse_job
 
 
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
@@ -64,7 +62,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Calla
     """Join (or start) Ray before any work; returns what to call when done (shutdown only if we started it).
     Raises ConfigError with a clear message when Ray is missing or the address cannot be reached."""
     try:
-        import ray
+        import ray  # the [ray] extra: heavy and optional, imported only when --executor ray is asked for
     except ImportError as e:
         raise ConfigError("--executor ray needs Ray", hint="pip install 'academiceval[ray]'") from e
     if address and address != "auto":
@@ -86,12 +84,10 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Calla
 
 def parse_remote(path: str, sha: str, data: bytes, max_pages: int) -> Job:
     """Runs on a Ray worker: parse a copy of the PDF named like the original, report it under the original path."""
-    from academiceval.papers.ingest import _parse_job
-
     with tempfile.TemporaryDirectory(prefix="academiceval-ray-") as d:
         tmp = Path(d) / Path(path).name
         tmp.write_bytes(data)
-        _, _, paper, err = _parse_job(str(tmp), sha, max_pages)
+        _, _, paper, err = parse_job(str(tmp), sha, max_pages)
     if err is not None:
         err = {k: v.replace(str(tmp), path) if isinstance(v, str) else v for k, v in err.items()}
     return path, sha, paper, err
@@ -99,7 +95,7 @@ def parse_remote(path: str, sha: str, data: bytes, max_pages: int) -> Job:
 
 def run_on_ray(todo: list[tuple[str, str]], max_pages: int, *, max_in_flight: int | None = None) -> Iterator[Job]:
     """The parse jobs of `todo` [(path, sha256)] on the connected Ray cluster, yielded as they finish."""
-    import ray
+    import ray  # the [ray] extra (see connect)
 
     task = ray.remote(num_cpus=1, max_retries=2)(parse_remote)
     cap = max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))

@@ -30,6 +30,7 @@ from academiceval.sources.errors import QuerySyntaxError, QueryTimeoutError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk import DiskIndex, open_index
 from academiceval.sources.mirror.index import MirrorIndex
+from academiceval.sources.oai_server import respond
 
 FAULT_KINDS = ("429", "500", "slow", "truncate", "empty", "html", "503")
 MAX_RESULTS_CAP = 2000  # arXiv serves at most 2,000 records per page
@@ -361,8 +362,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _oai(self, qs: dict[str, str]) -> None:
         """OAI-PMH (`oai_server.py`); faults as on the query API, `empty` = a page cut short of its records."""
-        from academiceval.sources.oai_server import respond
-
         kind = self.server.pick_fault(qs.get("_fault"), is_pdf=False)
         params = {k: v for k, v in qs.items() if not k.startswith("_")}
         base = f"http://127.0.0.1:{self.server.server_address[1]}/oai2"
