@@ -22,7 +22,6 @@ from typing import Any
 from academiceval.errors import ConfigError
 from academiceval.papers.parse import Job, parse_job
 
-
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
 
 
