@@ -8,7 +8,6 @@ text layer), lay the pages out into reading-ordered lines (layout.py), find titl
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import replace
@@ -35,6 +34,7 @@ from academiceval.papers.models import Citation, Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
+from academiceval.store.hashing import sha256_file
 
 PARSER_VERSION = "pymupdf-heuristic-5"  # 2: journal front matter, bare numbered references; 3: superscript citations;
 # 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris);
@@ -48,14 +48,6 @@ _ARXIV_OLD_FILENAME = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?)[_/](\d{7})(?:v(\d+
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _check_bytes(path: Path) -> None:
