@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -256,6 +256,32 @@ class Workspace:
             for r in self.db.execute(f"SELECT arxiv_id FROM paper_meta {where} ORDER BY published, arxiv_id", params)
         ]
 
+    def sources_of(self, arxiv_ids: Iterable[str]) -> dict[str, str]:
+        """The `source` of each stored paper's metadata (which record it came from: its standing), by id."""
+        ids = list(arxiv_ids)
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            sql = f"SELECT arxiv_id, source FROM paper_meta WHERE arxiv_id IN ({','.join('?' * len(chunk))})"
+            out.update((r[0], r[1]) for r in self.db.execute(sql, chunk))
+        return out
+
+    def delete_meta(self, arxiv_id: str, conn: sqlite3.Connection | None = None) -> None:
+        """Forget a paper's metadata and authorship (before a record of higher standing replaces it whole, which
+        `upsert_meta` alone would refuse when the stored version is higher)."""
+        c = self.db if conn is None else conn
+        c.execute("DELETE FROM paper_meta WHERE arxiv_id=?", (arxiv_id,))
+        c.execute("DELETE FROM authorship WHERE arxiv_id=?", (arxiv_id,))
+
+    def first_author_names(self, arxiv_ids: Collection[str]) -> list[str]:
+        """Distinct names of the first authors of the given papers, most recent paper first (then by id)."""
+        wanted = set(arxiv_ids)
+        rows = self.db.execute(
+            """SELECT a.arxiv_id, a.name FROM authorship a JOIN paper_meta m ON m.arxiv_id = a.arxiv_id
+               WHERE a.position = 0 ORDER BY m.published DESC, m.arxiv_id"""
+        )
+        return list(dict.fromkeys(name for aid, name in rows if aid in wanted))
+
     def count_meta(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
 
@@ -315,6 +341,10 @@ class Workspace:
             "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
         ).fetchone()
         return int(row[0])
+
+    def parsed_arxiv_ids(self) -> set[str]:
+        """arXiv ids that have a parsed text in the workspace."""
+        return {r[0] for r in self.db.execute("SELECT DISTINCT arxiv_id FROM parsed_paper WHERE arxiv_id IS NOT NULL")}
 
     def iter_papers(self) -> Iterator[Paper]:
         for row in self.db.execute("SELECT json FROM parsed_paper ORDER BY paper_id"):
