@@ -48,9 +48,15 @@ def import_(
         check_destination(out, force=force, home=root, protect=[data_dir])  # refused before reading
         for t in wanted or []:
             check_task(t)
-        items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
+        problems: list = []
+        items = read_task_dir(data_dir, round_name=out.name, tasks=wanted, problems=problems)
+        for p in problems[:10]:
+            err_console.print(f"skipped {p}", markup=False)
+        if len(problems) > 10:
+            err_console.print(f"... and {len(problems) - 10} more documents skipped")
         if not items:
-            raise fail(f"no L-Eval task files found under {data_dir}")
+            why = f" ({len(problems)} documents skipped, first: {problems[0]})" if problems else ""
+            raise fail(f"no usable L-Eval task files found under {data_dir}{why}")
         write_round(items, out, source=str(data_dir), force=force, home=root, protect=[data_dir])
     except AcademicEvalError as e:
         raise fail(e) from None

@@ -156,7 +156,7 @@ def import_prediction_file(path: str | Path, home: str | Path, *, task: str | No
     rows, bad = read_prediction_file(path)
     rows = [r for r in rows if isinstance(r, dict)]
     tid = task or task_id(path)
-    key = prediction_key(rows[0]) if rows else ""
+    key = prediction_key(rows[0], path) if rows else ""
     imported = ImportedRun(source=source, task=tid, key=key, rows=len(rows), bad_lines=bad)
     if not rows:
         return imported
