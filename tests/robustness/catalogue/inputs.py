@@ -93,7 +93,9 @@ def elaip_rows(corpus: Path) -> list[dict[str, Any]]:
     evidence = paper["body_text"][3]["text"]
 
     def q(stem: str) -> str:
-        return stem + "\n" + "\n".join(f"{k}. {o}" for k, o in zip("ABCD", ["one", "two", "three", "four"], strict=True))
+        return (
+            stem + "\n" + "\n".join(f"{k}. {o}" for k, o in zip("ABCD", ["one", "two", "three", "four"], strict=True))
+        )
 
     base = {"paper_id": "2212.00001", "paper_content": text, "relevant_passage": evidence}
     return [
@@ -255,6 +257,7 @@ class Importer:
     form: str
     make: Make
     damages: tuple[str, ...]
+    valid_exit: int = 0  # the valid input's exit status: it imports (0), unless said otherwise with the reason
 
 
 JSON_DAMAGES = (*ROW_DAMAGE, *FILE_DAMAGE)
@@ -272,7 +275,8 @@ IMPORTERS: list[Importer] = [
     Importer("import", "BibTeX", bibtex, tuple(BIB_DAMAGE)),
     Importer("import", "CSL-JSON", csl_json, JSON_DAMAGES),
     Importer("mirror index", "Kaggle arXiv metadata", kaggle, JSON_DAMAGES),
-    Importer("lm-eval import", "lm-eval results file", lmeval_results, JSON_DAMAGES),
+    # no samples file of an academiceval doc: "no academiceval task in the lm-eval output" (exit 2) even when valid
+    Importer("lm-eval import", "lm-eval results file", lmeval_results, JSON_DAMAGES, valid_exit=2),
     Importer("ingest", "PDF", pdfs, tuple(PDF_DAMAGE)),
 ]
 

@@ -148,7 +148,7 @@ def _records(path: Path, report: ImportReport) -> Iterator[tuple[Any, str]]:
     """The file's records (one question, or a list of them); rows that cannot be read are reported."""
     rows, bad = read_json_rows(path, objects=False)
     for b in bad:
-        report.bad(f"unreadable: {b.reason}"[:100], b.where)
+        report.bad(f"unreadable JSON: {b.reason}"[:100], b.where)
     for rec, where in rows:
         yield rec, where.removesuffix(":1")
 
