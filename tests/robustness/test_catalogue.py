@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 FULL = os.environ.get("ACADEMICEVAL_CATALOGUE_FULL") == "1"
 SEED = int(os.environ.get("ACADEMICEVAL_CATALOGUE_SEED", "26"))
 PER_IMPORTER = 3
+KILLED = ["import", "cloze build", "release", "score"]
 
 
 def _sampled(i: int, imp: Importer) -> list[str]:
@@ -54,8 +55,16 @@ def test_every_command_is_in_the_catalogue() -> None:
         m for classes in surfaces.COVERAGE.values() for m in classes.values() if not surfaces.pinned_by(m).is_file()
     }
     assert missing == set()
-    for imp in IMPORTERS:  # every importer probed here is a command, with the bad-rows class
-        assert surfaces.BAD_ROWS in surfaces.COVERAGE[imp.command], imp.command
+    # what this module probes is exactly what the catalogue says it probes
+    here = {
+        surfaces.BAD_ROWS: {imp.command for imp in IMPORTERS},
+        surfaces.OCCUPIED: {surface for surface, _ in probes.destinations(Path("/c"), Path("/h"), Path("/r")).values()},
+        surfaces.RESOURCES: set(probes.home_file_argv(Path("/c"), Path("/t"))),
+        surfaces.KILL: set(KILLED),
+    }
+    for cls, commands in here.items():
+        claimed = {c for c, classes in surfaces.COVERAGE.items() if classes.get(cls) == surfaces.IMPORTS}
+        assert claimed == commands, (cls, claimed ^ commands)
 
 
 @pytest.mark.parametrize(("imp", "damage"), IMPORT_CASES)
@@ -109,7 +118,7 @@ def kill_masters(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     return {ks.surface: ks for ks in probes.kill_surfaces(corpus, root, entries=150)}
 
 
-@pytest.mark.parametrize("surface", ["import", "cloze build", "release", "score"])
+@pytest.mark.parametrize("surface", KILLED)
 def test_killed_at_random_points_a_rerun_equals_an_uninterrupted_run(
     surface: str, kill_masters: dict[str, probes.KillSurface], tmp_path: Path
 ) -> None:

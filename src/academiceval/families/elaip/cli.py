@@ -77,6 +77,7 @@ def elaip_import(
             f"{len(rejects)} rows rejected: "
             + "; ".join(f"{r.get('where') or 'row ' + str(r['row'])}: {r['reason']}" for r in rejects[:5]),
             markup=False,
+            soft_wrap=True,
         )
 
 

@@ -51,7 +51,7 @@ def import_(
         problems: list = []
         items = read_task_dir(data_dir, round_name=out.name, tasks=wanted, problems=problems)
         for p in problems[:10]:
-            err_console.print(f"skipped {p}", markup=False)
+            err_console.print(f"skipped {p}", markup=False, soft_wrap=True)
         if len(problems) > 10:
             err_console.print(f"... and {len(problems) - 10} more documents skipped")
         if not items:
