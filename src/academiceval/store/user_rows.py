@@ -61,7 +61,7 @@ def _check(value: Any, where: str, objects: bool) -> BadRow | None:
         kind = "null" if value is None else type(value).__name__
         return BadRow(where, f"the row is a JSON {kind}, not an object")
     if not_text(value):
-        return BadRow(where, "holds a lone surrogate (\\ud800-\\udfff): not text")
+        return BadRow(where, "holds bytes that are not UTF-8, or a lone surrogate (\\ud800-\\udfff): not text")
     return None
 
 
@@ -117,10 +117,8 @@ def _list_prefix(
 ) -> tuple[list[tuple[Any, str]], list[BadRow]]:
     """A JSON list that does not parse as a whole, read element by element up to the first that does not parse
     (there is no telling where the next element starts); the rest is one bad row naming the element's index."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeError as e:
-        return [], [BadRow(str(path), _why(e))]
+    # bytes that are not UTF-8 become lone surrogates, so the element holding them is the one reported
+    text = raw.decode("utf-8", errors="surrogateescape").removeprefix(BOM)
     dec = json.JSONDecoder(parse_constant=_reject_constant)
     good: list[tuple[Any, str]] = []
     bad: list[BadRow] = []
@@ -142,6 +140,6 @@ def _list_prefix(
         problem = _check(value, where, objects)
         (bad.append(problem) if problem else good.append((value, where)))
         n += 1
-    if not stopped:  # every element parsed, yet the whole did not: what follows the list, or no closing ]
+    if not stopped and not isinstance(error, UnicodeError):  # every element parsed, the whole did not: no ]?
         bad.append(BadRow(str(path), _why(error)))
     return good, bad
