@@ -93,7 +93,7 @@ def test_import_both_forms_and_count_bad_records(tmp_path: Path) -> None:
     assert rep.problems == {
         "label_id outside the candidate list": 1,
         "duplicate question (same level, paper and id): the first is kept": 1,
-        "unreadable JSON (JSONDecodeError)": 1,
+        "unreadable JSON: not valid JSON (Expecting property name enclosed in double quotes)": 1,
         "missing key 'label_id'": 1,
         "no arXiv id (paper_id or file name) to date the question": 1,
     }

@@ -106,6 +106,6 @@ def test_bad_inputs(rows_file: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
     out = cli("elaip", "import", str(bad), "--round", "eb", "--home", str(home), code=2)
-    assert "JSONDecodeError" in out and "Traceback" not in out
+    assert "bad.jsonl" in out and "not valid JSON" in out and "Traceback" not in out
     out = cli("elaip", "import", str(tmp_path / "missing.jsonl"), "--round", "eb", "--home", str(home), code=2)
     assert "is not a file" in out

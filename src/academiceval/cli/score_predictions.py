@@ -106,8 +106,12 @@ def score_predictions(
         table.columns[0].overflow = "fold"
         console.print(table)
     if failed:
-        err_console.print(f"{failed} of {len(files)} files could not be scored")
-        raise typer.Exit(1)
+        first = next(n for n, e in out.items() if "error" in e)
+        raise fail(
+            f"{failed} of {len(files)} files could not be scored (first: {first}: {out[first]['error']}); "
+            "the others are scored above: fix or drop those files and score them again",
+            code=1,
+        )
 
 
 def judge_predictions(

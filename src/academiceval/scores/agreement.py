@@ -72,6 +72,15 @@ def _setting(value: str | None) -> str:
 def read_human_csv(path: str | Path) -> list[HumanScore]:
     """Human scores from a CSV (a byte-order mark, as spreadsheet programs write, is allowed). A missing column or
     a score that is not a number is a ValueError naming the file, the line and what to do."""
+    try:
+        return _read_human_csv(path)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}); save the CSV as UTF-8") from None
+    except csv.Error as e:  # a field past the csv module's limit, a NUL byte, a broken quote
+        raise ValueError(f"{path}: not a readable CSV ({e}); check what wrote this file") from None
+
+
+def _read_human_csv(path: str | Path) -> list[HumanScore]:
     out = []
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from academiceval.sources.dates import from_parts, parse_iso_partial
 from academiceval.sources.mirror.records import RecordWarning, decode_bytes
 from academiceval.sources.models import DatePrecision
+from academiceval.store.user_rows import not_text
 
 MAX_LIST_BYTES = 64 * 2**20  # a 10,000-entry CSL-JSON export with abstracts is ~20 MB
 MAX_JSON_DEPTH = 32  # CSL-JSON: items → issued → date-parts → [y, m, d] is 4 deep
@@ -327,6 +328,10 @@ def csl_rows(raw_items: list[RawItem], src: str) -> Iterator[tuple[RawItem, CslI
                     hint=FIX_ROW,
                 ),
             )
+            continue
+        if not_text(raw.value):
+            msg = f"item {raw.index} holds a lone surrogate (\\ud800-\\udfff), which is not text"
+            yield raw, None, PubIssue(src, key, "invalid_entry", msg, raw.line, hint=FIX_ROW)
             continue
         try:
             yield raw, CslItem.model_validate(raw.value), None

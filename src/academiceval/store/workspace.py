@@ -163,11 +163,20 @@ def now_iso() -> str:
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """Option beats environment beats default (`./academiceval-data`)."""
+    """Option beats environment beats default (`./academiceval-data`). A path that exists and is not a directory
+    is refused here, once for every command (before: a traceback from whichever write came first)."""
     if home is not None:
-        return Path(home)
-    env = os.environ.get(ENV_HOME)
-    return Path(env) if env else Path(DEFAULT_HOME)
+        path = Path(home)
+    else:
+        env = os.environ.get(ENV_HOME)
+        path = Path(env) if env else Path(DEFAULT_HOME)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(
+            "the workspace must be a directory, and this is a file",
+            source=str(path),
+            hint="give --home (or $ACADEMICEVAL_HOME) a directory, or move the file aside",
+        )
+    return path
 
 
 class WorkspaceDatabaseError(ConfigError):

@@ -14,7 +14,6 @@ be used is counted with its reason, never fatal.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -35,6 +34,7 @@ from academiceval.sources.ids import parse_arxiv_id
 from academiceval.store.artifacts import check_name
 from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import check_destination
+from academiceval.store.user_rows import read_json_rows
 
 LEVELS = ("easy", "medium", "hard")
 _PAPER = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)  # not the instructions' "<Paper> and"
@@ -101,11 +101,15 @@ def record_to_item(
     cands = []
     for n, c in enumerate(cands_raw):
         c = c if isinstance(c, dict) else {}
-        slot = int(c.get("id", n))
+        # SCALAR's repository gives each candidate its bib id (`"id": "bib.bib7"`) and numbers the prompt's
+        # `Candidate [n]` by position; a plain integer id is the slot itself
+        cid = c.get("id", n)
+        slot = cid if isinstance(cid, int) and not isinstance(cid, bool) else n
+        bib_id = c.get("reference_id") or (cid if isinstance(cid, str) else "")
         cands.append(
             ClozeCandidate(
                 slot=slot,
-                ref_id=str(c.get("reference_id") or ""),
+                ref_id=str(bib_id or ""),
                 title=str(c.get("title") or ""),
                 text=texts.get(slot, ""),
                 tokens=int(c["token_count"]) if isinstance(c.get("token_count"), int) else None,
@@ -140,13 +144,13 @@ def record_to_item(
     )
 
 
-def _records(path: Path) -> Iterator[tuple[Any, str]]:
-    data = json.loads(path.read_bytes())
-    if isinstance(data, list):
-        for n, rec in enumerate(data):
-            yield rec, f"{path}[{n}]"
-    else:
-        yield data, str(path)
+def _records(path: Path, report: ImportReport) -> Iterator[tuple[Any, str]]:
+    """The file's records (one question, or a list of them); rows that cannot be read are reported."""
+    rows, bad = read_json_rows(path, objects=False)
+    for b in bad:
+        report.bad(f"unreadable JSON: {b.reason}"[:100], b.where)
+    for rec, where in rows:
+        yield rec, where.removesuffix(":1")
 
 
 def _files(paths: Iterable[str | Path]) -> list[Path]:
@@ -170,15 +174,10 @@ def read_scalar_questions(
         if lv is None:
             report.bad("level not given and not in the file or folder name", str(f))
             continue
-        try:
-            records = list(_records(f))
-        except (OSError, ValueError) as e:
-            report.bad(f"unreadable JSON ({type(e).__name__})", str(f))
-            continue
-        for rec, where in records:
+        for rec, where in _records(f, report):
             try:
                 item = record_to_item(rec, level=lv, round_name=round_name, where=where, dates=dates)
-            except (ImportProblem, ValueError) as e:
+            except (ImportProblem, ValueError, TypeError, AttributeError) as e:
                 report.bad(str(e).splitlines()[0][:100], where)
                 continue
             if item.sample_id in seen:  # two records of one question: reported, the first is kept

@@ -82,7 +82,10 @@ def elaip_import(
     console.print(summary_table(f"ElaipBench round {out} ({setting})", ["questions", "items"], by_type))
     if rejects:
         err_console.print(
-            f"{len(rejects)} rows rejected: " + "; ".join(f"row {r['row']}: {r['reason']}" for r in rejects[:5])
+            f"{len(rejects)} rows rejected: "
+            + "; ".join(f"{r.get('where') or 'row ' + str(r['row'])}: {r['reason']}" for r in rejects[:5]),
+            markup=False,
+            soft_wrap=True,
         )
     flagged = [i for i in items if i.flags]
     if flagged:

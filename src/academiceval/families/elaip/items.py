@@ -44,6 +44,7 @@ from pydantic import BaseModel
 
 from academiceval.families.elaip import SPEC
 from academiceval.rounds.choice import ChoiceItem, ChoiceOption, closing_name, render_choice
+from academiceval.store.user_rows import read_json_rows
 
 FAMILY = SPEC.name  # "elaipbench"
 QUESTION_TYPES = ("SA-MCQ", "MA-MCQ")
@@ -101,6 +102,11 @@ def read_rows(rows: Iterable[dict[str, Any]], *, source: str = "ElaipBench") -> 
     items: list[ElaipItem] = []
     rejects: list[dict] = []
     for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            rejects.append(
+                {"row": i, "paper_id": None, "reason": f"the row is a JSON {type(row).__name__}, not an object"}
+            )
+            continue
         qtype = str(row.get("question_type", "")).strip()
         answer = normalise_answer(str(row.get("answer", "")))
         reason = None
@@ -144,13 +150,15 @@ def flag_counts(items: Iterable[ElaipItem]) -> dict[str, int]:
 
 
 def read_file(path: str | Path, *, source: str = "ElaipBench") -> tuple[list[ElaipItem], list[dict]]:
-    """`elabench.jsonl` (one row per line) or a JSON list of rows."""
-    text = Path(path).read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        rows = json.loads(text)
-    else:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return read_rows(rows, source=source)
+    """`elabench.jsonl` (one row per line) or a JSON list of rows. Rows that cannot be read are rejects (their
+    reason names file:line); a file that cannot be read at all raises ValueError naming it."""
+    rows, bad = read_json_rows(path, objects=False)
+    if not rows and bad and bad[0].where == str(path):
+        raise ValueError(bad[0].reason)
+    items, rejects = read_rows([r for r, _ in rows], source=source)
+    for r in rejects:  # the row number counted among readable rows: say where it is in the file
+        r["where"] = rows[r["row"]][1]
+    return items, [*rejects, *({"row": None, "where": b.where, "paper_id": None, "reason": b.reason} for b in bad)]
 
 
 def sentences(text: str) -> list[str]:

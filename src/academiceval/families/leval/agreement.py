@@ -37,7 +37,7 @@ def metric_rows_from_leval_file(
     rows, _ = read_prediction_file(path)
     if not rows:
         return []
-    key = prediction_key(rows[0])
+    key = prediction_key(rows[0], path)
     model = model or task_id(path)
     scorer = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
     out = []

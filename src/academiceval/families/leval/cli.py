@@ -59,9 +59,15 @@ def import_(
             check_task(t)
         if judge_subset is not None and judge_subset not in JUDGE_SUBSETS:
             raise fail(f"unknown --judge-subset {judge_subset!r}; one of {', '.join(JUDGE_SUBSETS)}")
-        items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
+        problems: list = []
+        items = read_task_dir(data_dir, round_name=out.name, tasks=wanted, problems=problems)
+        for p in problems[:10]:
+            err_console.print(f"skipped {p}", markup=False, soft_wrap=True)
+        if len(problems) > 10:
+            err_console.print(f"... and {len(problems) - 10} more documents skipped")
         if not items:
-            raise fail(f"no L-Eval task files found under {data_dir}")
+            why = f" ({len(problems)} documents skipped, first: {problems[0]})" if problems else ""
+            raise fail(f"no usable L-Eval task files found under {data_dir}{why}")
         if judge_subset is not None:
             items = subset_of(items, judge_subset)
             if not items:

@@ -23,10 +23,12 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from academiceval.families.leval import SPEC
+from academiceval.store.user_rows import BadRow, read_json_rows
 
 FAMILY = SPEC.name  # "leval"
 MAX_NEW_TOKENS = SPEC.max_new_tokens  # 512, L-Eval's
@@ -121,46 +123,70 @@ def kind_of(task: str) -> str:
     return TASKS.get(task, "text")
 
 
-def read_task_file(path: str | Path, *, round_name: str = "leval") -> list[LEvalItem]:
+def read_task_file(
+    path: str | Path, *, round_name: str = "leval", problems: list[BadRow] | None = None
+) -> list[LEvalItem]:
+    """The questions of one L-Eval task file. A document that cannot be read or does not have L-Eval's shape
+    (`input` text, `instructions` and `outputs` lists of text of one length) is skipped and added to `problems`
+    (file:line and why); without `problems` it raises ValueError naming it."""
     path = Path(path)
     task = path.name.removesuffix(".jsonl")
     items: list[LEvalItem] = []
-    with path.open(encoding="utf-8") as fh:
-        for d, line in enumerate(fh):
-            if not line.strip():
-                continue
-            doc = json.loads(line)
-            if len(doc["instructions"]) != len(doc["outputs"]):
-                raise ValueError(
-                    f"{path}: document {d} has {len(doc['instructions'])} instructions, {len(doc['outputs'])} outputs"
+    rows, bad = read_json_rows(path)
+    for d, (doc, where) in enumerate(rows):
+        why = _shape_problem(doc)
+        if why:
+            bad.append(BadRow(where, why))
+            continue
+        for q, (inst, out) in enumerate(zip(doc["instructions"], doc["outputs"], strict=True)):
+            items.append(
+                LEvalItem(
+                    sample_id=f"{FAMILY}/{task}/{d}-{q}",
+                    round=round_name,
+                    task=task,
+                    doc_index=d,
+                    question_index=q,
+                    evaluation=str(doc.get("evaluation") or ""),
+                    source=str(doc.get("source") or ""),
+                    instruction=inst,
+                    document=doc["input"],
+                    label=out,
+                    length_words=len(out.split()),
                 )
-            for q, (inst, out) in enumerate(zip(doc["instructions"], doc["outputs"], strict=True)):
-                items.append(
-                    LEvalItem(
-                        sample_id=f"{FAMILY}/{task}/{d}-{q}",
-                        round=round_name,
-                        task=task,
-                        doc_index=d,
-                        question_index=q,
-                        evaluation=doc.get("evaluation", ""),
-                        source=doc.get("source") or "",
-                        instruction=inst,
-                        document=doc["input"],
-                        label=out,
-                        length_words=len(out.split()),
-                    )
-                )
+            )
+    if bad and problems is None:
+        raise ValueError(f"{bad[0]} (and {len(bad) - 1} more)" if len(bad) > 1 else str(bad[0]))
+    if problems is not None:
+        problems.extend(bad)
     return items
 
 
+def _shape_problem(doc: dict[str, Any]) -> str | None:
+    """Why a document is not an L-Eval document (None when it is)."""
+    ins, outs = doc.get("instructions"), doc.get("outputs")
+    if not isinstance(doc.get("input"), str):
+        return "`input` is missing or not text: fix the document or drop it"
+    if not isinstance(ins, list) or not isinstance(outs, list):
+        return "`instructions` and `outputs` must be lists: fix the document or drop it"
+    if len(ins) != len(outs):
+        return f"{len(ins)} instructions but {len(outs)} outputs: fix the document or drop it"
+    if not all(isinstance(x, str) for x in [*ins, *outs]):
+        return "an instruction or output is not text: fix the document or drop it"
+    return None
+
+
 def read_task_dir(
-    data_dir: str | Path, *, round_name: str = "leval", tasks: Iterable[str] | None = None
+    data_dir: str | Path,
+    *,
+    round_name: str = "leval",
+    tasks: Iterable[str] | None = None,
+    problems: list[BadRow] | None = None,
 ) -> list[LEvalItem]:
     wanted = set(tasks) if tasks else None
     out: list[LEvalItem] = []
     for path in sorted(Path(data_dir).glob("*/*.jsonl")) or sorted(Path(data_dir).glob("*.jsonl")):
         if wanted is None or path.stem in wanted:
-            out += read_task_file(path, round_name=round_name)
+            out += read_task_file(path, round_name=round_name, problems=problems)
     return out
 
 

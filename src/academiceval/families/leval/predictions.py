@@ -22,7 +22,6 @@ in file order, so they equal what scoring the file directly gave.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -157,7 +156,7 @@ def import_prediction_file(path: str | Path, home: str | Path, *, task: str | No
     rows, bad = read_prediction_file(path)
     rows = [r for r in rows if isinstance(r, dict)]
     tid = task or task_id(path)
-    key = prediction_key(rows[0]) if rows else ""
+    key = prediction_key(rows[0], path) if rows else ""
     imported = ImportedRun(source=source, task=tid, key=key, rows=len(rows), bad_lines=bad)
     if not rows:
         return imported
@@ -175,7 +174,7 @@ def import_prediction_file(path: str | Path, home: str | Path, *, task: str | No
             run_dir,
             RunSpec(
                 round=name,
-                round_manifest_sha256=hashlib.sha256((round_dir / MANIFEST).read_bytes()).hexdigest(),
+                round_manifest_sha256=sha256_hex((round_dir / MANIFEST).read_bytes()),
                 model=f"{BACKEND}/{key.removesuffix('_pred') or 'predictions'}",
                 backend=BACKEND,
                 package_version=__version__,

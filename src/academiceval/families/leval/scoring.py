@@ -21,7 +21,6 @@ never displayed by L-Eval, and dependent on nltk's punkt model) is not reported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, Literal
 from academiceval.families.leval.items import TASKS
 from academiceval.scores import leval_text as lt
 from academiceval.scores.rouge import FastRouge
+from academiceval.store.user_rows import read_json_rows
 
 Protocol = Literal["leval-compatible", "strict"]
 PROTOCOLS: tuple[str, ...] = ("leval-compatible", "strict")
@@ -85,26 +85,25 @@ def task_id(path: str | Path) -> str:
 
 
 def read_prediction_file(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """Rows of a JSONL file; lines that do not parse are skipped (as L-Eval's reader does) and counted."""
-    rows: list[dict[str, Any]] = []
-    bad = 0
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                bad += 1
-    return rows, bad
+    """Rows of a JSONL file; lines that do not parse (or are not objects, nest too deep, are not text) are
+    skipped, as L-Eval's reader skips what does not parse, and counted. A file that cannot be read at all raises
+    ValueError naming it."""
+    rows, bad = read_json_rows(path)
+    if not rows and bad and bad[0].where == str(path) and bad[0].reason != "the file is empty":
+        raise ValueError(str(bad[0]))
+    return [r for r, _ in rows], len(bad)
 
 
-def prediction_key(row: dict[str, Any]) -> str:
-    """L-Eval's rule: the first key containing "_pred"."""
+def prediction_key(row: dict[str, Any], where: str | Path | None = None) -> str:
+    """L-Eval's rule: the first key containing "_pred". `where` (the file) is named in the error."""
     for key in row:
         if "_pred" in key:
             return key
-    raise ValueError(f"no '*_pred' field in row with keys {sorted(row)}")
+    at = f"{where}: " if where is not None else ""
+    raise ValueError(
+        f"{at}no '*_pred' field in the first row (keys {sorted(row)[:8]}): an L-Eval prediction file names its "
+        "answers <model>_pred"
+    )
 
 
 def _mean_pct(values: list[float]) -> float:
@@ -159,7 +158,7 @@ def score_rows(rows: list[dict[str, Any]], task: str, protocol: Protocol = "leva
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
     kind = TASKS.get(task, "text")
-    key = prediction_key(rows[0]) if rows else ""
+    key = prediction_key(rows[0], task) if rows else ""
     items: list[ItemScore] = []
     tags: list[str] = []
     for i, row in enumerate(rows):

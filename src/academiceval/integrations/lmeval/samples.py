@@ -34,6 +34,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import Layout, RecordWriter, locate_round, safe_name, write_run_spec
 from academiceval.store.hashing import sha256_hex
 from academiceval.store.secrets import scrub
+from academiceval.store.user_rows import read_json_rows
 from academiceval.store.workspace import resolve_home
 
 BACKEND = "lm-eval"
@@ -102,15 +103,11 @@ def sent_prompt(arguments: Any, doc_prompt: str) -> tuple[str, bool]:
 
 def _read_lines(path: Path, skipped: Counter[str]) -> list[dict[str, Any]]:
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            skipped[f"unreadable line ({path.name}:{n})"] += 1
-            continue
-        if not isinstance(row, dict) or not isinstance(row.get("doc"), dict) or "sample" not in row["doc"]:
+    good, bad = read_json_rows(path)
+    for b in bad:
+        skipped[f"unreadable line ({Path(b.where).name}): {b.reason}"] += 1
+    for row, _where in good:
+        if not isinstance(row.get("doc"), dict) or "sample" not in row["doc"]:
             skipped["not an academiceval doc"] += 1
             continue
         rows.append(row)
@@ -149,11 +146,12 @@ def import_output(
     layout = Layout.of(resolve_home(home))
     report = ImportReport()
     for rpath in results_files(Path(path)):
-        try:
-            results = json.loads(rpath.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            report.skipped[f"unreadable results file {rpath.name}: {type(e).__name__}"] += 1
+        rows, bad = read_json_rows(rpath)
+        if bad or len(rows) != 1:  # not one JSON object (unreadable, deep, not text, a list)
+            why = bad[0].reason if bad else "not one JSON object"
+            report.skipped[f"unreadable results file {rpath.name}: {why}"] += 1
             continue
+        results = rows[0][0]
         report.results_files.append(rpath)
         report.runs += _import_results(rpath, results, layout, run_name, force, report.skipped)
     if not report.runs:
@@ -168,13 +166,14 @@ def _import_results(
     rpath: Path, results: dict[str, Any], layout: Layout, run_name: str | None, force: bool, skipped: Counter[str]
 ) -> list[ImportedRun]:
     date_id = rpath.stem.removeprefix("results_")
-    cfg = results.get("config") or {}
+    cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
     lm_model = str(cfg.get("model") or "model")
     model_name = str(results.get("model_name") or lm_model)
     by_round: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for task, tcfg in (results.get("configs") or {}).items():
-        meta = (tcfg or {}).get("metadata") or {}
-        if ROUND_KEY not in meta:
+    configs = results.get("configs") if isinstance(results.get("configs"), dict) else {}
+    for task, tcfg in configs.items():
+        meta = tcfg.get("metadata") if isinstance(tcfg, dict) else None
+        if not isinstance(meta, dict) or ROUND_KEY not in meta:
             skipped["task not written by academiceval"] += 1
             continue
         by_round.setdefault(str(meta[ROUND_KEY]), []).append((task, tcfg))

@@ -139,6 +139,8 @@ def parse_line(line: bytes, convert: Callable[..., MirrorRecord], where: str, po
         return e
     except (AcademicEvalError, ValueError, TypeError, AttributeError, KeyError) as e:
         return RecordParseError(f"invalid record: {e}".splitlines()[0], source=where, hint=f"byte {pos}")
+    except RecursionError:  # nested past Python's limit
+        return RecordParseError("invalid record: nested too deeply", source=where, hint=f"byte {pos}")
 
 
 Parsed = list[tuple[int, int, Prepared | RecordParseError | None]]

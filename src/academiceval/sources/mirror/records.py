@@ -318,6 +318,8 @@ def read_json_lines(
             yield e
         except (ValueError, TypeError, AttributeError, KeyError) as e:
             yield RecordParseError(f"invalid {what}: {e}".splitlines()[0], source=where)
+        except RecursionError:  # nested past Python's limit: json cannot read it, nor can anyone mean it
+            yield RecordParseError(f"invalid {what}: nested too deeply", source=where, hint="skipped")
 
 
 def _without_nuls(obj: Any) -> tuple[Any, int]:

@@ -47,7 +47,7 @@ def _first_json_line(path: Path) -> dict | None:
         line = f.readline(4_000_000)
     try:
         d = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past Python's limit
         return None
     return d if isinstance(d, dict) else None
 
@@ -88,7 +88,7 @@ def detect(path: Path) -> FoundFile:
                     return FoundFile(path, "scalar")
                 if is_scalar_paper_object(data):
                     return FoundFile(path, "scalar_paper")
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON / UTF-8, nested past Python's limit
         return FoundFile(path, "skipped")
     return FoundFile(path, "skipped")
 
@@ -157,3 +157,5 @@ def read_file(found: FoundFile) -> Iterator[Item]:
             yield from read_scalar_paper_object(json.loads(path.read_bytes()), path=where)
     except (OSError, json.JSONDecodeError) as e:
         yield RecordParseError(f"cannot read file: {e}", source=where)
+    except RecursionError:
+        yield RecordParseError("cannot read file: nested too deeply to be metadata", source=where)
