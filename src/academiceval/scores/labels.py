@@ -171,8 +171,11 @@ def _release_run(labels: RunLabels, key: ReleaseKey, name: str, homes: list[Path
 def _round_run(labels: RunLabels, run_dir: Path, spec: RunSpec, homes: list[Path], rounds: Rounds) -> None:
     """A run scored against the workspace's round of its name, and the keys of that round's releases (a submission
     made on a rebuilt round, scored after the round was replaced)."""
-    found = next((f for h in homes if (f := locate_round(spec.round, home=h)) is not None), None)
-    keys = [k for h in homes for k in release_keys(h, spec.round)]
+    found, keys = None, []
+    for h in homes:  # the first workspace (--home before the run's own) with the round or its releases' keys
+        found, keys = locate_round(spec.round, home=h), release_keys(h, spec.round)
+        if found is not None or keys:
+            break
     if found is None and not keys:
         looked = [Layout.of(h).rounds_dir / spec.round for h in homes]
         raise ScoreError(
