@@ -165,12 +165,6 @@ class ReleaseResult:
     check: Any = None  # the leak check's report (rounds.release_check.LeakReport)
 
 
-def label_withheld(manifest: RoundManifest, sample: Sample) -> bool:
-    """Whether a sample's empty label is withheld by a release (not a round without the sample)."""
-    rel = manifest.release or {}
-    return sample.split in rel.get("withheld_splits", []) and not sample.label
-
-
 class LeakCheck(Protocol):
     """The leak check a release runs on its staged files (`rounds.release_check.check_release`): raises to refuse
     the release; `only` restricts it to some files (re-checked after the card and manifest get its summary)."""
