@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from academiceval.cli.main import app
 from academiceval.rounds.release_check import check_release
 from academiceval.store.artifacts import Layout, load_round, load_run, read_scores
-from academiceval.store.release import WITHHELD_COLUMNS, read_key, release_sample_id, verify_checksums
+from academiceval.store.release import WITHHELD_COLUMNS, release_sample_id, verify_checksums
+from academiceval.store.release_key import read_key
 from academiceval.testing.sample_round import write_round, write_sample_round
 
 ROUND = "2022-12-rel"

@@ -25,14 +25,8 @@ from academiceval.errors import AcademicEvalError
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import Layout, LoadedRound, home_of_run, load_round, locate_round
 from academiceval.store.models import Sample
-from academiceval.store.release import (
-    ReleaseKey,
-    find_key,
-    placeholder,
-    read_withheld,
-    release_id_of,
-    release_keys,
-)
+from academiceval.store.release import placeholder, read_withheld, release_id_of
+from academiceval.store.release_key import ReleaseKey, find_key, release_keys
 
 RELEASE_RUN = "+release"  # runs.runner names a run of a release RUN+release
 

@@ -20,9 +20,9 @@ corpora, multiple-choice contexts and candidates), because one paper's tasks car
 is the Title task's input). Multiple-choice items are listed under an opaque id (`release_sample_id`): no answer,
 no seed, no id that names the gold option.
 
-The private key (`store.artifacts.Layout.release_key`, 0600, in the creator's workspace, never in OUT) maps each
-withheld release id to the full sample, so `academiceval score` in that workspace can score a submission on the
-withheld papers (`release_labels`); anywhere else those samples score as "label withheld".
+The private key (`store.release_key`, at `store.artifacts.Layout.release_key`, 0600, in the creator's workspace,
+never in OUT) maps each withheld release id to the full sample, so `academiceval score` in that workspace can score
+a submission on the withheld papers (`scores.labels`); anywhere else those samples score as "label withheld".
 
 The writer takes the leak check as a callable (it lives in `rounds.release_check`, above this layer) and runs it on
 the staged directory before the publisher renames it into place: a release that leaks is never published.
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from academiceval.store.artifacts import (
     CHECKSUMS,
@@ -52,7 +51,6 @@ from academiceval.store.artifacts import (
     SPLITS,
     TEMPLATES,
     ArtifactError,
-    Layout,
     LoadedRound,
     data_paths,
     file_sha256,
@@ -61,13 +59,12 @@ from academiceval.store.artifacts import (
 )
 from academiceval.store.models import RoundManifest, Sample
 from academiceval.store.publisher import publishing
-from academiceval.store.secrets import private_file
+from academiceval.store.release_key import stage_key
 from academiceval.store.tasks import find_spec
 
 LICENSES = "LICENSES.md"
 WITHHELD = "withheld"  # OUT/withheld/SPLIT.parquet
 WITHHELD_CONFIG = "withheld"  # its config name in the card (`datasets.load_dataset(OUT, "withheld")`)
-KEY_FORMAT = "academiceval-release-key/1"
 
 
 class WithheldItem(BaseModel):
@@ -213,7 +210,7 @@ def write_release(
                 check(tmp, pairs, only=[DATASET_CARD, MANIFEST, CHECKSUMS])
             res.files = len(manifest.files) + 2
             if withheld and home is not None:
-                key_tmp = _stage_key(home, round, manifest, tmp, out, withheld)
+                key_tmp = stage_key(home, round, manifest, tmp, out, withheld)
         if key_tmp is not None:
             res.key = key_tmp.with_name(key_tmp.name.removeprefix("."))
             key_tmp.rename(res.key)
@@ -315,98 +312,6 @@ def _reasons(dropped: dict[str, str]) -> dict[str, int]:
     for why in dropped.values():
         out[why] = out.get(why, 0) + 1
     return dict(sorted(out.items()))
-
-
-# ---- the private key ---------------------------------------------------------------------------------------
-class ReleaseKeyHeader(BaseModel):
-    """The first line of a release key: which release it unlocks and which round it was made from."""
-
-    format: str = KEY_FORMAT
-    round: str
-    release_manifest_sha256: str  # what `run.json` of a run on the release records as its round manifest
-    source_manifest_sha256: str  # the full round the release was made from
-    released_at: str
-    release_dir: str  # where the release was written (the public samples' labels are there too)
-    withheld_samples: int
-
-
-class KeyEntry(BaseModel):
-    """One withheld sample: its release id, its config, and the full sample (label, seed, real id)."""
-
-    release_id: str
-    config: str
-    sample: Sample
-
-
-@dataclass
-class ReleaseKey:
-    path: Path
-    header: ReleaseKeyHeader
-    entries: list[KeyEntry]
-
-    def by_id(self) -> dict[str, Sample]:
-        """Full samples by release id and by their own id (a submission made on a rebuilt round names them so)."""
-        out: dict[str, Sample] = {}
-        for e in self.entries:
-            out[e.release_id] = e.sample
-            out.setdefault(e.sample.sample_id, e.sample)
-        return out
-
-
-def _stage_key(
-    home: Path, round: LoadedRound, manifest: RoundManifest, staging: Path, out: Path, withheld: list
-) -> Path:
-    """Write the key beside its final name (a dot file), 0600; renamed once the release is in place."""
-    sha = file_sha256(staging / MANIFEST)
-    path = Layout.of(home).release_key(round.name, sha)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name("." + path.name)
-    header = ReleaseKeyHeader(
-        round=round.name,
-        release_manifest_sha256=sha,
-        source_manifest_sha256=round.manifest_sha256,
-        released_at=str((manifest.release or {}).get("released_at", "")),
-        release_dir=str(out.resolve()),
-        withheld_samples=len(withheld),
-    )
-    seen: set[tuple[str, str]] = set()
-    private_file(tmp)
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(header.model_dump_json() + "\n")
-        for rid, config, s in withheld:
-            if (rid, config) in seen:
-                continue
-            seen.add((rid, config))
-            f.write(KeyEntry(release_id=rid, config=config, sample=s).model_dump_json() + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp
-
-
-def read_key(path: Path) -> ReleaseKey:
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    try:
-        header = ReleaseKeyHeader.model_validate_json(lines[0])
-        entries = [KeyEntry.model_validate_json(line) for line in lines[1:] if line.strip()]
-    except (IndexError, ValidationError, ValueError) as e:
-        raise ArtifactError(f"release key {path} is not readable ({type(e).__name__})", source=str(path)) from None
-    return ReleaseKey(Path(path), header, entries)
-
-
-def find_key(home: str | Path | None, round_name: str, release_manifest_sha256: str) -> ReleaseKey | None:
-    """The private key of the release of `round_name` whose manifest has this sha256, if this workspace made it."""
-    if home is None or not release_manifest_sha256:
-        return None
-    path = Layout.of(home).release_key(round_name, release_manifest_sha256)
-    return read_key(path) if path.is_file() else None
-
-
-def release_keys(home: str | Path | None, round_name: str) -> list[ReleaseKey]:
-    """Every key this workspace holds for releases of `round_name` (newest first)."""
-    if home is None:
-        return []
-    paths = Layout.of(home).release_keys(round_name)
-    return [read_key(p) for p in sorted(paths, key=lambda p: p.stat().st_mtime, reverse=True)]
 
 
 def read_withheld(release_dir: str | Path) -> list[WithheldItem]:
