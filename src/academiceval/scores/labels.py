@@ -17,7 +17,7 @@ the same name it was not made on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import Layout, LoadedRound, home_of_run, load_round, locate_round
 from academiceval.store.models import Sample
 from academiceval.store.release import placeholder, read_withheld, release_id_of
-from academiceval.store.release_key import ReleaseKey, find_key, release_keys
+from academiceval.store.release_key import ReleaseKey, find_key, read_key
 
 RELEASE_RUN = "+release"  # runs.runner names a run of a release RUN+release
 
@@ -123,7 +123,7 @@ def run_labels(
     round_dir: Path | None,
     home: Path | None,
     rounds: Rounds | None = None,
-    records: Iterable[RunRecord] = (),
+    records: Collection[RunRecord] = (),
 ) -> RunLabels:
     """The samples `run_dir` is scored against (see the module docstring), by the ids its `records` carry (a record
     that names a multiple-choice sample by its own id finds it under its release id too)."""
@@ -139,7 +139,7 @@ def run_labels(
     elif key is not None:  # a run of a release this workspace made
         _release_run(labels, key, spec.round, homes, rounds)
     else:
-        _round_run(labels, Path(run_dir), spec, homes, rounds)
+        _round_run(labels, Path(run_dir), spec, homes, rounds, {r.sample_id for r in records})
     for rec in records:
         if rec.sample_id not in labels.samples:
             rid = release_id_of(spec.round, rec.task, rec.setting, rec.arxiv_id, rec.prompt_sha256)
@@ -162,15 +162,17 @@ def _release_run(labels: RunLabels, key: ReleaseKey, name: str, homes: list[Path
         )
 
 
-def _round_run(labels: RunLabels, run_dir: Path, spec: RunSpec, homes: list[Path], rounds: Rounds) -> None:
-    """A run scored against the workspace's round of its name, and the keys of that round's releases (a submission
-    made on a rebuilt round, scored after the round was replaced)."""
-    found, keys = None, []
+def _round_run(
+    labels: RunLabels, run_dir: Path, spec: RunSpec, homes: list[Path], rounds: Rounds, ids: set[str]
+) -> None:
+    """A run scored against the workspace's round of its name, and the keys of that round's releases for ids the
+    round lacks (a submission made on a rebuilt round, scored after the round was replaced)."""
+    found, key_paths = None, []
     for h in homes:  # the first workspace (--home before the run's own) with the round or its releases' keys
-        found, keys = locate_round(spec.round, home=h), release_keys(h, spec.round)
-        if found is not None or keys:
+        found, key_paths = locate_round(spec.round, home=h), Layout.of(h).release_keys(spec.round)
+        if found is not None or key_paths:
             break
-    if found is None and not keys:
+    if found is None and not key_paths:
         looked = [Layout.of(h).rounds_dir / spec.round for h in homes]
         raise ScoreError(
             f"cannot find round {spec.round} for {run_dir} (looked in {', '.join(map(str, looked)) or 'nowhere'})",
@@ -193,6 +195,9 @@ def _round_run(labels: RunLabels, run_dir: Path, spec: RunSpec, homes: list[Path
             )
     else:
         labels.notes.append(f"round {spec.round} is not in the workspace: only its releases' withheld samples score")
+    if ids <= labels.samples.keys():
+        return  # the round has every sample the run names: no key is read
+    keys = [read_key(p) for p in sorted(key_paths, key=lambda p: p.stat().st_mtime, reverse=True)]
     for k in keys:
         labels.add(k.by_id(), _key_text(k))
     if not labels.default and keys:

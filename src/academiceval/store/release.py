@@ -280,7 +280,7 @@ def _write(
         if kept:
             info.files, info.counts = kept, counts
             configs[name] = info
-            manifest.counts[f"{info.task}/{info.setting}"] = counts
+            manifest.counts[name] = counts  # per config, as the round has them
     manifest.configs = configs
     res.configs = sorted(configs)
     for split, items in sorted(listing.items()):

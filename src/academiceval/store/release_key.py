@@ -103,11 +103,3 @@ def find_key(home: str | Path | None, round_name: str, release_manifest_sha256: 
         return None
     path = Layout.of(home).release_key(round_name, release_manifest_sha256)
     return read_key(path) if path.is_file() else None
-
-
-def release_keys(home: str | Path | None, round_name: str) -> list[ReleaseKey]:
-    """Every key this workspace holds for releases of `round_name` (newest first)."""
-    if home is None:
-        return []
-    paths = Layout.of(home).release_keys(round_name)
-    return [read_key(p) for p in sorted(paths, key=lambda p: p.stat().st_mtime, reverse=True)]
