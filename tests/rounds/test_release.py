@@ -309,3 +309,78 @@ def test_the_checks_many_labels_measure_is_the_builds_overlap(corpus: Path) -> N
             assert got == overlap(label, text)
             seen.add(got.coverage > 0)
     assert seen == {True, False}  # both found and not found were compared
+
+
+def test_the_check_finds_each_way_a_withheld_answer_can_be_planted(home: Path, tmp_path: Path) -> None:
+    """Adversarial: into a clean release (0 recoverable) plant, one at a time, each way a withheld answer could
+    travel — its abstract re-cased, unpunctuated and nested in an item's JSON field of a new parquet; a title in
+    lower case inside the card; an abstract cut into two pieces each under the limits, in two different files;
+    a seed as digits in a template; a withheld paper as a demonstration; an answer column in the listing — and
+    check that each is found, naming the planted sample, and that nothing else is."""
+    import pyarrow as pa
+
+    out = tmp_path / "rel"
+    assert cli("release", ROUND, out, "--home", home)[0] == 0
+    withheld = withheld_of(Layout.of(home).round_dir(ROUND))
+    assert check_release(out, withheld).recoverable == 0
+    by_task = {s.task: (rid, s) for rid, s in withheld}
+    abstracts = [(rid, s) for rid, s in withheld if s.task == "abstract"]
+    abstract_id, abstract = max(abstracts, key=lambda x: len(x[1].label))
+    title_id, title = by_task["title"]
+    words = abstract.label.split()
+    assert len(words) >= 90, len(words)  # room for two pieces under the limits whose union is over them
+    seeded_id, seeded = next((rid, s) for rid, s in withheld if len(str(s.seed)) >= 6)
+    abstract_ids = {rid for rid, s in withheld if s.label == abstract.label}  # one label, several settings
+    title_ids = {rid for rid, s in withheld if s.label == title.label}
+    assert abstract_id in abstract_ids and title_id in title_ids
+
+    def planted(name: str, plant) -> dict[str, set[str]]:
+        copy = shutil.copytree(out, tmp_path / name)
+        plant(copy)
+        report = check_release(copy, withheld)
+        kinds: dict[str, set[str]] = {}
+        for f in report.findings:
+            kinds.setdefault(f.kind, set()).add(f.sample)
+        assert report.recoverable == len({f.sample for f in report.findings}), name
+        return kinds
+
+    def write_parquet(path: Path, rows: list[dict]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(rows), path)
+
+    def in_item_json(d: Path) -> None:
+        disguised = "".join(c for c in abstract.label.upper() if c.isalnum() or c.isspace())
+        item = json.dumps({"question": "…", "options": ["A", "B"], "explanation": disguised})
+        write_parquet(d / "data" / "extra" / "train.parquet", [{"sample_id": "x/y/1", "fields": {"item": item}}])
+
+    def title_in_card(d: Path) -> None:
+        card = d / "README.md"
+        card.write_text(card.read_text() + f"\nSee also: {title.label.lower()}.\n")
+
+    def spread(d: Path) -> None:
+        (d / "README.md").write_text((d / "README.md").read_text() + "\n" + " ".join(words[0:35]) + "\n")
+        (d / "LICENSES.md").write_text((d / "LICENSES.md").read_text() + "\n" + " ".join(words[45:80]) + "\n")
+
+    def seed_in_template(d: Path) -> None:
+        (d / "templates").mkdir(exist_ok=True)
+        (d / "templates" / "extra.j2").write_text(f"{{# rng {seeded.seed} #}}\n{{{{ body }}}}\n")
+
+    def demo_of_withheld_paper(d: Path) -> None:
+        row = {"sample_id": "title/random:1/0000.00001", "arxiv_id": "0000.00001",
+               "demos": [{"arxiv_id": f"{title.arxiv_id}v2", "label": "an older paper's title"}]}
+        write_parquet(d / "data" / "extra" / "train.parquet", [row])
+
+    def answer_column(d: Path) -> None:
+        listing = d / "withheld" / "test.parquet"
+        table = pq.read_table(listing)
+        pq.write_table(table.append_column("label", pa.array(["x"] * table.num_rows)), listing)
+
+    assert planted("json", in_item_json) == {"label text": abstract_ids}
+    assert planted("card", title_in_card)["label text"] == title_ids
+    assert planted("spread", spread) == {"label text": abstract_ids}
+    spread_report = check_release(tmp_path / "spread", withheld)
+    assert {f.file for f in spread_report.findings} == {"(several files)"}  # no single text was over the limits
+    assert planted("seed", seed_in_template)["seed"] >= {seeded_id}
+    same_paper = {rid for rid, s in withheld if s.arxiv_id == title.arxiv_id}
+    assert planted("demo", demo_of_withheld_paper)["paper"] == same_paper
+    assert planted("listing", answer_column)["listing field"] == {rid for rid, _ in withheld}
