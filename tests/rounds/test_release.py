@@ -270,6 +270,8 @@ def test_cloze_release_lists_opaque_items_and_the_key_scores_them(scalar_round, 
     assert not any(i in blob for i in real)  # no id that names the gold reference
     assert not any(str(s.seed) in blob for _, s in withheld if s.seed)
     assert check_release(out, withheld).recoverable == 0
+    first, last = min(s.published for _, s in withheld), max(s.published for _, s in withheld)
+    assert f"papers dated {first} … {last};" in (out / "README.md").read_text()  # the listed dates, not "None"
     assert check_release(built.path, withheld).by_kind["answer id"] == len({r for r, _ in withheld})
 
     user = tmp_path / "user-ws"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -183,8 +184,10 @@ def release_card(round: LoadedRound, manifest: RoundManifest, res: ReleaseResult
         "A dated round of academiceval, a long-context benchmark built from scientific papers: every label is the "
         "papers' own text or a fact about it; test papers are newer than the training and validation windows.",
         "",
-        f"- train: papers up to {w.train_until}; val: {w.val_from} … {w.val_until}; test: {w.test_from} … "
-        f"{w.test_until}",
+        f"- train: papers up to {w.train_until}; val: {w.val_from} … {w.val_until}; test: "
+        f"{_dates(w.test_from, w.test_until, res.withheld_dates)}"
+        if w.train_until or w.val_from or w.test_from
+        else "- the round records no date windows (its split comes from its source)",
         f"- round seed {manifest.seed}; package version {manifest.package_version}",
         "",
         "| config | task | setting | published train | published val | published test |",
@@ -212,6 +215,13 @@ def release_card(round: LoadedRound, manifest: RoundManifest, res: ReleaseResult
     return "\n".join(lines)
 
 
+def _dates(first: date | None, last: date | None, seen: tuple[date, date] | None) -> str:
+    """A window as the manifest has it, else the first and last date of the withheld samples (as listed)."""
+    if first is None and last is None and seen is not None:
+        first, last = seen
+    return f"{first or 'unbounded'} … {last or 'unbounded'}"
+
+
 def _categories(manifest: RoundManifest) -> list[str]:
     kinds = {spec.prompt_kind for info in manifest.configs.values() if (spec := find_spec(info.task))}
     cats = (["summarization", "text-generation"] if "writing" in kinds else []) + (
@@ -227,7 +237,8 @@ def _withheld_text(manifest: RoundManifest, res: ReleaseResult) -> list[str]:
     dropped = rel.get("dropped_reasons") or {}
     lines = [
         f"**Withheld: the {', '.join(res.withheld_splits)} papers** ({res.withheld_papers} papers dated "
-        f"{w.test_from} … {w.test_until}; {res.withheld_distinct} samples, {res.withheld} config rows). Withholding "
+        f"{_dates(w.test_from, w.test_until, res.withheld_dates)}; {res.withheld_distinct} samples, {res.withheld} "
+        "config rows). Withholding "
         "is per paper: no sample of a withheld paper is in any config — not its inputs, not its labels, not as a "
         "demonstration, cited paper or multiple-choice candidate of another sample — because a paper's tasks carry "
         "each other's answers (its abstract is its Title task's input).",

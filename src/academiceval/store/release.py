@@ -155,6 +155,7 @@ class ReleaseResult:
     withheld: int = 0  # withheld samples (listed in withheld/)
     withheld_distinct: int = 0  # distinct withheld sample ids (a sample may sit in several configs)
     withheld_papers: int = 0
+    withheld_dates: tuple[date, date] | None = None  # first and last `published` of the withheld samples (listed)
     dropped: int = 0  # samples of published splits left out because they carry a withheld paper
     withheld_splits: list[str] = field(default_factory=list)
     files: int = 0
@@ -290,6 +291,8 @@ def _write(
     res.withheld = len(withheld)
     res.withheld_distinct = len(withheld_ids)
     res.withheld_papers = len({s.arxiv_id or s.paper_id for _, _, s in withheld})
+    if withheld:
+        res.withheld_dates = (min(s.published for _, _, s in withheld), max(s.published for _, _, s in withheld))
     if round.templates_dir is not None:
         shutil.copytree(round.templates_dir, tmp / TEMPLATES)
     (tmp / LICENSES).write_text(licences, encoding="utf-8")
