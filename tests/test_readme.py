@@ -83,12 +83,17 @@ def test_shell_command_parses(line: str) -> None:
 def test_cheap_commands_run_after_the_demo_round(checkout: Path, corpus: Path) -> None:
     """README examples use the round the demo builds (`demo`); the cheap ones run on a small real round."""
     from academiceval.cli.main import app
-    from academiceval.store.artifacts import Layout
-    from academiceval.testing.sample_round import write_sample_round
+    from academiceval.store.artifacts import Layout, load_round
+    from academiceval.testing.sample_round import write_round, write_sample_round
 
-    write_sample_round(
-        corpus, Layout.of(checkout / "academiceval-data").round_dir("demo"), name="demo", max_papers=6, body_chars=2000
-    )
+    # train / val / test by date, as the demo's round (a release publishes train and val, withholds test)
+    tmp = write_sample_round(corpus, checkout.parent / "sample", name="demo", max_papers=6, body_chars=2000)
+    by_config = {}
+    for config in load_round(tmp).configs():
+        rows = sorted(load_round(tmp).samples(config), key=lambda r: (r.published, r.arxiv_id))
+        splits = ["train"] * (len(rows) - 4) + ["val"] * 2 + ["test"] * 2
+        by_config[config] = [r.model_copy(update={"split": sp}) for r, sp in zip(rows, splits, strict=True)]
+    write_round(Layout.of(checkout / "academiceval-data").round_dir("demo"), "demo", by_config)
     ran = []
     for line in commands():
         args = shlex.split(line)[1:]

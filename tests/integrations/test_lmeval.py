@@ -293,21 +293,14 @@ def test_a_prompt_that_is_not_the_rounds_refuses_the_export(corpus: Path, tmp_pa
     assert rows[1].sample_id in str(e.value) and not (tmp_path / "out").exists()
 
 
-def test_a_release_exports_without_labels_and_says_so(small: Path, tmp_path: Path) -> None:
-    from academiceval.integrations.lmeval.harness import load_docs, process_results
-
+def test_a_release_withholds_its_test_papers_from_the_export_and_says_so(small: Path, tmp_path: Path) -> None:
+    """A release withholds its test papers whole (no input, no label: issue 23 item 1), so exporting that split
+    is refused with the reason and nothing is written."""
     rel = tmp_path / "rel"
     cli("release", "s", rel, "--home", small)
-    out = tmp_path / "t"
-    text = cli("export", "--format", "lm-eval", rel, out, "--home", small)
-    assert "labels withheld" in text
-    m = read_manifest(out)
-    assert m.labels_withheld and all(c.metrics for c in m.configs)
-    for c in m.configs:
-        assert "metric_list: []" in (out / f"{c.task_name}.yaml").read_text()
-        for d in load_docs(out, config=c.config, split="test")["test"]:
-            assert d["label"] == "" and process_results(d, ["any answer"]) == {}
-    assert "Labels withheld" in (out / "README.md").read_text()
+    r = CliRunner().invoke(app, ["export", "--format", "lm-eval", str(rel), str(tmp_path / "t"), "--home", str(small)])
+    assert r.exit_code == 2 and "withholds its test papers" in r.output, r.output
+    assert not (tmp_path / "t").exists()
 
 
 def test_import_marks_answers_to_other_prompts(home: Path, tmp_path: Path) -> None:

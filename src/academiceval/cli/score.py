@@ -187,6 +187,10 @@ def score(
             f"{res.run_dir}: {new} new score records, {sum(res.skipped.values())} already scored, "
             f"{sum(res.errors.values())} with errors"
         )
+        for against, n in res.scored_against.items():  # the labels used, in every score record too (issue 28.2)
+            err_console.print(f"  scored against {escape(against)}: {n} records", soft_wrap=True)
+        for note in res.notes:
+            err_console.print(f"  [yellow]note:[/] {escape(note)}", soft_wrap=True)
         if any(m.startswith("judge") for m in res.written):
             _judge_lines(res.run_dir, home, min_judged)
         failed = failed_requests(load_run(res.run_dir, scores=False).epoch_records.values())

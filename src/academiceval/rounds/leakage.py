@@ -173,21 +173,62 @@ def overlap(label: str, text: str) -> Overlap:
     if not lw or not tw:
         return Overlap(0.0, 0, len(lw))
     n = min(OVERLAP_N, len(lw))
-    grams = _gram_hashes(lw, n)
-    have = _sorted_hashes(tw, n)
+    return overlap_of_hits(_hits(_gram_hashes(lw, n), _sorted_hashes(tw, n)), len(lw))
+
+
+def _hits(grams: np.ndarray, have: np.ndarray) -> np.ndarray:
+    """Which of the label's n-gram hashes `grams` occur in the sorted text hashes `have`."""
     if not len(grams) or not len(have):
-        return Overlap(0.0, 0, len(lw))
+        return np.zeros(len(grams), dtype=bool)
     pos = np.searchsorted(have, grams)
     pos[pos >= len(have)] = 0
-    hit = have[pos] == grams
-    coverage = float(hit.mean())
+    return have[pos] == grams
+
+
+def overlap_of_hits(hit: np.ndarray, label_words: int) -> Overlap:
+    """The Overlap a label has given which of its n-grams (n = min(OVERLAP_N, label_words)) were found: one text's
+    hits, or the union over several texts (`TextGrams`)."""
+    if not label_words or not len(hit):
+        return Overlap(0.0, 0, label_words)
+    n = min(OVERLAP_N, label_words)
     run = 0
     if hit.any():
         # longest streak of True in `hit`
         edges = np.diff(np.concatenate(([0], hit.astype(np.int8), [0])))
         starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
         run = int((ends - starts).max()) + n - 1
-    return Overlap(coverage, run, len(lw))
+    return Overlap(float(hit.mean()), run, label_words)
+
+
+def label_grams(label: str) -> tuple[int, np.ndarray]:
+    """A label's word count and the hashes of its n-grams (n = min(OVERLAP_N, words)), as `overlap` uses them."""
+    lw = match_words(label)
+    return len(lw), _gram_hashes(lw, min(OVERLAP_N, len(lw))) if lw else np.zeros(0, dtype=np.uint64)
+
+
+class TextGrams:
+    """One text's n-gram hashes, computed once per n, for testing many labels against it (a release's leak check
+    tests every withheld label against every released text): `found(label_grams(label)[1], tg.grams(n))` per label,
+    then `overlap_of_hits` — the same numbers as `overlap(label, text)`."""
+
+    def __init__(self, text: str) -> None:
+        self.words = match_words(text)
+        self._by_n: dict[int, np.ndarray] = {}
+
+    def grams(self, n: int) -> np.ndarray:
+        """The sorted distinct hashes of the text's word n-grams."""
+        if n not in self._by_n:
+            self._by_n[n] = np.unique(_gram_hashes(self.words, n)) if n else np.zeros(0, dtype=np.uint64)
+        return self._by_n[n]
+
+    def hits(self, grams: tuple[int, np.ndarray]) -> np.ndarray:
+        words, hashes = grams
+        return found(hashes, self.grams(min(OVERLAP_N, words)))
+
+
+def found(grams: np.ndarray, have: np.ndarray) -> np.ndarray:
+    """Which of the hashes `grams` occur in the sorted hashes `have` (one bool per gram)."""
+    return _hits(grams, have)
 
 
 @dataclass(frozen=True)

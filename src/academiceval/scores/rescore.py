@@ -15,26 +15,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from academiceval.errors import AcademicEvalError
 from academiceval.models.registry import load_backend
 from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
+from academiceval.scores.labels import Rounds, RunLabels, ScoreError, run_labels
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.registry import MetricOptions, Scorer
 from academiceval.scores.scorer import RunJob, done_key, score_job
 from academiceval.store.artifacts import (
     SCORES_LOCK,
     ArtifactError,
-    Layout,
     RunData,
     append_scores,
     home_of_run,
-    load_round,
     load_run,
-    locate_round,
     read_scores,
 )
 
@@ -42,13 +39,6 @@ Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
 LABEL_WITHHELD = "label withheld"  # how RunJob.unusable starts the error of a sample a release withholds
-
-
-class ScoreError(AcademicEvalError):
-    """A run directory cannot be scored as asked (bad input: a missing round, an unreadable run)."""
-
-    code = "score"
-    exit_code = 2
 
 
 @dataclass
@@ -60,6 +50,8 @@ class RunScoreResult:
     skipped: dict[str, int] = field(default_factory=dict)  # metric -> already scored
     errors: dict[str, int] = field(default_factory=dict)  # metric -> records with an error
     summary: list[MetricSummary] = field(default_factory=list)  # aggregate() over this run's scores
+    scored_against: dict[str, int] = field(default_factory=dict)  # what the new records were scored against -> n
+    notes: list[str] = field(default_factory=list)  # e.g. the run was made on another manifest
 
 
 def read_run_dir(run_dir: Path) -> tuple[RunSpec, dict[str, RunRecord]]:
@@ -75,19 +67,6 @@ def read_run_epochs(run_dir: Path) -> tuple[RunSpec, dict[tuple[str, int], RunRe
     except ArtifactError as e:
         raise ScoreError(e.message, source=e.source, hint=e.hint) from None
     return run.spec, run.epoch_records
-
-
-def find_round_dir(run_dir: Path, spec: RunSpec, round_dir: Path | None, home: Path | None) -> Path:
-    if round_dir is not None:
-        return Path(round_dir)
-    found = locate_round(spec.round, home=home, run_dir=run_dir)
-    if found is None:
-        looked = [Layout.of(h).rounds_dir / spec.round for h in (home, home_of_run(run_dir)) if h is not None]
-        raise ScoreError(
-            f"cannot find round {spec.round} for {run_dir} (looked in {', '.join(map(str, looked)) or 'nowhere'})",
-            hint="pass --round-dir, or --home of the workspace the run belongs to",
-        )
-    return found
 
 
 def score_runs(
@@ -128,14 +107,14 @@ def score_runs(
     )
     scorers: dict[str, Scorer] = {}  # built on first use, kept across runs (a loaded model is loaded once)
     results: list[RunScoreResult] = []
-    label_cache: dict[Path, dict[str, Any]] = {}
+    rounds = Rounds()  # each round read once for all the runs
     for rd in map(Path, run_dirs):
         spec, records = read_run_epochs(rd)
-        rdir = find_round_dir(rd, spec, Path(round_dir) if round_dir else None, Path(home) if home else None)
-        if rdir not in label_cache:
-            label_cache[rdir] = load_round(rdir).samples_by_id()
+        # the round (or release, or release key) the run was made on, and what each sample is scored against
+        where = Path(round_dir) if round_dir else None
+        labels = run_labels(rd, spec, where, Path(home) if home else None, rounds, records.values())
         with scores_lock(rd, wait_s):  # one writer of scores.jsonl: what is done is read under the lock
-            results.append(_score_one(rd, spec, records, label_cache[rdir], chosen, config, opts, scorers, progress))
+            results.append(_score_one(rd, spec, records, labels, chosen, config, opts, scorers, progress))
     return results
 
 
@@ -155,7 +134,7 @@ def _score_one(
     rd: Path,
     spec: RunSpec,
     records: dict[tuple[str, int], RunRecord],
-    samples: dict[str, Any],
+    labels: RunLabels,
     chosen: list[registry.Metric],
     config: ScoreConfig,
     opts: MetricOptions,
@@ -165,16 +144,19 @@ def _score_one(
     """Score one run directory (the caller holds its scores lock)."""
     stored = config.stored()
 
+    res = RunScoreResult(run_dir=rd, model=spec.model, label=RunData(path=rd, spec=spec).label, notes=labels.notes)
+
     def write(batch: Sequence[ScoreRecord]) -> None:
         for r in batch:
             r.config = stored
+            r.details["scored_against"] = against = labels.against(r.sample_id)  # issue 28.2: say which labels
+            res.scored_against[against] = res.scored_against.get(against, 0) + 1
         append_scores(rd, batch)
 
-    res = RunScoreResult(run_dir=rd, model=spec.model, label=RunData(path=rd, spec=spec).label)
     job = RunJob(
         spec=spec,
         run_dir=rd,
-        samples=samples,
+        samples=labels.samples,
         recs=sorted(records.values(), key=lambda r: (r.sample_id, r.epoch)),  # every epoch of a repeated run
         # a sample whose label a release withheld is scored again once the labels are there
         done={

@@ -13,6 +13,8 @@ Layout under the workspace home (each name is spelled here and nowhere else):
         scores.jsonl             ScoreRecord lines, appended as samples are scored
         scores.lock              held by the one process scoring the run (a second waits or refuses)
     reports/NAME/                a leaderboard (results.json + Markdown/HTML)
+    release-keys/ROUND/SHA.key.jsonl   the private key of a release of ROUND (0600; store.release): the withheld
+                                 samples in full, by release id; never in the release
     cache/responses.sqlite       the response cache
     cache/embeddings.sqlite      BERTScore label embeddings (scores.embed_cache)
 
@@ -65,6 +67,7 @@ RUN_SPEC = "run.json"
 SCORES = "scores.jsonl"
 SCORES_LOCK = "scores.lock"  # held by the one writer of scores.jsonl (scores.rescore)
 RESULTS = "results.json"
+RELEASE_KEYS = "release-keys"  # release-keys/ROUND/<release manifest sha256>.key.jsonl: a release's private key
 SPLITS = ("train", "val", "test")
 PARQUET_BATCH = 32
 
@@ -164,6 +167,14 @@ class Layout:
 
     def report_dir(self, name: str) -> Path:
         return self.reports_dir / check_name(name, "report name")
+
+    def release_key(self, round_name: str, release_manifest_sha256: str) -> Path:
+        """The private key of one release of a round (store.release): never inside the release itself."""
+        return self.home / RELEASE_KEYS / check_name(round_name, "round name") / f"{release_manifest_sha256}.key.jsonl"
+
+    def release_keys(self, round_name: str) -> list[Path]:
+        d = self.home / RELEASE_KEYS / check_name(round_name, "round name")
+        return sorted(d.glob("*.key.jsonl")) if d.is_dir() else []
 
     def known_rounds(self) -> list[str]:
         d = self.rounds_dir

@@ -10,7 +10,9 @@ Every command that writes a round (`build`, `cloze build|import`, `leval import`
    ever deleted (an existing *empty* directory is simply used).
 2. **Stage** everything in a temporary sibling (`.NAME.publishing-PID-…`), which the caller fills.
 3. **Check** the result: a round or release without a manifest or without any sample is an error with a hint,
-   and leaves nothing behind.
+   and leaves nothing behind (a release whose every sample is withheld holds their listing: that is not empty).
+   A release's own leak check (`store.release.write_release`) runs inside the block, before this step: a
+   release that leaks is never renamed into place.
 4. **fsync** every file and directory, then **rename** into place: a new name is one atomic rename; a replacement
    moves the old directory aside, renames the new one in, and only then deletes the old one (a kill between the two
    renames is repaired by the next publish of the name, which puts the old round back first).
@@ -155,7 +157,8 @@ def _check_output(staging: Path, what: str, hint: str) -> None:
         manifest = RoundManifest.model_validate_json((staging / MANIFEST).read_bytes())
     except (OSError, ValidationError) as exc:
         raise ArtifactError(f"the {what} was not completed: no valid {MANIFEST} ({type(exc).__name__})") from None
-    if not any(sum(c.values()) for c in manifest.counts.values()):
+    withheld = int((manifest.release or {}).get("withheld_samples") or 0)  # a release may publish only its listing
+    if not withheld and not any(sum(c.values()) for c in manifest.counts.values()):
         reasons = sorted(((n, f"{r}") for c in manifest.skipped.values() for r, n in c.items()), reverse=True)
         why = "; ".join(f"{r} ×{n}" for n, r in reasons[:3])
         raise EmptyOutputError(

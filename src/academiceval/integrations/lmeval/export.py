@@ -250,6 +250,12 @@ def export_round(
     by_config = {c: list(loaded.samples(c, split=split)) for c in chosen}
     skipped = {c: f"no {split} samples" for c, ss in by_config.items() if not ss}
     by_config = {c: ss for c, ss in by_config.items() if ss}
+    withheld = bool(loaded.manifest.release) and split in (loaded.manifest.release or {}).get("withheld_splits", [])
+    if not by_config and withheld:  # a release withholds the split's papers whole (store.release): nothing to run
+        raise ConfigError(
+            f"release {loaded.name} withholds its {split} papers: their samples are not in it (withheld/ lists them)",
+            hint="export another --split, or export the full round in the workspace that made the release",
+        )
     if not by_config:
         raise ConfigError(
             f"round {loaded.name} has no {split} samples in {', '.join(chosen)}",
@@ -258,7 +264,6 @@ def export_round(
     tasks = {s.task for ss in by_config.values() for s in ss}
     lie = length_instruction_for(None, tasks)  # what `academiceval run ROUND` gives (on for L-Eval items)
     preparer = PromptPreparer(length_instruction=lie, templates_dir=loaded.templates_dir)
-    withheld = bool(loaded.manifest.release) and split in (loaded.manifest.release or {}).get("withheld_splits", [])
     manifest = ExportManifest(
         round=loaded.name,
         round_manifest_sha256=loaded.manifest_sha256,
