@@ -79,6 +79,15 @@ def build(
             help="Context ladder: the same targets at each budget (tokens, e.g. 8K,16K,32K,64K), demos added up to it.",
         ),
     ] = None,
+    citation_list_size: Annotated[
+        int,
+        typer.Option(
+            "--citation-list-size",
+            callback=not_negative,
+            help="Pad each Related-Work citation list with uncited same-category papers to N entries (AcademicEval: "
+            "100; 0: no padding).",
+        ),
+    ] = 0,
     distractors: Annotated[
         int,
         typer.Option(
@@ -88,7 +97,9 @@ def build(
     min_citations: Annotated[
         int,
         typer.Option(
-            "--min-citations", callback=not_negative, help="Skip Related-Work targets with fewer resolved cited papers."
+            "--min-citations",
+            callback=not_negative,
+            help="Skip Related-Work targets whose list shows fewer cited works.",
         ),
     ] = 1,
     min_resolved_fraction: Annotated[
@@ -96,9 +107,10 @@ def build(
         typer.Option(
             "--min-resolved-fraction",
             callback=fraction,
-            help="Skip Related-Work targets with a smaller share of cited works resolved.",
+            help="Skip Related-Work targets with a smaller share of cited works shown with an abstract (default 0: "
+            "every target is kept and its share reported).",
         ),
-    ] = 0.5,
+    ] = 0.0,
     gate: Annotated[
         list[str] | None,
         typer.Option(
@@ -166,6 +178,7 @@ def build(
             settings=setting or ["zero-shot"],
             context_tokens=context_tokens,
             ladder=ladder,
+            citation_list_size=citation_list_size,
             distractors=distractors,
             min_citations=min_citations,
             **({"tasks": task} if task else {}),

@@ -26,16 +26,20 @@ class BuildConfig(StrictConfig):
     since: date | None = None  # only papers submitted on/after this date
     context_tokens: int | None = None  # also a ctx:N setting
     ladder: list[int] = Field(default_factory=list)  # context ladder rungs in tokens (rounds.ladder), e.g. "8K,16K"
+    # Related Work: pad each citation list with distractors to this many entries (AcademicEval: 100; 0 = no
+    # padding), and/or with this many in any case (the larger padding wins)
+    citation_list_size: int = Field(0, ge=0)
     distractors: int = Field(0, ge=0)
-    min_citations: int = Field(1, ge=0)
+    min_citations: int = Field(1, ge=0)  # Related Work: least cited works the list must show
     category_level: Literal["primary", "archive"] = "primary"
     seed: int = 0
     templates_dir: str | None = None
     fetch: bool = True  # fetch and ingest PDFs of papers with metadata but no parse (needs a source)
     max_fetch: int | None = None
     previous: str | None = None  # an earlier round (name or directory) for release notes
-    # Related Work: least share of the works cited in the section that must resolve to a title and abstract
-    min_resolved_fraction: float = Field(0.5, ge=0.0, le=1.0)
+    # Related Work: least share of the cited works the list shows with an abstract (the others are listed by title,
+    # authors and year); a target below it is excluded, with its share, in the manifest and the audit
+    min_resolved_fraction: float = Field(0.0, ge=0.0, le=1.0)
     # quality-gate overrides, KEY=VALUE as on the command line (rounds.quality.QualityGate fields,
     # "label_words.TASK": "LOW:HIGH", "enabled": "false"); empty = the documented defaults
     gate: dict[str, str] = Field(default_factory=dict)
