@@ -405,10 +405,11 @@ def _citation_corpus(  # type: ignore[no-untyped-def]
     padded with distractors to `cfg.citation_list_size` entries (or by `cfg.distractors`, whichever adds more)."""
     raw = ws.get_paper_by_arxiv(target.arxiv_id)
     roles, _ = assign_roles(raw)  # the roles the label was cut by (same sections, in the same order)
+    mentions = cit.mentions_in_related_work(roles)
     refs = cit.cited_in_related_work(roles)
     if not refs:
         return "no citation inside the related-work section"
-    got = resolver.listed(refs, exclude=target.arxiv_id, paper_id=raw.paper_id)
+    got = resolver.listed(refs, exclude=target.arxiv_id, paper_id=raw.paper_id, mentions=mentions)
     st = got.stats
     stats["cited"] += st.cited
     for how, k in st.resolved.items():

@@ -13,7 +13,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -34,7 +34,6 @@ CREATE TABLE IF NOT EXISTS round_token_cache (
 );
 """
 register_schema("rounds", CACHE_SCHEMA)
-
 
 
 class WorkspaceTokenCache:
@@ -63,16 +62,23 @@ def title_similarity(a: str, b: str) -> float:
 def cited_in_related_work(paper: Paper) -> list[Reference]:
     """References cited inside related-work sections, unique, in order of first citation."""
     by_index = {r.index: r for r in paper.references}
-    out: dict[int, Reference] = {}
+    return [by_index[i] for i in mentions_in_related_work(paper)]
+
+
+def mentions_in_related_work(paper: Paper) -> Counter[int]:
+    """How many in-text citations inside the related-work sections name each reference (by `Reference.index`, in
+    order of first citation): how much the section leans on a work."""
+    known = {r.index for r in paper.references}
+    out: Counter[int] = Counter()
     for c in paper.citations:
         if not (0 <= c.section_index < len(paper.sections)):
             continue
         if paper.sections[c.section_index].role != SectionRole.related_work:
             continue
-        for i in c.reference_indices:
-            if i in by_index and i not in out:
-                out[i] = by_index[i]
-    return list(out.values())
+        for i in dict.fromkeys(c.reference_indices):
+            if i in known:
+                out[i] += 1
+    return out
 
 
 @dataclass
@@ -120,12 +126,19 @@ class CitationResolver:
         return self.resolver.errors
 
     def listed(
-        self, refs: Sequence[Reference], *, exclude: str | None = None, paper_id: str | None = None
+        self,
+        refs: Sequence[Reference],
+        *,
+        exclude: str | None = None,
+        paper_id: str | None = None,
+        mentions: Mapping[int, int] | None = None,
     ) -> CitedList:
         """Every distinct work the references name, as the list shows it: a resolved work with its record's title,
         authors, year and abstract; an unresolved one with its reference's own title, authors and year and no
         abstract (`resolved=False`) — only a reference without a title is left out (`not shown`). `exclude` drops
-        the target itself (a self-citation of a version); `paper_id` records each link in the workspace."""
+        the target itself (a self-citation of a version); `paper_id` records each link in the workspace; `mentions`
+        (`mentions_in_related_work`) counts each work's in-text citations (references naming one work add up)."""
+        counts = mentions or {}
         stats = CorpusStats(cited=len(refs))
         items: dict[str, CitedPaper] = {}
         titles: set[str] = set()
@@ -164,8 +177,10 @@ class CitationResolver:
             if key in items or title_key(item.title) in titles:
                 stats.unresolved["duplicate of another reference"] += 1
                 prior = items.get(key) or next(c for c in items.values() if title_key(c.title) == title_key(item.title))
+                prior.mentions += counts.get(ref.index, 0)
                 by_ref[ref.index] = ABSTRACT if prior.abstract else TITLE_ONLY
                 continue
+            item.mentions = counts.get(ref.index, 0)
             items[key] = item
             titles.add(title_key(item.title))
             if item.resolved:

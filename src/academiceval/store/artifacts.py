@@ -353,6 +353,7 @@ def sample_schema(field_names: Sequence[str]) -> pa.Schema:
             ("resolved", pa.bool_()),
             ("found_by", pa.string()),
             ("abstract_withheld", pa.bool_()),
+            ("mentions", pa.int64()),
         ]
     )
     return pa.schema(

@@ -81,6 +81,7 @@ class CitedPaper(BaseModel):
     resolved: bool = True  # False: no record of the work was found; title, authors and year are the reference's
     found_by: str = ""  # a cited work: how it was resolved (sources.resolve METHODS); a distractor: its pool
     abstract_withheld: bool = False  # a distractor shown without its abstract, as often as cited works lack one
+    mentions: int = 0  # in-text citations of the work in the related-work section (the label); 0 for a distractor
 
 
 class Sample(BaseModel):
