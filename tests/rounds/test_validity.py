@@ -359,10 +359,16 @@ def test_related_work_resolved_fraction_is_reported_and_a_minimum_excludes_with_
     row = strict.build_options["validity"]["related_work"][target]
     assert row["status"] == "excluded" and row["reason"] == "under 50% of the cited works with an abstract"
     assert row["with_abstract"] == 1 and row["listed"] >= 3 and row["abstract_share"] < 0.5
+    from academiceval.rounds.audit import audit_round
+    from academiceval.store.artifacts import load_round
+
+    per_paper = audit_round(load_round(tmp_path / "a"))["citations"]["per_paper"]  # `academiceval audit`
+    assert per_paper["papers"][target]["reason"] == "under 50% of the cited works with an abstract"
+    assert "no related work section" in per_paper["others"]  # the papers without one, grouped with their ids
+    assert sum(per_paper["summary"]["section_citing_5_plus"].values()) >= 1
     lax = build_round(uws, "rw", BuildConfig(**kw), out_dir=tmp_path / "b")
     row = lax.build_options["validity"]["related_work"][target]
     assert row["status"] == "sample" and row["with_abstract"] == 1 and row["title_only"] >= 2
-    from academiceval.store.artifacts import load_round
 
     (sample,) = [s for s in load_round(tmp_path / "b").samples() if s.arxiv_id == target]
     shown = [c for c in sample.citations if c.abstract]

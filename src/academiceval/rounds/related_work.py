@@ -127,3 +127,22 @@ def summary(papers: Mapping[str, Mapping[str, Any]], *, min_cited: int = 5) -> d
         "reasons": dict(reasons.most_common()),
         f"section_citing_{min_cited}_plus": dict(candidates),
     }
+
+
+def audit(papers: Mapping[str, Mapping[str, Any]], *, min_cited: int = 5) -> dict[str, Any]:
+    """What `academiceval audit` shows of a ledger: the summary; one row per paper whose related-work section cites
+    something (its split, outcome, works with an abstract of those listed, title-only label paragraphs, reason);
+    and the other papers grouped by reason (no section, a fragment the gate excluded, …), ids kept."""
+    rows = {aid: dict(p) for aid, p in papers.items() if p.get("has_section") and (p.get("cited") or p.get("listed"))}
+    rest: dict[str, list[str]] = {}
+    for aid, p in sorted(papers.items()):
+        if aid not in rows:
+            rest.setdefault(str(p.get("reason") or p.get("status")), []).append(aid)
+    return {
+        "summary": summary(papers, min_cited=min_cited),
+        "papers": dict(sorted(rows.items(), key=lambda kv: (SPLIT_ORDER.get(str(kv[1].get("split")), 9), kv[0]))),
+        "others": {k: {"papers": len(v), "ids": v} for k, v in sorted(rest.items(), key=lambda kv: -len(kv[1]))},
+    }
+
+
+SPLIT_ORDER = {"test": 0, "val": 1, "train": 2}
