@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import textwrap
+import time
 from pathlib import Path
 
 from academiceval.models.fake_server import FakeServerConfig, start_in_thread
@@ -29,7 +30,7 @@ from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.rescore import score_runs
-from academiceval.store.artifacts import Layout, load_round, read_scores
+from academiceval.store.artifacts import Layout, load_round, load_run, read_scores
 from academiceval.testing.related_work_judge import related_work_judge
 
 BASELINES = ("cite-copy", "cite-invent", "lead", "extractive")
@@ -39,7 +40,10 @@ JUDGED = ["organisation", "nugget-coverage", "claim-support"]
 
 def _cell(s) -> str:  # type: ignore[no-untyped-def]
     e = s.main if s is not None else None
-    return "—" if e is None or e.mean is None else f"{e.mean:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}] n={e.n}"
+    if e is None or e.mean is None:
+        return "—"
+    ci = f" [{e.ci_low:.3f}, {e.ci_high:.3f}]" if e.ci_low is not None and e.ci_high is not None else ""
+    return f"{e.mean:.3f}{ci} n={e.n}"
 
 
 def main() -> None:
@@ -49,8 +53,10 @@ def main() -> None:
     ap.add_argument("--split", action="append", default=None)
     ap.add_argument("--judge", default=None, help="a real judge (openai/MODEL); default: the scripted lexical one")
     ap.add_argument("--judge-base-url", default=None)
+    ap.add_argument("--no-bertscore", action="store_true", help="skip BERTScore (the slow one on a loaded CPU)")
     args = ap.parse_args()
     splits = args.split or ["test"]
+    string = [m for m in STRING if not (args.no_bertscore and m == "bertscore")]
     layout = Layout.of(args.home)
     rdir = layout.round_dir(args.round)
     rnd = load_round(rdir)
@@ -58,9 +64,11 @@ def main() -> None:
     print(f"round {args.round}: {len(rw)} Related Work zero-shot samples; scored splits: {', '.join(splits)}")
     print(f"load average {os.getloadavg()[0]:.1f} (2 shared cores)")
     runs = {}
+    t0 = time.perf_counter()
     for b in BASELINES:
         cfg = RunConfig(model=f"baseline/{b}", tasks=["related_work"], settings=["zero-shot"], splits=splits)
         runs[b] = run_round(layout.runs_dir, rdir, cfg).run_dir
+        print(f"  ran {b} ({time.perf_counter() - t0:.0f} s)", flush=True)
     server = None
     if args.judge:
         judge = load_backend(args.judge, base_url=args.judge_base_url)
@@ -72,19 +80,18 @@ def main() -> None:
     try:
         table = {}
         for b, rd in runs.items():
-            (res,) = score_runs(
-                [rd], ScoreConfig(metrics=[*STRING, *JUDGED], after=None), home=args.home, judge=judge
-            )
+            (res,) = score_runs([rd], ScoreConfig(metrics=[*string, *JUDGED], after=None), home=args.home, judge=judge)
             by = {}
             for s in res.summary:
                 if s.task == "related_work" and s.setting == "zero-shot":
-                    by[next((m for m in [*STRING, *JUDGED] if s.metric.startswith(m)), s.metric)] = s
+                    by[next((m for m in [*string, *JUDGED] if s.metric.startswith(m)), s.metric)] = s
             table[b] = by
+            print(f"  scored {b} ({time.perf_counter() - t0:.0f} s)", flush=True)
     finally:
         if server is not None:
             server.stop()
     print(f"judge: {judge_name}")
-    for group in (STRING, JUDGED):
+    for group in (string, JUDGED):
         width = 34
         print(f"{'baseline':<13}" + "".join(f"{m:<{width}}" for m in group))
         for b in BASELINES:
@@ -95,24 +102,15 @@ def main() -> None:
     print(f"example: {sid}")
     for b, rd in runs.items():
         recs = {r.metric: r for r in read_scores(rd) if r.sample_id == sid and not r.error}
-        out = next(
-            (r.output for r in _records(rd) if r.sample_id == sid),
-            "",
-        )
+        out = next((r.output for r in load_run(rd, scores=False).records.values() if r.sample_id == sid), "")
         vals = []
-        for m in [*STRING, *JUDGED]:
+        for m in [*string, *JUDGED]:
             r = next((v for k, v in recs.items() if k.startswith(m)), None)
             if r is not None and r.values:
                 key = "f" if "f" in r.values else "score"
                 vals.append(f"{m} {r.values.get(key, 0):.2f}")
         print(f"-- {b}: " + ", ".join(vals))
         print(textwrap.indent(textwrap.shorten(out, 600, placeholder=" […]"), "   "))
-
-
-def _records(run_dir: Path):  # type: ignore[no-untyped-def]
-    from academiceval.store.artifacts import load_run
-
-    return load_run(run_dir, scores=False).records.values()
 
 
 if __name__ == "__main__":

@@ -411,3 +411,30 @@ def test_build_cli_checks_gate_settings(tmp_path):
     assert bad.exit_code != 0 and "min_body_wordz" in bad.output
     bad2 = CliRunner().invoke(app, ["build", "--round", "r", "--home", str(tmp_path), "--gate", "min_body_words"])
     assert bad2.exit_code != 0 and "KEY=VALUE" in bad2.output
+
+
+def test_build_preset_academiceval_pads_related_work_lists_and_an_explicit_option_wins(uws):
+    """`build --preset academiceval` pads each Related Work list toward 100 entries (AcademicEval's size) with
+    older uncited papers of the real unarXive sample; `--citation-list-size` given explicitly wins over the preset;
+    an unknown preset is a one-line error."""
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.store.artifacts import Layout, load_round
+
+    home = str(uws.home)
+    base = ["build", "--home", home, "--task", "related_work", "--no-fetch"]
+    ok = CliRunner().invoke(app, [*base, "--round", "p", "--preset", "academiceval"])
+    assert ok.exit_code == 0, ok.output
+    rnd = load_round(Layout.of(home).round_dir("p"))
+    assert rnd.manifest.config["citation_list_size"] == 100
+    samples = list(rnd.samples())
+    assert samples and all(len(s.citations) <= 100 for s in samples)
+    assert any(c.distractor for s in samples for c in s.citations)
+    off = CliRunner().invoke(app, [*base, "--round", "q", "--preset", "academiceval", "--citation-list-size", "0"])
+    assert off.exit_code == 0, off.output
+    rnd = load_round(Layout.of(home).round_dir("q"))
+    assert rnd.manifest.config["citation_list_size"] == 0
+    assert not any(c.distractor for s in rnd.samples() for c in s.citations)
+    bad = CliRunner().invoke(app, [*base, "--round", "r", "--preset", "nope"])
+    assert bad.exit_code == 2 and "unknown build preset 'nope'" in bad.output

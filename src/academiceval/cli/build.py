@@ -80,14 +80,22 @@ def build(
         ),
     ] = None,
     citation_list_size: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--citation-list-size",
             callback=not_negative,
             help="Pad each Related-Work citation list with uncited same-category papers to N entries (AcademicEval: "
-            "100; 0: no padding).",
+            "100; default 0: no padding, 100 with --preset academiceval).",
         ),
-    ] = 0,
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="A published protocol's build options: 'academiceval' (Related Work lists padded to 100). "
+            "Options given explicitly win.",
+        ),
+    ] = None,
     distractors: Annotated[
         int,
         typer.Option(
@@ -162,7 +170,7 @@ def build(
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.build import build_round
-    from academiceval.rounds.config import BuildConfig
+    from academiceval.rounds.config import BuildConfig, preset_options
     from academiceval.store import Workspace
 
     try:
@@ -170,7 +178,9 @@ def build(
     except ValueError:
         raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
     try:
+        explicit = {"citation_list_size": citation_list_size} if citation_list_size is not None else {}
         config = BuildConfig(
+            **{**preset_options(preset), **explicit},
             val_from=_day(val_from, "--val-from"),
             test_from=_day(test_from, "--test-from"),
             test_until=_day(test_until, "--test-until"),
@@ -178,7 +188,6 @@ def build(
             settings=setting or ["zero-shot"],
             context_tokens=context_tokens,
             ladder=ladder,
-            citation_list_size=citation_list_size,
             distractors=distractors,
             min_citations=min_citations,
             **({"tasks": task} if task else {}),

@@ -5,15 +5,31 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import PurePath
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from academiceval.errors import ConfigError
 from academiceval.rounds.models import Task
 from academiceval.rounds.settings import parse_setting
 from academiceval.rounds.split import DEFAULT_FRACTIONS, check_fractions
 from academiceval.store.models import StrictConfig
 from academiceval.store.tasks import check_task, task_names
+
+# `build --preset NAME`: option values a published protocol fixes; an option given explicitly wins over its preset
+BUILD_PRESETS: dict[str, dict[str, Any]] = {
+    # AcademicEval (Zhang et al. 2024): each Related Work citation list padded to 100 entries with uncited papers
+    "academiceval": {"citation_list_size": 100},
+}
+
+
+def preset_options(name: str | None) -> dict[str, Any]:
+    """The BuildConfig values of a named build preset (empty for None); an unknown name is a ConfigError."""
+    if name is None:
+        return {}
+    if name not in BUILD_PRESETS:
+        raise ConfigError(f"unknown build preset {name!r}: choose one of {', '.join(sorted(BUILD_PRESETS))}")
+    return dict(BUILD_PRESETS[name])
 
 
 class BuildConfig(StrictConfig):
