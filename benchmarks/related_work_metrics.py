@@ -22,6 +22,7 @@ import argparse
 import os
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 from academiceval.models.fake_server import FakeServerConfig, start_in_thread
@@ -69,6 +70,9 @@ def main() -> None:
         cfg = RunConfig(model=f"baseline/{b}", tasks=["related_work"], settings=["zero-shot"], splits=splits)
         runs[b] = run_round(layout.runs_dir, rdir, cfg).run_dir
         print(f"  ran {b} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    held = Counter(r.split for r in load_run(runs[BASELINES[0]], scores=False).records.values())
+    # a run directory keeps the records of earlier calls (other splits too); the summaries cover all of them
+    print("records per split in the run directories: " + ", ".join(f"{k} {v}" for k, v in sorted(held.items())))
     server = None
     if args.judge:
         judge = load_backend(args.judge, base_url=args.judge_base_url)
