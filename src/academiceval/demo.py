@@ -30,6 +30,7 @@ from academiceval.rounds.build import build_round
 from academiceval.rounds.config import BuildConfig
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
+from academiceval.scores.citations import CITATION_METRICS
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.rescore import score_runs
 from academiceval.sources import open_source
@@ -44,6 +45,7 @@ BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
 CLOZE_BASELINES = ("baseline/random-choice", "baseline/lexical-choice")
 SETTINGS = ("zero-shot", "random:1", "coauthor:1")
 LADDER = ("32K", "64K")  # a small context ladder (rounds.ladder), so the report shows effective writing length
+CITATION_LIST_SIZE = 100  # Related Work: cited works padded with older same-category distractors, as in AcademicEval
 ROUND_NAME = "demo"
 # a private round from one lab's own publication list (BibTeX + PDFs) in the corpus: co-author demos on real
 # full texts; built in its own workspace (`<home>/lab`) so its co-author graph is the lab's
@@ -291,6 +293,7 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:
             fetch=online,
             max_fetch=20 if online else None,
             ladder=list(LADDER),
+            citation_list_size=CITATION_LIST_SIZE,
         )
         manifest = build_round(
             ws,
@@ -356,11 +359,12 @@ def _run_models(ws, specs, base_url, per_config, summary, say) -> None:
 
 
 def default_metrics() -> list[str]:
-    """ROUGE-L always; BERTScore (packaged MiniLM) when torch is installed."""
+    """ROUGE-L always; BERTScore (packaged MiniLM) when torch is installed; citation faithfulness (precision,
+    recall, unlisted, reference coverage), which scores only the Related Work records."""
     metrics = ["rouge-l"]
     if importlib.util.find_spec("torch") is not None:
         metrics.append("bertscore")
-    return metrics
+    return [*metrics, *CITATION_METRICS]
 
 
 def _score(ws, summary, metrics, say) -> None:
@@ -498,6 +502,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
                 val_from=LAB_WINDOWS[0],
                 test_from=LAB_WINDOWS[1],
                 fetch=False,
+                citation_list_size=CITATION_LIST_SIZE,
             )
             manifest = build_round(
                 lws, name, config, progress=lambda stage, done, total: say("lab", done, total, stage)

@@ -66,3 +66,30 @@ def test_copy_marks_baseline_is_exact_and_inventing_one_is_not(tmp_path, corpus)
     assert invent["citation-unlisted"].mean >= 6
     # the lead baseline copies the body's own marks: partly in the list by accident, never perfect recall
     assert 0 < got["lead"]["citation-recall"].mean < 1
+
+
+def test_author_year_citations_of_listed_works_count_as_listed():
+    """The list shows surnames and years (issue 25): "Vaswani et al. (2017)" cites the listed Vaswani 2017."""
+    cits = [
+        CitedPaper(title=TITLES[0], authors=["Ashish Vaswani", "Noam Shazeer"], year=2017),
+        CitedPaper(title=TITLES[1], authors=["He, Kaiming"], year=2016, distractor=True),
+        CitedPaper(title=TITLES[2], authors=["J. Devlin"], year=2019),
+    ]
+    s = citation_scores("Vaswani et al. (2017) and (Devlin, 2019; He, 2015) matter; Doe et al. 2020 too.", cits)
+    assert s.details["cited_listed"] == [1, 3]
+    assert s.unlisted == 2 and s.precision == pytest.approx(2 / 4) and s.recall == 1.0
+
+
+def test_reference_coverage_weighs_works_by_how_often_the_real_section_cites_them():
+    cits = [
+        CitedPaper(title=TITLES[0], mentions=6),
+        CitedPaper(title=TITLES[1], mentions=1),
+        CitedPaper(title=TITLES[2], mentions=1),
+        CitedPaper(title=TITLES[3], distractor=True),
+    ]
+    central = citation_scores("The Transformer [1] changed everything.", cits)
+    minor = citation_scores("Residual networks [2] help.", cits)
+    assert central.recall == minor.recall == pytest.approx(1 / 3)
+    assert central.coverage == pytest.approx(6 / 8) and minor.coverage == pytest.approx(1 / 8)
+    old = citation_scores("The Transformer [1].", [CitedPaper(title=t) for t in TITLES])  # a round before issue 25
+    assert old.coverage is None and old.recall == pytest.approx(1 / 5)

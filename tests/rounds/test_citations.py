@@ -90,7 +90,17 @@ def test_related_work_samples_with_shuffled_corpus_and_distractors(uws, tmp_path
         real = [c for c in s.citations if not c.distractor]
         fake = [c for c in s.citations if c.distractor]
         assert real and len(fake) == 3
-        assert all(c.arxiv_id in cited_ids for c in real) and not any(c.arxiv_id in {s.arxiv_id} for c in fake)
+        # resolved cited works are the stored records; the others stay, with their reference's title and no abstract
+        assert all(c.arxiv_id in cited_ids for c in real if c.resolved) and any(c.resolved for c in real)
+        assert all(not c.abstract and c.title and c.found_by == "" for c in real if not c.resolved)
+        assert not any(c.arxiv_id in {s.arxiv_id} for c in fake)
+        # distractors: older than the target, each with an abstract (shown, or withheld as often as cited works
+        # lack one), recorded with the pool they came from
+        for c in fake:
+            meta = uws.get_meta(c.arxiv_id)
+            assert meta is not None and meta.published < s.published and meta.abstract
+            assert c.found_by in ("same-category", "same-archive", "any-category")
+            assert bool(c.abstract) != c.abstract_withheld
         flags = [c.distractor for c in s.citations]
         if flags != sorted(flags):
             cited_first_everywhere = False

@@ -324,9 +324,10 @@ def test_cited_work_without_metadata_abstract_gets_the_stored_parse_abstract(wor
     assert st.resolved["abstract from the stored parse"] == 1
 
 
-def test_related_work_needs_the_minimum_resolved_fraction(uws, tmp_path):
-    """A related-work section citing many works of which the store knows one is not a sample (pre-fix it was:
-    the demo round's 5 Related-Work samples had 3-14 % of their cited works)."""
+def test_related_work_resolved_fraction_is_reported_and_a_minimum_excludes_with_a_reason(uws, tmp_path):
+    """A related-work section citing many works of which the store knows one: by default it is a sample (the
+    unresolved works are listed by title, authors and year) and its share of works with an abstract is recorded per
+    paper; `min_resolved_fraction` excludes it, with the reason in the manifest's per-paper record."""
     from academiceval.rounds.build import build_round
     from academiceval.rounds.citations import cited_in_related_work
 
@@ -346,17 +347,32 @@ def test_related_work_needs_the_minimum_resolved_fraction(uws, tmp_path):
     kw = {"settings": ["zero-shot"], "tasks": ["related_work"]}
     # the title task keeps the strict round from being empty (an empty round is an error and is not written)
     strict = build_round(
-        uws, "rw", BuildConfig(settings=["zero-shot"], tasks=["title", "related_work"]), out_dir=tmp_path / "a"
+        uws,
+        "rw",
+        BuildConfig(settings=["zero-shot"], tasks=["title", "related_work"], min_resolved_fraction=0.5),
+        out_dir=tmp_path / "a",
     )
     resolved, cited = strict.build_options["validity"]["citation_resolution"][target]
     assert resolved == 1 and cited >= 3
-    assert strict.skipped["related_work"]["under 50% of the cited works resolved"] >= 1
+    assert strict.skipped["related_work"]["under 50% of the cited works with an abstract"] >= 1
     assert strict.build_options["validity"]["min_resolved_fraction"] == 0.5
-    lax = build_round(uws, "rw", BuildConfig(min_resolved_fraction=0.0, **kw), out_dir=tmp_path / "b")
-    assert (
-        sum(c.counts.get("train", 0) + c.counts.get("val", 0) + c.counts.get("test", 0) for c in lax.configs.values())
-        >= 1
-    )
+    row = strict.build_options["validity"]["related_work"][target]
+    assert row["status"] == "excluded" and row["reason"] == "under 50% of the cited works with an abstract"
+    assert row["with_abstract"] == 1 and row["listed"] >= 3 and row["abstract_share"] < 0.5
+    from academiceval.rounds.audit import audit_round
+    from academiceval.store.artifacts import load_round
+
+    per_paper = audit_round(load_round(tmp_path / "a"))["citations"]["per_paper"]  # `academiceval audit`
+    assert per_paper["papers"][target]["reason"] == "under 50% of the cited works with an abstract"
+    assert "no related work section" in per_paper["others"]  # the papers without one, grouped with their ids
+    assert sum(per_paper["summary"]["section_citing_5_plus"].values()) >= 1
+    lax = build_round(uws, "rw", BuildConfig(**kw), out_dir=tmp_path / "b")
+    row = lax.build_options["validity"]["related_work"][target]
+    assert row["status"] == "sample" and row["with_abstract"] == 1 and row["title_only"] >= 2
+
+    (sample,) = [s for s in load_round(tmp_path / "b").samples() if s.arxiv_id == target]
+    shown = [c for c in sample.citations if c.abstract]
+    assert len(shown) == 1 and sum(not c.resolved for c in sample.citations) == row["listed"] - 1
 
 
 def test_a_parse_that_stopped_early_is_a_fragment(corpus):
@@ -395,3 +411,30 @@ def test_build_cli_checks_gate_settings(tmp_path):
     assert bad.exit_code != 0 and "min_body_wordz" in bad.output
     bad2 = CliRunner().invoke(app, ["build", "--round", "r", "--home", str(tmp_path), "--gate", "min_body_words"])
     assert bad2.exit_code != 0 and "KEY=VALUE" in bad2.output
+
+
+def test_build_preset_academiceval_pads_related_work_lists_and_an_explicit_option_wins(uws):
+    """`build --preset academiceval` pads each Related Work list toward 100 entries (AcademicEval's size) with
+    older uncited papers of the real unarXive sample; `--citation-list-size` given explicitly wins over the preset;
+    an unknown preset is a one-line error."""
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.store.artifacts import Layout, load_round
+
+    home = str(uws.home)
+    base = ["build", "--home", home, "--task", "related_work", "--no-fetch"]
+    ok = CliRunner().invoke(app, [*base, "--round", "p", "--preset", "academiceval"])
+    assert ok.exit_code == 0, ok.output
+    rnd = load_round(Layout.of(home).round_dir("p"))
+    assert rnd.manifest.config["citation_list_size"] == 100
+    samples = list(rnd.samples())
+    assert samples and all(len(s.citations) <= 100 for s in samples)
+    assert any(c.distractor for s in samples for c in s.citations)
+    off = CliRunner().invoke(app, [*base, "--round", "q", "--preset", "academiceval", "--citation-list-size", "0"])
+    assert off.exit_code == 0, off.output
+    rnd = load_round(Layout.of(home).round_dir("q"))
+    assert rnd.manifest.config["citation_list_size"] == 0
+    assert not any(c.distractor for s in rnd.samples() for c in s.citations)
+    bad = CliRunner().invoke(app, [*base, "--round", "r", "--preset", "nope"])
+    assert bad.exit_code == 2 and "unknown build preset 'nope'" in bad.output

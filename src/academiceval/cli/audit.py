@@ -113,6 +113,7 @@ def render(a: dict[str, Any]) -> None:
                 [(sp, v["papers"], v["with_title_sample"]) for sp, v in ts.items()],
             )
         )
+    _related_work(out, a["citations"].get("per_paper") or {})
     tr = a["title_removal"]
     c = a["citations"]
     sp = a["splits"]
@@ -157,6 +158,40 @@ def render(a: dict[str, Any]) -> None:
         for reason, n in v.items():
             rows2.append((f"leakage · {k}", f"{reason} ×{n}"))
     out.print(summary_table(f"round {a['round']}: {a['samples']} samples from {a['papers']} papers", ("", ""), rows2))
+
+
+def _related_work(out: Any, rw: dict[str, Any]) -> None:
+    """Per paper: its Related Work sample (split, works with an abstract of those listed, label paragraphs citing
+    only title-only works) or why it has none; papers without a section or citations grouped by reason."""
+    if not rw.get("papers") and not rw.get("others"):
+        return
+    rows = []
+    for aid, p in rw.get("papers", {}).items():
+        para = p.get("paragraphs") or {}
+        rows.append(
+            (
+                aid,
+                p.get("split", "—"),
+                p.get("cited", "—"),
+                f"{p['with_abstract']} of {p['listed']}" if "listed" in p else "—",
+                f"{para['title_only']} of {para['citing']}" if para else "—",
+                "sample" if p.get("status") == "sample" else p.get("reason", ""),
+            )
+        )
+    sm = rw.get("summary") or {}
+    title = (
+        "Related Work per paper (papers whose related-work section cites something): "
+        + ", ".join(f"{k} {v}" for k, v in (sm.get("with_sample") or {}).items())
+        + " with a sample"
+    )
+    heads = ("paper", "split", "cited", "with abstract", "title-only ¶ of citing ¶", "sample, or why none")
+    out.print(summary_table(title, heads, rows))
+    others = [
+        (reason, v["papers"], ", ".join(v["ids"][:8]) + (" …" if len(v["ids"]) > 8 else ""))
+        for reason, v in (rw.get("others") or {}).items()
+    ]
+    if others:
+        out.print(summary_table("no Related Work sample, other papers", ("reason", "papers", "ids"), others))
 
 
 def audit(

@@ -79,6 +79,23 @@ def build(
             help="Context ladder: the same targets at each budget (tokens, e.g. 8K,16K,32K,64K), demos added up to it.",
         ),
     ] = None,
+    citation_list_size: Annotated[
+        int | None,
+        typer.Option(
+            "--citation-list-size",
+            callback=not_negative,
+            help="Pad each Related-Work citation list with uncited same-category papers to N entries (AcademicEval: "
+            "100; default 0: no padding, 100 with --preset academiceval).",
+        ),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="A published protocol's build options: 'academiceval' (Related Work lists padded to 100). "
+            "Options given explicitly win.",
+        ),
+    ] = None,
     distractors: Annotated[
         int,
         typer.Option(
@@ -88,7 +105,9 @@ def build(
     min_citations: Annotated[
         int,
         typer.Option(
-            "--min-citations", callback=not_negative, help="Skip Related-Work targets with fewer resolved cited papers."
+            "--min-citations",
+            callback=not_negative,
+            help="Skip Related-Work targets whose list shows fewer cited works.",
         ),
     ] = 1,
     min_resolved_fraction: Annotated[
@@ -96,9 +115,10 @@ def build(
         typer.Option(
             "--min-resolved-fraction",
             callback=fraction,
-            help="Skip Related-Work targets with a smaller share of cited works resolved.",
+            help="Skip Related-Work targets with a smaller share of cited works shown with an abstract (default 0: "
+            "every target is kept and its share reported).",
         ),
-    ] = 0.5,
+    ] = 0.0,
     gate: Annotated[
         list[str] | None,
         typer.Option(
@@ -150,7 +170,7 @@ def build(
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.build import build_round
-    from academiceval.rounds.config import BuildConfig
+    from academiceval.rounds.config import BuildConfig, preset_options
     from academiceval.store import Workspace
 
     try:
@@ -158,7 +178,9 @@ def build(
     except ValueError:
         raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
     try:
+        explicit = {"citation_list_size": citation_list_size} if citation_list_size is not None else {}
         config = BuildConfig(
+            **{**preset_options(preset), **explicit},
             val_from=_day(val_from, "--val-from"),
             test_from=_day(test_from, "--test-from"),
             test_until=_day(test_until, "--test-until"),

@@ -12,7 +12,9 @@ is measured here, for any round on disk, old or new:
   build excluded because debris was left after cleaning;
 * title samples kept: papers of each split with a title sample (a trail repeating the title used to cost one);
 * holes left by title removal in the title task's inputs;
-* Related Work: the citation-resolution rate (round-wide and per sample when the build recorded it);
+* Related Work: the citation-resolution rate (round-wide and per sample when the build recorded it), and per paper
+  why it has no Related Work sample, or its split, its share of cited works shown with an abstract and its label
+  paragraphs citing only title-only works (`rounds.related_work.audit`);
 * quality-gate exclusions and other skip reasons from the manifest;
 * BERTScore truncation rate per task, from the scores of the runs on this round;
 * splits: fractions asked vs. papers delivered per split, single-day windows.
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family, vocabulary
+from academiceval.rounds import related_work
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
 from academiceval.rounds.models import Sample
 from academiceval.rounds.quality import default_gate
@@ -249,6 +252,8 @@ def audit_round(
         "breakdown": cit,
         "related_work_samples": len(rw),
         "per_sample": per_sample or {},
+        # per paper: why it has no Related Work sample, or its split and abstract share (rounds.related_work)
+        "per_paper": related_work.audit((bo.get("validity") or {}).get("related_work") or {}),
     }
 
     # ---- exclusions -------------------------------------------------------------------------------------

@@ -14,14 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.papers.models import SectionRole
+from academiceval.papers.roles import assign_roles
 from academiceval.rounds import citations as cit
 from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows, contains, leak_reason
 from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
-from academiceval.rounds.prompts import render_prompt, skeleton
+from academiceval.rounds.prompts import render_parts, render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
+from academiceval.rounds.related_work import RelatedWorkLedger, paragraph_support
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import TaskViews, prepare_paper, task_views
@@ -111,13 +114,15 @@ def build_round(
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise ConfigError(f"templates directory {templates_dir} does not exist")
     val_from, test_from, test_until, since = cfg.val_from, cfg.test_from, cfg.test_until, cfg.since
-    distractors, min_citations, seed = cfg.distractors, cfg.min_citations, cfg.seed
+    seed = cfg.seed
     say = progress or (lambda stage, done, total: None)
     ws.ensure_schema(cit.CACHE_SCHEMA)
     gate = quality.default_gate().with_overrides(cfg.gate)
-    min_resolved_fraction = cfg.min_resolved_fraction
+    min_resolved_fraction = cfg.min_resolved_fraction  # of the listed cited works, shown with an abstract
     validity: dict[str, object] = {"quality_gate": quality.describe(gate), "prepared": Counter()}
     text_versions: dict[str, dict[str, object]] = {}
+    cites = next((t for t in tasks if task_spec(t).cites), None)  # the task the cited papers go with (Related Work)
+    ledger = RelatedWorkLedger()  # per paper: its Related Work sample's split, or why it has none (rounds.related_work)
 
     skipped: dict[str, Counter[str]] = {}
     notes: dict[str, Counter[str]] = {}
@@ -156,9 +161,13 @@ def build_round(
             paper = got
         paper, prep_notes = prepare_paper(paper)
         validity["prepared"].update(prep_notes)  # type: ignore[attr-defined]
+        if cites:
+            has = paper.has_role(SectionRole.related_work)
+            ledger.paper(aid, has_section=has, cited=len(cit.cited_in_related_work(paper)) if has else 0)
         why = quality.paper_reason(paper, gate)
         if why is not None:
             skip("papers", why)
+            ledger.exclude(aid, why)
             continue
         if paper.version and paper.version > 1:
             # the text is that of a later version: record which and, when the metadata knows it, its date
@@ -167,6 +176,8 @@ def build_round(
         views = task_views(meta, paper, tasks=tasks, cache=token_cache, gate=gate, prepare=False)
         for t, reason in views.skipped.items():
             skip(t, reason)
+            if t == cites:
+                ledger.exclude(aid, reason)
         for t, inst in views.instances.items():
             for nt in inst.notes:
                 note(t, nt)
@@ -211,13 +222,13 @@ def build_round(
         sp = assign(entries[aid].published, windows, entries[aid].date_precision)  # type: ignore[arg-type]
         if sp is None:
             imprecise = entries[aid].date_precision != "day" and assign(entries[aid].published, windows) is not None
-            skip(
-                "papers",
-                "date (known to the year/month) straddles a window start" if imprecise else "after the test window",
-            )
+            why = "date (known to the year/month) straddles a window start" if imprecise else "after the test window"
+            skip("papers", why)
+            ledger.exclude(aid, why)
             del entries[aid]
         else:
             entries[aid].split = sp
+            ledger.split(aid, sp)
 
     # ---- 3. samples (into the publisher's staging directory: checked, fsynced and renamed into place) ---------
     with publishing(final, force=force, home=ws.home, protect=previous, empty_hint=EMPTY_HINT) as tmp:
@@ -242,24 +253,26 @@ def build_round(
                     why = quality.debris_reason(inst.debris, target.split)  # val/test labels: no debris left
                     if why is not None:
                         skip(task, why)
+                        if task == cites:
+                            ledger.exclude(target.arxiv_id, why)
                         continue
                     if inst.debris:
                         train_debris[task].update({k: 1 for k in inst.debris})
                     corpus, corpus_tokens = [], 0
                     if task_spec(task).cites:  # the cited papers go with the sample (Related Work)
-                        got = _citation_corpus(
-                            ws, resolver, target, distractors, min_citations, seed, cite_stats, min_resolved_fraction
-                        )
+                        got = _citation_corpus(ws, resolver, target, cfg, cite_stats, ledger)
                         if isinstance(got, str):
                             skip(task, got)
+                            ledger.exclude(target.arxiv_id, got)
                             continue
                         corpus = got
                         texts = [t for c in corpus for t in (c.title, c.abstract)]
                         why = leak_reason(inst.label, {"citation list": "\n".join(texts)})
                         if why is not None:
                             skip(task, why)
+                            ledger.exclude(target.arxiv_id, why)
                             continue
-                        corpus_tokens = sum(count_tokens(texts)) if texts else 0
+                        corpus_tokens = citation_tokens(corpus, task, templates_dir)
                     body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
                     for spec in specs:
                         key = f"{task}/{spec.spec}"
@@ -330,6 +343,8 @@ def build_round(
                         )
                         sample.prompt_sha256 = sha256_hex(render_prompt(sample, templates_dir=templates_dir))
                         staging.write(key, sample)
+                        if task == cites:
+                            ledger.sample(target.arxiv_id, target.split)
                         token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
                         split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1
             say("samples", len(order), len(order))
@@ -352,6 +367,7 @@ def build_round(
                         k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
                     },
                     "text_versions": text_versions,
+                    "related_work": ledger.as_dict(),
                     "train_label_debris": {t: dict(sorted(c.items())) for t, c in train_debris.items() if c},
                 },
             }
@@ -368,41 +384,66 @@ def build_round(
     return manifest
 
 
-def _citation_corpus(
-    ws,
-    resolver,
-    target: Entry,
-    distractors: int,
-    min_citations: int,
-    seed: int,
-    stats: Counter,
-    min_fraction: float = cit.MIN_RESOLVED_FRACTION,
+def citation_tokens(corpus, task: str, templates_dir) -> int:  # type: ignore[no-untyped-def]
+    """WordPiece tokens of the rendered citation block (titles, bylines, abstracts or their "no abstract" note):
+    what the list adds to the skeleton (`rounds.prompts.skeleton` renders none)."""
+    if not corpus:
+        return 0
+    probe = Sample(
+        sample_id="citations", round="", task=task, setting="", split="train", arxiv_id="",
+        paper_id="", published="2000-01-01", fields={}, label="", citations=corpus,
+    )  # fmt: skip
+    return count_tokens([render_parts(probe, templates_dir=templates_dir)["citations"]])[0]
+
+
+def _citation_corpus(  # type: ignore[no-untyped-def]
+    ws, resolver, target: Entry, cfg: BuildConfig, stats: Counter, ledger: RelatedWorkLedger
 ):
-    paper = ws.get_paper_by_arxiv(target.arxiv_id)
-    refs = cit.cited_in_related_work(paper)
+    """The citation list of one Related Work target, or why it has none. Every work the related-work section cites
+    is listed — resolved with its record, unresolved with its reference's title, authors and year
+    (`CitationResolver.listed`); the resolved-fraction rule counts the works shown with an abstract; the list is
+    padded with distractors to `cfg.citation_list_size` entries (or by `cfg.distractors`, whichever adds more)."""
+    raw = ws.get_paper_by_arxiv(target.arxiv_id)
+    roles, _ = assign_roles(raw)  # the roles the label was cut by (same sections, in the same order)
+    mentions = cit.mentions_in_related_work(roles)
+    refs = cit.cited_in_related_work(roles)
     if not refs:
         return "no citation inside the related-work section"
-    metas, st = resolver.resolve(refs, exclude=target.arxiv_id, paper_id=paper.paper_id)
+    got = resolver.listed(refs, exclude=target.arxiv_id, paper_id=raw.paper_id, mentions=mentions)
+    st = got.stats
     stats["cited"] += st.cited
     for how, k in st.resolved.items():
         stats[f"resolved: {how}"] += k
     for why, k in st.unresolved.items():
         stats[f"unresolved: {why}"] += k
-    stats[f"sample:{target.arxiv_id}"] = [len(metas), st.cited]  # type: ignore[assignment]
-    if len(metas) < min_citations:
-        return f"fewer than {min_citations} cited papers resolved"
-    if st.cited and len(metas) / st.cited < min_fraction:
-        return f"under {min_fraction:.0%} of the cited works resolved"
-    rng = random.Random(derive_seed(seed, "citations", target.arxiv_id))
-    extra = cit.distractor_pool(
+    stats["listed"] += st.listed
+    stats["listed: with abstract"] += st.with_abstract
+    stats["listed: title only"] += st.title_only
+    stats["not shown: no title"] += st.not_shown
+    stats[f"sample:{target.arxiv_id}"] = [sum(1 for c in got.items if c.resolved), st.cited]  # type: ignore[assignment]
+    n_pad = max(cfg.distractors, cfg.citation_list_size - st.listed) if st.listed else 0
+    ledger.corpus(target.arxiv_id, st, distractors=n_pad, paragraphs=paragraph_support(raw, roles, got.by_ref))
+    if st.listed < cfg.min_citations:
+        return f"fewer than {cfg.min_citations} cited works to list"
+    if st.listed and st.abstract_fraction < cfg.min_resolved_fraction:
+        return f"under {cfg.min_resolved_fraction:.0%} of the cited works with an abstract"
+    rng = random.Random(derive_seed(cfg.seed, "citations", target.arxiv_id))
+    pool = cit.distractor_pool(
         ws,
         category=target.category,
         before=target.published,
-        exclude={target.arxiv_id, *(m.arxiv_id for m in metas)},
-        n=distractors,
+        exclude={target.arxiv_id, *(c.arxiv_id for c in got.items if c.arxiv_id)},
+        exclude_titles={cit.title_key(c.title) for c in got.items},
+        n=n_pad,
         rng=rng,
     )
-    return cit.build_corpus(metas, extra, rng)
+    for _, tier in pool:
+        stats[f"distractors: {tier}"] += 1
+    extra = cit.distractor_items(pool, abstract_share=st.abstract_fraction, rng=rng)
+    stats["distractors: abstract withheld"] += sum(c.abstract_withheld for c in extra)
+    if len(pool) < n_pad:
+        stats["distractors: pool too small"] += 1
+    return cit.build_corpus(got.items, extra, rng)
 
 
 def _shared_authors(target: Entry, demo: Entry, names: dict[str, str]) -> list[str]:

@@ -5,15 +5,31 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import PurePath
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from academiceval.errors import ConfigError
 from academiceval.rounds.models import Task
 from academiceval.rounds.settings import parse_setting
 from academiceval.rounds.split import DEFAULT_FRACTIONS, check_fractions
 from academiceval.store.models import StrictConfig
 from academiceval.store.tasks import check_task, task_names
+
+# `build --preset NAME`: option values a published protocol fixes; an option given explicitly wins over its preset
+BUILD_PRESETS: dict[str, dict[str, Any]] = {
+    # AcademicEval (Zhang et al. 2024): each Related Work citation list padded to 100 entries with uncited papers
+    "academiceval": {"citation_list_size": 100},
+}
+
+
+def preset_options(name: str | None) -> dict[str, Any]:
+    """The BuildConfig values of a named build preset (empty for None); an unknown name is a ConfigError."""
+    if name is None:
+        return {}
+    if name not in BUILD_PRESETS:
+        raise ConfigError(f"unknown build preset {name!r}: choose one of {', '.join(sorted(BUILD_PRESETS))}")
+    return dict(BUILD_PRESETS[name])
 
 
 class BuildConfig(StrictConfig):
@@ -26,16 +42,20 @@ class BuildConfig(StrictConfig):
     since: date | None = None  # only papers submitted on/after this date
     context_tokens: int | None = None  # also a ctx:N setting
     ladder: list[int] = Field(default_factory=list)  # context ladder rungs in tokens (rounds.ladder), e.g. "8K,16K"
+    # Related Work: pad each citation list with distractors to this many entries (AcademicEval: 100; 0 = no
+    # padding), and/or with this many in any case (the larger padding wins)
+    citation_list_size: int = Field(0, ge=0)
     distractors: int = Field(0, ge=0)
-    min_citations: int = Field(1, ge=0)
+    min_citations: int = Field(1, ge=0)  # Related Work: least cited works the list must show
     category_level: Literal["primary", "archive"] = "primary"
     seed: int = 0
     templates_dir: str | None = None
     fetch: bool = True  # fetch and ingest PDFs of papers with metadata but no parse (needs a source)
     max_fetch: int | None = None
     previous: str | None = None  # an earlier round (name or directory) for release notes
-    # Related Work: least share of the works cited in the section that must resolve to a title and abstract
-    min_resolved_fraction: float = Field(0.5, ge=0.0, le=1.0)
+    # Related Work: least share of the cited works the list shows with an abstract (the others are listed by title,
+    # authors and year); a target below it is excluded, with its share, in the manifest and the audit
+    min_resolved_fraction: float = Field(0.0, ge=0.0, le=1.0)
     # quality-gate overrides, KEY=VALUE as on the command line (rounds.quality.QualityGate fields,
     # "label_words.TASK": "LOW:HIGH", "enabled": "false"); empty = the documented defaults
     gate: dict[str, str] = Field(default_factory=dict)

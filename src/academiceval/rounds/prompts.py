@@ -73,8 +73,29 @@ def _demo_vars(d: Demo) -> dict[str, str]:
     return {**d.fields, "label": d.label}
 
 
+def _surname(name: str) -> str:
+    """The surname as written: "Vaswani" from "Ashish Vaswani", "A. Vaswani" or "Vaswani, Ashish"."""
+    name = " ".join(name.split())
+    if "," in name:
+        return name.split(",", 1)[0].strip()
+    words = [w for w in name.split() if w.strip(".").casefold() not in _NAME_SUFFIXES]
+    return words[-1] if words else name
+
+
+_NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+
+
+def byline(c: CitedPaper) -> str:
+    """ "Vaswani, Shazeer, Parmar et al. (2017)": surnames only, so a name printed as initials in a reference list
+    ("A. Vaswani") and one from a metadata record ("Ashish Vaswani") look alike in the list."""
+    names = [_surname(a) for a in c.authors if a.strip()]
+    shown = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
+    year = f"({c.year})" if c.year else ""
+    return " ".join(x for x in (shown, year) if x)
+
+
 def _cite_vars(c: CitedPaper) -> dict[str, str]:
-    return {"title": c.title, "abstract": c.abstract}
+    return {"title": c.title, "abstract": c.abstract, "byline": byline(c)}
 
 
 def _context(
@@ -160,12 +181,11 @@ def render_parts(
 
 
 def skeleton(sample: Sample, *, templates_dir: str | Path | None = None) -> str:
-    """The default prompt with every field, demo field, label and citation text emptied: what the template adds.
-
-    WordPiece counts are additive at whitespace, so tokens(prompt) = tokens(skeleton) + Σ tokens(texts).
+    """The default prompt with every field, demo field and label emptied and no citation list: what the template
+    adds. WordPiece counts are additive at whitespace, so tokens(prompt) = tokens(skeleton) + Σ tokens(texts) +
+    tokens(the citation block, `render_parts(...)["citations"]`).
     """
     empty_fields = {k: "" for k in sample.fields}
     demos = [d.model_copy(update={"fields": {k: "" for k in d.fields}, "label": ""}) for d in sample.demos]
-    cites = [CitedPaper(title="", abstract="") for _ in sample.citations]
-    s = sample.model_copy(update={"fields": empty_fields, "demos": demos, "citations": cites})
+    s = sample.model_copy(update={"fields": empty_fields, "demos": demos, "citations": []})
     return render_prompt(s, templates_dir=templates_dir)

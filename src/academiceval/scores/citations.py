@@ -1,5 +1,5 @@
-"""Citation faithfulness of a generated Related Work section (issue 15): `citation-precision`,
-`citation-recall`, `citation-unlisted`.
+"""Citation faithfulness of a generated Related Work section (issues 15, 25): `citation-precision`,
+`citation-recall`, `citation-unlisted`, `reference-coverage`.
 
 The Related Work prompt lists the papers the model may cite, numbered `[Cited paper 1] … [Cited paper N]`
 (rounds/templates/_blocks.j2 `citation_block`, in the sample's `citations` order), and asks the model to cite
@@ -8,8 +8,8 @@ them by number. From the generated section we extract every citation it makes:
 - numeric marks: `[3]`, `[2, 5-7]`, `[Cited paper 4]`, and "cited paper 4" in running text; a number in 1..N
   is that list item, any other number is a citation to a work *not in the list*;
 - author-year strings: `Smith et al. (2020)`, `(Smith and Jones, 2019; Lee, 2021)`, `Smith, 2020` — the list
-  shows no author names, so an author-year citation cannot be tied to a listed item and counts as not listed
-  (the prompt asks for numbers);
+  shows each work's surnames and year (issue 25), so one whose surname is the first author's of a listed work of
+  that year cites that work; any other is a citation to a work not in the list (the prompt asks for numbers);
 - titles: a listed paper's title written out (normalised words, ≥ 4 words) cites that item; a quoted title-like
   string (≥ 4 words) that matches no listed title at ≥ 0.9 similarity is a citation to an unlisted work.
 
@@ -20,7 +20,11 @@ Then, over distinct citations:
   citations are the list items that are not distractors: the round builds the list from the paper's in-text
   citations inside its related-work section, linked to its references (rounds/citations.py), padded with
   distractors. Undefined when the list has no real citations;
-- `citation-unlisted` = the count of distinct unlisted citations (0 is best).
+- `citation-unlisted` = the count of distinct unlisted citations (0 is best);
+- `reference-coverage` = the share of the real section's in-text citations (`CitedPaper.mentions`: how often it
+  cites each listed work) whose work the generated section cites — recall weighted by how much the real section
+  leans on each work, DeepScholar-Bench's reference coverage with mention counts standing in for its "important
+  references"; no judge. Undefined for a list without mention counts (rounds built before issue 25).
 
 Each value is stored as `score` (the primary value), with the counts and what was extracted in `details`.
 Only Related Work samples are scored; other tasks are left alone.
@@ -112,9 +116,28 @@ def _numbers(content: str) -> list[int] | None:
     return out or None
 
 
-def extract_citations(text: str, titles: Sequence[str]) -> Extracted:
-    """Citations made by `text`, mapped to the 1-based list whose titles are `titles`."""
+def _first_surname(authors: Sequence[str]) -> str | None:
+    """The first author's surname, case-folded ("vaswani" of "Ashish Vaswani", "A. Vaswani", "Vaswani, A.")."""
+    if not authors:
+        return None
+    name = " ".join(authors[0].split())
+    if "," in name:
+        return name.split(",", 1)[0].strip().casefold() or None
+    words = [w for w in name.split() if w.strip(".").casefold() not in ("jr", "sr", "ii", "iii")]
+    return words[-1].casefold() if words else None
+
+
+def extract_citations(
+    text: str, titles: Sequence[str], bylines: Sequence[tuple[Sequence[str], int | None]] | None = None
+) -> Extracted:
+    """Citations made by `text`, mapped to the 1-based list whose titles are `titles` and, when given, whose
+    (authors, year) are `bylines` (an author-year citation of a listed work's first author and year cites it)."""
     n = len(titles)
+    by_key: dict[str, set[int]] = {}
+    for i, (authors, year) in enumerate(bylines or (), 1):
+        surname = _first_surname(authors)
+        if surname and year:
+            by_key.setdefault(f"{surname}:{year}", set()).add(i)
     ex = Extracted()
 
     def number(k: int) -> None:
@@ -145,7 +168,11 @@ def extract_citations(text: str, titles: Sequence[str]) -> Extracted:
             if name not in _NOT_NAMES:
                 ay.add(f"{name.casefold()}:{year}")
     ex.author_year = len(ay)
-    ex.unlisted |= {f"ay:{k}" for k in ay}
+    for k in ay:
+        if k in by_key:
+            ex.listed |= by_key[k]
+        else:
+            ex.unlisted.add(f"ay:{k}")
     # titles written out
     ntext = f" {norm_words(text)} "
     norm_titles = [norm_words(t) for t in titles]
@@ -172,15 +199,21 @@ class CitationScores:
     recall: float | None
     unlisted: int
     details: dict[str, Any]
+    coverage: float | None = None  # reference coverage (mention-weighted recall)
 
 
 def citation_scores(text: str, citations: Sequence[Any]) -> CitationScores:
-    """Precision, recall and unlisted count of `text` against a sample's citation list (`CitedPaper`s)."""
+    """Precision, recall, unlisted count and reference coverage of `text` against a sample's citation list
+    (`CitedPaper`s)."""
     titles = [c.title for c in citations]
     true = {i for i, c in enumerate(citations, 1) if not getattr(c, "distractor", False)}
-    ex = extract_citations(text, titles)
+    bylines = [(list(getattr(c, "authors", []) or []), getattr(c, "year", None)) for c in citations]
+    ex = extract_citations(text, titles, bylines)
     precision = len(ex.listed) / ex.total if ex.total else None
     recall = len(ex.listed & true) / len(true) if true else None
+    weight = {i: int(getattr(c, "mentions", 0) or 0) for i, c in enumerate(citations, 1) if i in true}
+    total = sum(weight.values())
+    coverage = sum(w for i, w in weight.items() if i in ex.listed) / total if total else None
     details = {
         "list_size": len(titles),
         "real_citations": len(true),
@@ -191,16 +224,26 @@ def citation_scores(text: str, citations: Sequence[Any]) -> CitationScores:
         "numeric_marks": ex.numeric,
         "author_year": ex.author_year,
         "titles": ex.titles,
+        "mentions": total,
+        "mentions_covered": sum(w for i, w in weight.items() if i in ex.listed),
     }
-    return CitationScores(precision, recall, len(ex.unlisted), details)
+    return CitationScores(precision, recall, len(ex.unlisted), details, coverage)
+
+
+UNDEFINED = {
+    "precision": "no citations",
+    "recall": "no real citations listed",
+    "unlisted": "",
+    "coverage": "no mention counts in the list (a round built before issue 25)",
+}
 
 
 class CitationMetric(SampleScorer):
-    """One of the three citation metrics over a run's Related Work records."""
+    """One of the four citation metrics over a run's Related Work records."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.metric_name = f"citation-{kind}"
+        self.metric_name = "reference-coverage" if kind == "coverage" else f"citation-{kind}"
 
     def config(self) -> dict[str, Any]:
         return {"metric": self.metric_name, "version": VERSION, "title_match": TITLE_MATCH}
@@ -210,23 +253,35 @@ class CitationMetric(SampleScorer):
 
     def score(self, item: ScoreItem) -> Scored:
         s = citation_scores(item.output, item.sample.citations)
-        value = {"precision": s.precision, "recall": s.recall, "unlisted": float(s.unlisted)}[self.kind]
+        value = {
+            "precision": s.precision,
+            "recall": s.recall,
+            "unlisted": float(s.unlisted),
+            "coverage": s.coverage,
+        }[self.kind]
         details = dict(s.details)
         if value is None:
-            details["undefined"] = "no citations" if self.kind == "precision" else "no real citations listed"
+            details["undefined"] = UNDEFINED[self.kind]
         return Scored(values={} if value is None else {"score": value}, details=details)
 
 
-for _kind, _summary in (
-    ("precision", "share of a Related Work section's citations that point into the given (numbered) list"),
-    ("recall", "share of the real section's citations (non-distractor list items) the generated section cites"),
-    ("unlisted", "count of distinct citations to works not in the given list"),
+def _cites(spec: Any) -> bool:
+    return bool(spec.cites)
+
+
+CITATION_METRICS = ("citation-precision", "citation-recall", "citation-unlisted", "reference-coverage")
+for _kind, _name, _summary in (
+    ("precision", CITATION_METRICS[0], "share of a Related Work section's citations pointing into the given list"),
+    ("recall", CITATION_METRICS[1], "share of the real section's cited works (non-distractors) the output cites"),
+    ("unlisted", CITATION_METRICS[2], "count of distinct citations to works not in the given list"),
+    ("coverage", CITATION_METRICS[3], "share of the real section's in-text citations whose work the output cites"),
 ):
     register(
         Metric(
-            f"citation-{_kind}",
+            _name,
             build=lambda opts, k=_kind: CitationMetric(k),
             needs=Needs(reference=True),
             summary=_summary,
+            default_for=_cites,  # scored by default on the tasks whose samples carry a citation list
         )
     )

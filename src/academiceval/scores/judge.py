@@ -237,6 +237,15 @@ class Judge:
         section = (spec.judge_name or task) if (spec := find_spec(task)) is not None else task
         return TEMPLATE.format(section=section, title=title or "(not given)", text_a=a, text_b=b)
 
+    def clip(self, text: str) -> str:
+        """A text cut to `max_chars` (marked as cut), as any judge prompt shows it."""
+        return self._clip(text)
+
+    async def ask(self, prompt: str) -> str:
+        """The judge's answer to any prompt, through the same path (cache, retries, concurrency): what the other
+        judge-role metrics call (`scores.related_work_judge`)."""
+        return await self._ask(prompt)
+
     async def _ask(self, prompt: str) -> str:
         """The judge's answer to one prompt: from the cache, or asked (with retries); raises the final error."""
         sha = sha256_hex(prompt)

@@ -40,6 +40,7 @@ from academiceval.store.tasks import find_spec, load_extensions
 PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.builtin",
     "academiceval.scores.citations",
+    "academiceval.scores.related_work_judge",
     "academiceval.scores.accuracy",
     "academiceval.scores.leval_metrics",
 )
@@ -53,6 +54,18 @@ def default_metrics(tasks: Iterable[str]) -> list[str] | None:
     if not specs or any(s is None or not s.default_metrics for s in specs):
         return None
     return sorted({m for s in specs if s is not None for m in s.default_metrics})
+
+
+def added_defaults(tasks: Iterable[str], *, judge: bool = False) -> list[str]:
+    """Metrics scored by default *besides* the general ones on a run with these tasks: those whose `default_for`
+    accepts one of the tasks' specs (citation faithfulness on the tasks that carry a citation list); a metric that
+    needs a judge only when one is given. In registration order."""
+    specs = [s for s in (find_spec(t) for t in set(tasks)) if s is not None]
+    return [
+        m.name
+        for m in (get(n) for n in names())
+        if m.default_for is not None and (judge or not m.needs.judge) and any(m.default_for(s) for s in specs)
+    ]
 
 
 class Options(BaseModel):
@@ -89,6 +102,8 @@ class Metric:
     needs: Needs = field(default_factory=Needs)
     summary: str = ""
     options: type[BaseModel] | None = None  # its options (`--metric-arg NAME.OPTION=VALUE`), extra="forbid"
+    # scored by default (with the general metrics) on runs with a task whose spec it accepts (`added_defaults`)
+    default_for: Callable[[Any], bool] | None = None
 
 
 _REGISTRY: dict[str, Metric] = {}

@@ -38,6 +38,10 @@ from academiceval.store.artifacts import (
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 
 
+# the metrics `score` computes when none are named (plus the judge when one is given, and what a run's tasks add:
+# `registry.added_defaults`, e.g. citation faithfulness on Related Work)
+GENERAL_DEFAULT = ("rouge-l", "bertscore")
+
 LABEL_WITHHELD = "label withheld"  # how RunJob.unusable starts the error of a sample a release withholds
 
 
@@ -95,7 +99,7 @@ def score_runs(
         judge = load_backend(config.judge, base_url=config.judge_base_url)
     metrics = config.metrics
     if metrics is None:
-        metrics = ["rouge-l", "bertscore", *(["judge"] if judge is not None else [])]
+        metrics = [*GENERAL_DEFAULT, *(["judge"] if judge is not None else [])]
     chosen = registry.resolve(metrics, judge=judge)
     registry.check_options(config)  # a misspelled --metric-arg fails here, before any run is read
     opts = MetricOptions(
@@ -174,6 +178,12 @@ def _score_one(
     family = registry.default_metrics(r.task for r in records.values()) if config.metrics is None else None
     if family:
         run_metrics = registry.resolve(family)
+    elif config.metrics is None:  # the general default, plus what this run's tasks add (Related Work: citations)
+        extra = registry.added_defaults((r.task for r in records.values()), judge=opts.judge is not None)
+        run_metrics = [
+            *chosen,
+            *registry.resolve([m for m in extra if m not in {c.name for c in chosen}], judge=opts.judge),
+        ]
     for metric in run_metrics:
         scorer = scorers.get(metric.name)
         if scorer is None:

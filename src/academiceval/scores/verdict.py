@@ -146,9 +146,10 @@ def final_answer(text: str) -> str | None:
     return None
 
 
-def parse_verdict(text: str, aspects: tuple[str, ...] = ("overall",)) -> dict[str, Verdict]:
-    """The verdicts of the judge's final answer (`final_answer`): criterion/overall → "A" | "B" | "tie". The
-    answer must be one object with nothing after it; every aspect in `aspects` is required."""
+def parse_final_object(text: str) -> dict[str, Any]:
+    """The object of the judge's final answer (`final_answer`), read tolerantly; the answer must be that one object
+    with nothing after it. What the object must hold is the caller's to check (the pairwise verdict below; the
+    Related Work judge's score, nuggets and labels in `scores.related_work_judge`)."""
     answer = final_answer(text)
     if answer is None:
         raise JudgeParseError(f"no final VERDICT line in the judge's answer: {(text or '')[-200:]!r}")
@@ -158,6 +159,14 @@ def parse_verdict(text: str, aspects: tuple[str, ...] = ("overall",)) -> dict[st
     obj = _load_object(blocks[0])
     if obj is None:
         raise JudgeParseError(f"the VERDICT object cannot be read: {answer[:200]!r}")
+    return obj
+
+
+def parse_verdict(text: str, aspects: tuple[str, ...] = ("overall",)) -> dict[str, Verdict]:
+    """The verdicts of the judge's final answer (`final_answer`): criterion/overall → "A" | "B" | "tie". The
+    answer must be one object with nothing after it; every aspect in `aspects` is required."""
+    obj = parse_final_object(text)
+    answer = final_answer(text) or ""
     if len(obj) == 1 and isinstance(next(iter(obj.values())), dict):  # {"verdict": {...}}
         inner = next(iter(obj.values()))
         if _norm_key(next(iter(obj))) not in ASPECTS:

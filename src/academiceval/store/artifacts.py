@@ -346,7 +346,18 @@ def sample_schema(field_names: Sequence[str]) -> pa.Schema:
         ]
     )
     cite_t = pa.struct(
-        [("arxiv_id", pa.string()), ("title", pa.string()), ("abstract", pa.string()), ("distractor", pa.bool_())]
+        [
+            ("arxiv_id", pa.string()),
+            ("title", pa.string()),
+            ("abstract", pa.string()),
+            ("distractor", pa.bool_()),
+            ("authors", pa.list_(pa.string())),
+            ("year", pa.int64()),
+            ("resolved", pa.bool_()),
+            ("found_by", pa.string()),
+            ("abstract_withheld", pa.bool_()),
+            ("mentions", pa.int64()),
+        ]
     )
     return pa.schema(
         [

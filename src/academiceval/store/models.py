@@ -68,12 +68,20 @@ class Demo(BaseModel):
 
 
 class CitedPaper(BaseModel):
-    """One entry of the Related-Work citation corpus."""
+    """One entry of the Related-Work citation list: a work the target cites in its related-work section, or a
+    distractor. A cited work that resolution did not find stays in the list with its reference's own title, authors
+    and year (`resolved=False`, no abstract), so the model is shown every work the section cites."""
 
-    arxiv_id: str | None = None
+    arxiv_id: str | None = None  # the work's id (arXiv id, "doi:…", "openalex:…"); None when unresolved
     title: str
-    abstract: str = ""
+    abstract: str = ""  # empty: no abstract known (the prompt says so) or withheld (`abstract_withheld`)
     distractor: bool = False  # padding paper not cited by the target (never shown to the model as such)
+    authors: list[str] = Field(default_factory=list)  # the work's record's names, or the reference's when unresolved
+    year: int | None = None
+    resolved: bool = True  # False: no record of the work was found; title, authors and year are the reference's
+    found_by: str = ""  # a cited work: how it was resolved (sources.resolve METHODS); a distractor: its pool
+    abstract_withheld: bool = False  # a distractor shown without its abstract, as often as cited works lack one
+    mentions: int = 0  # in-text citations of the work in the related-work section (the label); 0 for a distractor
 
 
 class Sample(BaseModel):

@@ -5,8 +5,9 @@ The demo round has no Related Work samples (the sample papers' citations do not 
 this builds them the way the round builder does, straight from pre-parsed papers (`sources.mirror.unarxive` and
 `sources.mirror.scalar_papers`, whose ICLR papers carry every inline citation span): the
 label is the paper's related-work section(s); the citation list is the references its in-text citations inside
-that section link to (title from the parsed reference, else the raw entry), padded with as many distractors
-(references the paper cites elsewhere only), shuffled with the sample's seed — numbered in the prompt in this
+that section link to (title from the parsed reference, else the raw entry; its authors and year; no abstract, as an
+unresolved work; how often the section cites it), padded with as many distractors (references the paper cites
+elsewhere only), shuffled with the sample's seed — numbered in the prompt in this
 order. Every sample is written as a real round (`testing.sample_round.write_round`).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 from academiceval.rounds.models import CitedPaper, Sample
@@ -47,6 +49,19 @@ def _ref_title(ref) -> str:
     return " ".join((ref.title or ref.raw).split())[:300]
 
 
+def _entry(ref, *, distractor: bool = False, mentions: int = 0) -> CitedPaper:
+    """A reference as a list entry: its own title, authors and year, no abstract (it was not resolved)."""
+    return CitedPaper(
+        title=_ref_title(ref),
+        arxiv_id=ref.arxiv_id,
+        authors=list(ref.authors),
+        year=ref.year,
+        resolved=False,
+        distractor=distractor,
+        mentions=mentions,
+    )
+
+
 def related_work_samples(corpus: Path, *, round_name: str = ROUND, body_chars: int = 20_000) -> list[Sample]:
     """One zero-shot Related Work sample per pre-parsed paper whose related-work section cites references."""
     out: list[Sample] = []
@@ -64,11 +79,9 @@ def related_work_samples(corpus: Path, *, round_name: str = ROUND, body_chars: i
         seed = stable_int(p.arxiv_id)
         rng = random.Random(seed)
         distractors = rng.sample(elsewhere, min(len(cited), len(elsewhere)))
-        corpus_list = [CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited]
-        corpus_list += [
-            CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id, distractor=True)
-            for j in distractors
-        ]
+        mentions = Counter(j for c in p.citations if c.section_index in rw for j in dict.fromkeys(c.reference_indices))
+        corpus_list = [_entry(p.references[j], mentions=mentions[j]) for j in cited]
+        corpus_list += [_entry(p.references[j], distractor=True) for j in distractors]
         rng.shuffle(corpus_list)
         body = "\n\n".join(
             s.text for i, s in enumerate(p.sections) if i not in rw and s.role not in NON_BODY_ROLES and s.text
