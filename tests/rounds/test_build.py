@@ -71,7 +71,42 @@ def test_real_round_contents(built) -> None:
     assert all(len(s.demos) == 1 and s.demos[0].origin == "random" for s in rnd.samples(rnd_cfg))
     zs = next(c for c, i in m.configs.items() if i.setting == "zero-shot" and i.task == "title")
     assert m.configs[rnd_cfg].mean_input_tokens > m.configs[zs].mean_input_tokens
-    assert zs.startswith("title-") and zs.endswith("K")
+    assert zs == "title-zero-shot" and rnd_cfg == "title-random1"  # task + setting: stable across rounds (issue 28)
+    assert m.configs[zs].mean_input_tokens > 1000  # the size is metadata
+
+
+def test_old_config_names_still_read(built, tmp_path, caplog) -> None:
+    """A config asked by its old name (with the measured size) is found, with a note; so is a new name in a round
+    written the old way (its configs carried the size)."""
+    import logging
+    import shutil
+
+    from academiceval.errors import ConfigError
+    from academiceval.store.artifacts import write_manifest, write_round_config
+
+    ws, m = built
+    rnd = load_round(ws.rounds_dir / "2022-12")
+    want = sum(1 for _ in rnd.samples("title-zero-shot"))
+    with caplog.at_level(logging.WARNING, logger="academiceval.store.artifacts"):
+        assert sum(1 for _ in rnd.samples("title-zero-shot-17K")) == want
+    assert "is read as 'title-zero-shot'" in caplog.text
+    with pytest.raises(ConfigError, match="no config 'title-zero-sho'"):
+        next(rnd.samples("title-zero-sho"))
+    # a round exported before the change: the same samples under the sized name
+    old = tmp_path / "old"
+    old.mkdir()
+    shutil.copytree(rnd.path / "templates", old / "templates")
+    man = rnd.manifest.model_copy(deep=True)
+    info = man.configs.pop("title-zero-shot").model_copy(update={"setting_name": "title-zero-shot-14K", "files": []})
+    man.configs = {"title-zero-shot-14K": info}
+    write_round_config(old, info, rnd.samples("title-zero-shot"), ["body", "abstract"])
+    man.files = {}
+    write_manifest(old, man)
+    legacy = load_round(old)
+    assert legacy.configs() == ["title-zero-shot-14K"]
+    for name in ("title-zero-shot-14K", "title-zero-shot", "title-zero-shot-17K"):
+        got = list(legacy.samples(name))
+        assert len(got) == want and {s.setting_name for s in got} == {"title-zero-shot-14K"}
 
 
 def test_same_options_give_byte_identical_files(built, tmp_path, monkeypatch) -> None:

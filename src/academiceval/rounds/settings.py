@@ -77,16 +77,18 @@ def parse_setting(text: str) -> SettingSpec:
     return spec
 
 
-def setting_names(task: Task, specs_and_means: list[tuple[SettingSpec, float]]) -> dict[str, str]:
-    """Config names `{task}-{setting slug}-{size}` (`abstract-random1-19K`, `title-zero-shot-14K`,
-    `related_work-coauthor2-72K`): store.artifacts.artifact_name plus the measured mean input tokens; the run
-    records file of a config is the same name without the size (`abstract-random1.jsonl`)."""
+def setting_names(task: Task, specs: list[SettingSpec]) -> dict[str, str]:
+    """Config names `{task}-{setting slug}` (`abstract-random1`, `title-zero-shot`, `related_work-coauthor2`,
+    `title-ctx8K`): store.artifacts.artifact_name, the same in every round and the same as a run's records file
+    stem. The measured mean input size is metadata (`ConfigInfo.mean_input_tokens`, shown by `stats` and the
+    dataset card), no longer part of the name: it changed from round to round (`-14K` here, `-17K` there)."""
+    return {spec.spec: artifact_name(task, spec.spec) for spec in specs}
 
-    def kilo(x: float) -> str:
-        k = x / 1000.0
-        return f"{round(k)}K" if k >= 0.95 else f"{k:.1f}K"
 
-    return {spec.spec: artifact_name(task, spec.spec, kilo(mean)) for spec, mean in specs_and_means}
+def size_label(tokens: float) -> str:
+    """`13,834` → `14K`, `940` → `0.9K`: how a config's mean input size is shown (it used to end its name)."""
+    k = tokens / 1000.0
+    return f"{round(k)}K" if k >= 0.95 else f"{k:.1f}K"
 
 
 @dataclass
