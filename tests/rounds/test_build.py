@@ -84,7 +84,7 @@ def test_old_config_names_still_read(built, tmp_path, caplog) -> None:
     from academiceval.errors import ConfigError
     from academiceval.store.artifacts import write_manifest, write_round_config
 
-    ws, m = built
+    ws, _ = built
     rnd = load_round(ws.rounds_dir / "2022-12")
     want = sum(1 for _ in rnd.samples("title-zero-shot"))
     with caplog.at_level(logging.WARNING, logger="academiceval.store.artifacts"):
