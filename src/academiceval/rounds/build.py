@@ -12,6 +12,7 @@ import hashlib
 import random
 from collections import Counter, OrderedDict
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -20,7 +21,7 @@ from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
-from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
+from academiceval.rounds.models import CitedPaper, Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
@@ -225,7 +226,7 @@ def build_round(
         views = _Views(ws, tasks, gate=gate)
         resolver = cit.CitationResolver(ws, source)
         selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
-        skel_cache: dict[tuple[str, int, int], int] = {}
+        skel_cache: dict[tuple[Task, int, int], int] = {}  # (task, demos, citations) -> template tokens
         token_sums: dict[tuple[Task, str], list[int]] = {}
         split_counts: dict[tuple[Task, str], Counter[str]] = {}
         cite_stats = Counter()
@@ -260,14 +261,31 @@ def build_round(
                             skip(task, why)
                             continue
                         corpus_tokens = sum(count_tokens(texts)) if texts else 0
-                    body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
+                    full_tok, label_tok = own_tokens[(target.arxiv_id, task)]
+
+                    def template_tokens(k: int, task: Task = task, n_cites: int = len(corpus), f=inst.fields) -> int:
+                        if (task, k, n_cites) not in skel_cache:
+                            skel_cache[(task, k, n_cites)] = _template_tokens(task, f, k, n_cites, templates_dir)
+                        return skel_cache[(task, k, n_cites)]
+
                     for spec in specs:
                         key = f"{task}/{spec.spec}"
                         s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
                         rng = random.Random(s_seed)
+                        fields, body_tok = inst.fields, full_tok
                         if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
+                            room = spec.tokens - template_tokens(0) - corpus_tokens  # a rung's inputs fit the rung
+                            fit = ladder.fit_target(inst.fields, full_tok, room)
+                            if isinstance(fit, str):
+                                skip(key, fit)
+                                continue
+                            fields, body_tok = fit
+                            if body_tok < full_tok:
+                                note(key, "body cut at the end to fit the rung (no demos)")
                             lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
-                            picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
+                            picked = ladder.select(
+                                selectors[task], spec, target, lseed, body_tok + corpus_tokens, template_tokens
+                            )
                         else:
                             picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
                         if isinstance(picked, str):
@@ -309,7 +327,7 @@ def build_round(
                             published=target.published,
                             date_precision=target.date_precision,
                             primary_category=target.category,
-                            fields=dict(inst.fields),
+                            fields=dict(fields),
                             citations=corpus,
                             demos=demos,
                             label=inst.label,
@@ -322,11 +340,11 @@ def build_round(
                             target_title=target.title_norm,
                             demo_info={e.arxiv_id: (e.paper_id, e.title_norm, e.split) for e, _ in picked},
                         )
-                        sk = (task, len(demos), len(corpus))
-                        if sk not in skel_cache:
-                            skel_cache[sk] = count_tokens([skeleton(sample, templates_dir=templates_dir)])[0]
                         sample.input_tokens = (
-                            skel_cache[sk] + body_tok + corpus_tokens + sum(e.cost[task] for e, _ in picked)
+                            template_tokens(len(demos))
+                            + body_tok
+                            + corpus_tokens
+                            + sum(selectors[task].cost(target, e) for e, _ in picked)
                         )
                         sample.prompt_sha256 = prompt_sha256(render_prompt(sample, templates_dir=templates_dir))
                         staging.write(key, sample)
@@ -403,6 +421,27 @@ def _citation_corpus(
         rng=rng,
     )
     return cit.build_corpus(metas, extra, rng)
+
+
+def _template_tokens(task: Task, fields: dict[str, str], demos: int, citations: int, templates_dir) -> int:
+    """What the task's template adds to a prompt with `demos` demonstrations and `citations` cited papers (every
+    text emptied: WordPiece counts are additive, so a prompt's count is this plus its texts')."""
+    blank = {k: "" for k in fields}
+    probe = Sample(
+        sample_id="",
+        round="",
+        task=task,
+        setting="",
+        split="test",
+        arxiv_id="",
+        paper_id="",
+        published=date(2000, 1, 1),
+        fields=blank,
+        citations=[CitedPaper(title="") for _ in range(citations)],
+        demos=[Demo(arxiv_id="", published=date(2000, 1, 1), fields=blank, label="", origin="random")] * demos,
+        label="",
+    )
+    return count_tokens([skeleton(probe, templates_dir=templates_dir)])[0]
 
 
 def _shared_authors(target: Entry, demo: Entry, names: dict[str, str]) -> list[str]:

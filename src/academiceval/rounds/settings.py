@@ -154,6 +154,10 @@ class DemoSelector:
             target.arxiv_id, target.paper_id, target.title_norm, cand.arxiv_id, cand.paper_id, cand.title_norm
         )
 
+    def cost(self, target: Entry, cand: Entry) -> int:
+        """Tokens `cand` adds as a demonstration of `target` (its inputs and label)."""
+        return cand.cost[self.task]
+
     def random_pool(self, target: Entry) -> list[Entry]:
         return [e for e in self._by_cat.get(self._cat(target.category), []) if self.eligible(target, e)]
 
