@@ -12,7 +12,6 @@ import hashlib
 import random
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from datetime import date
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -20,14 +19,15 @@ from academiceval.rounds import citations as cit
 from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
-from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
-from academiceval.rounds.models import CitedPaper, Demo, RoundManifest, Sample, Task
-from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
+from academiceval.rounds.leakage import LeakageError, check_sample, check_windows, leak_reason
+from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
+from academiceval.rounds.prompts import prompt_sha256, render_prompt
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import TaskViews, contains, prepare_paper, task_views
 from academiceval.rounds.tokens import count_tokens
+from academiceval.rounds.versions import DemoText, earlier_texts, text_date, text_version_counts
 from academiceval.store.artifacts import check_name
 from academiceval.store.publisher import check_destination, publishing
 from academiceval.store.tasks import task_names, task_spec
@@ -50,17 +50,20 @@ class _Views:
         self, ws: Workspace, tasks: tuple[Task, ...], size: int = 96, gate: quality.QualityGate | None = None
     ) -> None:
         self.ws, self.tasks, self.size, self.gate = ws, tasks, size, gate
-        self._lru: OrderedDict[str, TaskViews] = OrderedDict()
+        self._lru: OrderedDict[tuple[str, str | None], TaskViews] = OrderedDict()
 
-    def get(self, arxiv_id: str) -> TaskViews:
-        v = self._lru.get(arxiv_id)
+    def get(self, arxiv_id: str, paper_id: str | None = None) -> TaskViews:
+        """The task texts of a paper's primary text, or of its text `paper_id` (an earlier version's)."""
+        key = (arxiv_id, paper_id)
+        v = self._lru.get(key)
         if v is not None:
-            self._lru.move_to_end(arxiv_id)
+            self._lru.move_to_end(key)
             return v
-        meta, paper = self.ws.get_meta(arxiv_id), self.ws.get_paper_by_arxiv(arxiv_id)
+        meta = self.ws.get_meta(arxiv_id)
+        paper = self.ws.get_paper(paper_id) if paper_id else self.ws.get_paper_by_arxiv(arxiv_id)
         assert meta is not None and paper is not None
         v = task_views(meta, paper, tasks=self.tasks, counts=False, gate=self.gate)
-        self._lru[arxiv_id] = v
+        self._lru[key] = v
         if len(self._lru) > self.size:
             self._lru.popitem(last=False)
         return v
@@ -161,10 +164,12 @@ def build_round(
         if why is not None:
             skip("papers", why)
             continue
-        if paper.version and paper.version > 1:
-            # the text is that of a later version: record which and, when the metadata knows it, its date
-            same = meta.version == paper.version and meta.updated is not None
-            text_versions[aid] = {"version": paper.version, "date": meta.updated.isoformat() if same else None}
+        dated = text_date(meta, paper)  # a later version's text: its date, for demo eligibility (rounds.versions)
+        earlier = earlier_texts(ws, meta, paper, tasks, gate, token_cache)
+        if dated.version and dated.version > 1:
+            text_versions[aid] = {**dated.record(), "paper_id": paper.paper_id}
+            if earlier:
+                text_versions[aid]["earlier"] = [{**t.date.record(), "paper_id": t.paper_id} for t in earlier]
         views = task_views(meta, paper, tasks=tasks, cache=token_cache, gate=gate, prepare=False)
         for t, reason in views.skipped.items():
             skip(t, reason)
@@ -186,6 +191,7 @@ def build_round(
             authors=tuple(a.key or a.name for a in meta.authors),
             cost=cost,
             date_precision=meta.date_precision,
+            texts=(DemoText(paper.paper_id, dated, cost), *earlier),
         )
         for a in meta.authors:
             names_by_key.setdefault(a.key or a.name, a.name)
@@ -265,7 +271,7 @@ def build_round(
 
                     def template_tokens(k: int, task: Task = task, n_cites: int = len(corpus), f=inst.fields) -> int:
                         if (task, k, n_cites) not in skel_cache:
-                            skel_cache[(task, k, n_cites)] = _template_tokens(task, f, k, n_cites, templates_dir)
+                            skel_cache[(task, k, n_cites)] = ladder.template_tokens(task, f, k, n_cites, templates_dir)
                         return skel_cache[(task, k, n_cites)]
 
                     for spec in specs:
@@ -293,7 +299,15 @@ def build_round(
                             continue
                         demos = []
                         for e, origin in picked:
-                            dinst = views.get(e.arxiv_id).instances[task]
+                            text = selectors[task].text_for(target, e)  # dated no later than the target
+                            if text is None:  # an invariant like check_sample's: the build aborts, nothing written
+                                raise LeakageError(
+                                    f"{key}/{target.arxiv_id}: demo {e.arxiv_id} has no text dated by the target"
+                                )
+                            earlier = text.paper_id != e.paper_id  # the primary text is newer than the target
+                            if earlier:
+                                note(key, "demo shown with an earlier version's text (the newer is after the target)")
+                            dinst = views.get(e.arxiv_id, text.paper_id if earlier else None).instances[task]
                             demos.append(
                                 Demo(
                                     arxiv_id=e.arxiv_id,
@@ -301,7 +315,7 @@ def build_round(
                                     fields=dict(dinst.fields),
                                     label=dinst.label,
                                     origin=origin,
-                                    paper_id=e.paper_id,
+                                    paper_id=text.paper_id,
                                     date_precision=e.date_precision,
                                     shared_authors=_shared_authors(target, e, names_by_key),
                                 )
@@ -370,6 +384,7 @@ def build_round(
                         k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
                     },
                     "text_versions": text_versions,
+                    "demo_text_versions": text_version_counts(selectors, entries),
                     "train_label_debris": {t: dict(sorted(c.items())) for t, c in train_debris.items() if c},
                 },
             }
@@ -421,27 +436,6 @@ def _citation_corpus(
         rng=rng,
     )
     return cit.build_corpus(metas, extra, rng)
-
-
-def _template_tokens(task: Task, fields: dict[str, str], demos: int, citations: int, templates_dir) -> int:
-    """What the task's template adds to a prompt with `demos` demonstrations and `citations` cited papers (every
-    text emptied: WordPiece counts are additive, so a prompt's count is this plus its texts')."""
-    blank = {k: "" for k in fields}
-    probe = Sample(
-        sample_id="",
-        round="",
-        task=task,
-        setting="",
-        split="test",
-        arxiv_id="",
-        paper_id="",
-        published=date(2000, 1, 1),
-        fields=blank,
-        citations=[CitedPaper(title="") for _ in range(citations)],
-        demos=[Demo(arxiv_id="", published=date(2000, 1, 1), fields=blank, label="", origin="random")] * demos,
-        label="",
-    )
-    return count_tokens([skeleton(probe, templates_dir=templates_dir)])[0]
 
 
 def _shared_authors(target: Entry, demo: Entry, names: dict[str, str]) -> list[str]:

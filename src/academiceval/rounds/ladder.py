@@ -24,10 +24,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+from datetime import date
 
 from academiceval.errors import ConfigError
+from academiceval.rounds.models import CitedPaper, Demo, Sample, Task
+from academiceval.rounds.prompts import skeleton
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
-from academiceval.rounds.tokens import count, wordpiece
+from academiceval.rounds.tokens import count, count_tokens, wordpiece
 
 MIN_BODY_TOKENS = 512  # a rung that leaves less of the target's body than this skips the target (counted)
 
@@ -78,6 +81,27 @@ def candidates(selector: DemoSelector, target: Entry, seed: int) -> list[tuple[E
     out = [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]
     selector._ladder_memo = (key, out)  # type: ignore[attr-defined]
     return out
+
+
+def template_tokens(task: Task, fields: dict[str, str], demos: int, citations: int, templates_dir) -> int:
+    """What the task's template adds to a prompt with `demos` demonstrations and `citations` cited papers (every
+    text emptied: WordPiece counts are additive, so a prompt's count is this plus its texts')."""
+    blank = {k: "" for k in fields}
+    probe = Sample(
+        sample_id="",
+        round="",
+        task=task,
+        setting="",
+        split="test",
+        arxiv_id="",
+        paper_id="",
+        published=date(2000, 1, 1),
+        fields=blank,
+        citations=[CitedPaper(title="") for _ in range(citations)],
+        demos=[Demo(arxiv_id="", published=date(2000, 1, 1), fields=blank, label="", origin="random")] * demos,
+        label="",
+    )
+    return count_tokens([skeleton(probe, templates_dir=templates_dir)])[0]
 
 
 def select(

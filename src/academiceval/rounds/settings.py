@@ -20,6 +20,7 @@ from academiceval.errors import ConfigError
 from academiceval.graph.queries import coauthor_papers, coauthor_papers_by_authorship, has_graph
 from academiceval.rounds.leakage import is_version
 from academiceval.rounds.models import Split, Task
+from academiceval.rounds.versions import DemoText, TextDate
 from academiceval.store.artifacts import artifact_name
 from academiceval.store.workspace import Workspace
 
@@ -104,6 +105,15 @@ class Entry:
     authors: tuple[str, ...] = ()
     cost: dict[str, int] = field(default_factory=dict)  # task -> tokens of its demo (inputs + label)
     date_precision: str = "day"  # "year"/"month" for publication-list dates (sources.dates)
+    # its texts as demonstrations, each with the latest date it can be from (rounds.versions): the primary text
+    # first, then earlier versions' texts, newest first; empty = one text dated `published`
+    texts: tuple[DemoText, ...] = ()
+
+    def demo_texts(self) -> tuple[DemoText, ...]:
+        if self.texts:
+            return self.texts
+        when = TextDate(None, self.published, self.date_precision)  # type: ignore[arg-type]
+        return (DemoText(self.paper_id, when, self.cost),)
 
 
 def archive(category: str | None) -> str | None:
@@ -127,6 +137,9 @@ class DemoSelector:
         self.entries = entries
         self.category_level = category_level
         self.graph_used = has_graph(ws)
+        # (target, candidate) pairs where the candidate was not eligible only because every text of it is dated
+        # after the target (or undated): counted in the manifest (validity.demo_text_versions)
+        self.text_excluded: set[tuple[str, str]] = set()
         self._by_cat: dict[str | None, list[Entry]] = {}
         self._co_memo: tuple[str, list[Entry]] = ("", [])
         for e in sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id)):
@@ -150,13 +163,27 @@ class DemoSelector:
             return False
         if cand.split != "train" and not (target.split == "test" and cand.split == "val"):
             return False
-        return not is_version(
+        if is_version(
             target.arxiv_id, target.paper_id, target.title_norm, cand.arxiv_id, cand.paper_id, cand.title_norm
-        )
+        ):
+            return False
+        if self.text_for(target, cand) is None:  # every text of the paper is (or may be) newer than the target
+            self.text_excluded.add((target.arxiv_id, cand.arxiv_id))
+            return False
+        return True
+
+    def text_for(self, target: Entry, cand: Entry) -> DemoText | None:
+        """The text `cand` demonstrates `target` with: its newest text dated no later than the target
+        (rounds.versions), or None."""
+        for t in cand.demo_texts():
+            if self.task in t.cost and t.date.not_after(target.published, target.date_precision):  # type: ignore[arg-type]
+                return t
+        return None
 
     def cost(self, target: Entry, cand: Entry) -> int:
-        """Tokens `cand` adds as a demonstration of `target` (its inputs and label)."""
-        return cand.cost[self.task]
+        """Tokens `cand` adds as a demonstration of `target` (the inputs and label of the text it is shown with)."""
+        t = self.text_for(target, cand)
+        return (t.cost if t is not None else cand.cost)[self.task]
 
     def random_pool(self, target: Entry) -> list[Entry]:
         return [e for e in self._by_cat.get(self._cat(target.category), []) if self.eligible(target, e)]
@@ -207,7 +234,7 @@ class DemoSelector:
             if used >= spec.tokens:
                 break
             out.append((e, origin))
-            used += e.cost[self.task]
+            used += self.cost(target, e)
         return out
 
     def _co(self, target: Entry) -> list[Entry]:
