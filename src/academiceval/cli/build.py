@@ -103,8 +103,9 @@ def build(
         list[str] | None,
         typer.Option(
             "--gate",
-            help="Quality-gate setting KEY=VALUE, repeatable: min_body_words, min_sections, require_introduction, "
-            "min_references, max_intro_share, label_words.TASK=LOW:HIGH, enabled=false.",
+            help="Quality-gate setting KEY=VALUE, repeatable: min_body_words, max_body_words, min_sections, "
+            "max_sections, max_repeated_heading, require_introduction, min_references, max_intro_share, "
+            "label_words.TASK=LOW:HIGH, enabled=false.",
         ),
     ] = None,
     task: Annotated[
