@@ -231,7 +231,10 @@ def build_round(
         staging = StagingWriter(tmp / ".staging")
         views = _Views(ws, tasks, gate=gate)
         resolver = cit.CitationResolver(ws, source)
-        selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
+        selectors = {
+            t: DemoSelector(ws, t, entries, category_level=cfg.category_level, coauthor_cap=cfg.coauthor_cap)
+            for t in tasks
+        }
         skel_cache: dict[tuple[Task, int, int], int] = {}  # (task, demos, citations) -> template tokens
         token_sums: dict[tuple[Task, str], list[int]] = {}
         split_counts: dict[tuple[Task, str], Counter[str]] = {}
@@ -362,6 +365,7 @@ def build_round(
                         )
                         sample.prompt_sha256 = prompt_sha256(render_prompt(sample, templates_dir=templates_dir))
                         staging.write(key, sample)
+                        selectors[task].record_use(spec, target, picked)
                         token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
                         split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1
             say("samples", len(order), len(order))

@@ -29,6 +29,9 @@ class BuildConfig(StrictConfig):
     distractors: int = Field(0, ge=0)
     min_citations: int = Field(1, ge=0)
     category_level: Literal["primary", "archive"] = "primary"
+    # co-author demos: how often one paper may serve in one config and split (0: no cap); candidates are ranked by
+    # shared authors and closeness in time, ties by the sample's seed (rounds.settings.DemoSelector)
+    coauthor_cap: int = Field(3, ge=0)
     seed: int = 0
     templates_dir: str | None = None
     fetch: bool = True  # fetch and ingest PDFs of papers with metadata but no parse (needs a source)

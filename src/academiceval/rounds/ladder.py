@@ -74,10 +74,11 @@ def candidates(selector: DemoSelector, target: Entry, seed: int) -> list[tuple[E
     hit = getattr(selector, "_ladder_memo", None)  # kept on the selector: never shared across builds
     if hit is not None and hit[0] == key:
         return hit[1]
-    co = selector.coauthor_pool(target)
+    rng = random.Random(seed)
+    co = selector.coauthor_ranked(target, rng)  # closest first (shared authors, time), ties by the target's seed
     co_ids = {c.arxiv_id for c in co}
     rnd = [e for e in selector.random_pool(target) if e.arxiv_id not in co_ids]
-    random.Random(seed).shuffle(rnd)
+    rng.shuffle(rnd)
     out = [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]
     selector._ladder_memo = (key, out)  # type: ignore[attr-defined]
     return out

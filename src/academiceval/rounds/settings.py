@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
@@ -131,8 +132,11 @@ class DemoSelector:
         entries: dict[str, Entry],
         *,
         category_level: Literal["primary", "archive"] = "primary",
+        coauthor_cap: int = 0,
     ) -> None:
         self.ws = ws
+        self.coauthor_cap = coauthor_cap  # uses of one paper as a co-author demo per config and split (0: no cap)
+        self._uses: dict[tuple[str, str], Counter[str]] = {}  # (setting, split) -> paper -> co-author demo uses
         self.task = task
         self.entries = entries
         self.category_level = category_level
@@ -210,13 +214,20 @@ class DemoSelector:
         """The demos (with their origin) for one target, or the reason none can be given (sample skipped)."""
         if spec.kind == "zero-shot":
             return []
-        co = self._co(target) if spec.coauthor or spec.kind == "ctx" else []
+        co = self.coauthor_ranked(target, rng) if spec.coauthor or spec.kind == "ctx" else []
         if spec.kind in ("random", "coauthor", "mixed"):
             picked: list[tuple[Entry, str]] = []
             if spec.coauthor:
                 if len(co) < spec.coauthor:
                     return f"fewer than {spec.coauthor} co-author demos ({self.coauthor_source})"
-                picked = [(e, "coauthor") for e in co[: spec.coauthor]]
+                uses = self._uses.get((spec.spec, target.split), Counter())
+                free = [e for e in co if not self.coauthor_cap or uses[e.arxiv_id] < self.coauthor_cap]
+                if len(free) < spec.coauthor:
+                    return (
+                        f"fewer than {spec.coauthor} co-author demos under the cap "
+                        f"(a paper serves at most {self.coauthor_cap} times per config and split)"
+                    )
+                picked = [(e, "coauthor") for e in free[: spec.coauthor]]
             if spec.random:
                 taken = {e.arxiv_id for e, _ in picked}
                 pool = [e for e in self.random_pool(target) if e.arxiv_id not in taken]
@@ -241,6 +252,22 @@ class DemoSelector:
         if self._co_memo[0] != target.arxiv_id:
             self._co_memo = (target.arxiv_id, self.coauthor_pool(target))
         return self._co_memo[1]
+
+    def coauthor_ranked(self, target: Entry, rng: random.Random) -> list[Entry]:
+        """The eligible co-author papers, closest first: most authors shared with the target, then nearest in time,
+        ties broken by the sample's seed (`rng`) — so targets with the same authors do not all get one paper."""
+        own = set(target.authors)
+        keyed = [
+            (-len(own & set(e.authors)), (target.published - e.published).days, rng.random(), e.arxiv_id, e)
+            for e in self._co(target)
+        ]
+        keyed.sort(key=lambda t: t[:4])
+        return [t[-1] for t in keyed]
+
+    def record_use(self, spec: SettingSpec, target: Entry, picked: list[tuple[Entry, str]]) -> None:
+        """A sample with these demos was written: count each co-author demo's use in its config and split (the cap)."""
+        uses = self._uses.setdefault((spec.spec, target.split), Counter())
+        uses.update(e.arxiv_id for e, origin in picked if origin == "coauthor")
 
     @property
     def coauthor_source(self) -> str:
