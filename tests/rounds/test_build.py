@@ -244,6 +244,38 @@ def test_cli_build_and_stats(uws, tmp_path) -> None:
     assert json.loads((Path(home) / "rounds" / "cli" / "manifest.json").read_text())["seed"] == 3
 
 
+def test_preset_academiceval(uws) -> None:
+    """`build --preset academiceval`: the paper's tasks, demo counts and split in one flag; an option given on the
+    command line wins; the per-task output budgets it cites are the runs' (TaskSpec.max_new_tokens)."""
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.rounds.config import BuildConfig, build_preset
+    from academiceval.store.tasks import max_new_tokens
+
+    preset = build_preset("academiceval")
+    assert preset.options["settings"] == ["zero-shot", "random:2", "coauthor:2", "mixed:1+1"]
+    assert all(max_new_tokens(t) == n for t, n in preset.output_tokens.items())
+    assert BuildConfig(preset="academiceval", settings=["random:1"]).settings == ["random:1"]
+    home = str(uws.home)
+    args = ["build", "--round", "ae", "--home", home, "--preset", "academiceval", "--category-level", "archive"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "preset academiceval:" in r.output
+    m = load_round(Path(home) / "rounds" / "ae").manifest
+    assert m.config["preset"] == "academiceval" and m.config["fractions"] == [0.72, 0.19, 0.09]
+    assert {i.setting for i in m.configs.values()} == {"zero-shot", "random:2"}  # no co-author papers here
+    assert {i.task for i in m.configs.values()} == {"title", "abstract", "introduction"}  # no Related Work here
+    assert all(len(s.demos) == 2 for s in load_round(Path(home) / "rounds" / "ae").samples("title-random2"))
+    assert "fewer than 2 co-author demos (workspace authorship)" in m.skipped["title/coauthor:2"]
+    r = CliRunner().invoke(app, [*args, "--force", "--setting", "zero-shot", "--task", "title"])
+    assert r.exit_code == 0, r.output
+    m = load_round(Path(home) / "rounds" / "ae").manifest
+    assert list(m.configs) == ["title-zero-shot"] and m.config["preset"] == "academiceval"
+    r = CliRunner().invoke(app, ["build", "--round", "x", "--home", home, "--preset", "paper"])
+    assert r.exit_code != 0 and "unknown build preset 'paper'" in r.output
+
+
 def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None:
     """Metadata without a parse + a source: the build fetches the real PDF through the source and ingests it."""
     from academiceval.sources.mirror import MirrorSource

@@ -53,15 +53,26 @@ def build(
         str | None, typer.Option("--test-until", help="Last v1 date of the test window (later papers are left out).")
     ] = None,
     fractions: Annotated[
-        str,
-        typer.Option("--fractions", help="train,val,test shares of the date-sorted papers when no dates are given."),
-    ] = "0.72,0.19,0.09",
+        str | None,
+        typer.Option(
+            "--fractions",
+            help="train,val,test shares of the date-sorted papers when no dates are given. Default: 0.72,0.19,0.09.",
+        ),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="A named set of options, filling those not given: 'academiceval' = AcademicEval's settings (the four "
+            "tasks; zero-shot, random:2, coauthor:2, mixed:1+1; a 72/19/9 split; Related Work lists of 100).",
+        ),
+    ] = None,
     setting: Annotated[
         list[str] | None,
         typer.Option(
             "--setting",
             help="Context setting, repeatable: zero-shot, random:K (same-category demos), coauthor:K "
-            "(co-authors' first-author papers), mixed:A+B. Default: zero-shot.",
+            "(co-authors' papers, closest first), mixed:A+B. Default: zero-shot (or the preset's).",
         ),
     ] = None,
     context_tokens: Annotated[
@@ -112,6 +123,14 @@ def build(
         list[str] | None,
         typer.Option("--task", help="Restrict to tasks: title, abstract, introduction, related_work. Repeatable."),
     ] = None,
+    coauthor_cap: Annotated[
+        int,
+        typer.Option(
+            "--coauthor-cap",
+            callback=not_negative,
+            help="A paper serves as a co-author demo at most N times per config and split (0: no cap).",
+        ),
+    ] = 3,
     category_level: Annotated[
         str,
         typer.Option("--category-level", help="Random demos share the 'primary' category or only its 'archive'."),
@@ -154,23 +173,29 @@ def build(
     from academiceval.rounds.config import BuildConfig
     from academiceval.store import Workspace
 
-    try:
-        fr = [float(x) for x in fractions.split(",")]
-    except ValueError:
-        raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
+    given: dict[str, object] = {}  # options a preset must not override: those given on the command line
+    if fractions is not None:
+        try:
+            given["fractions"] = [float(x) for x in fractions.split(",")]
+        except ValueError:
+            raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
+    if setting:
+        given["settings"] = setting
+    if task:
+        given["tasks"] = task
     try:
         config = BuildConfig(
+            preset=preset,
             val_from=_day(val_from, "--val-from"),
             test_from=_day(test_from, "--test-from"),
             test_until=_day(test_until, "--test-until"),
-            fractions=fr,
-            settings=setting or ["zero-shot"],
+            **given,
             context_tokens=context_tokens,
             ladder=ladder,
             distractors=distractors,
             min_citations=min_citations,
-            **({"tasks": task} if task else {}),
             category_level=category_level,
+            coauthor_cap=coauthor_cap,
             seed=seed,
             templates_dir=templates,
             since=_day(since, "--since"),
@@ -204,6 +229,10 @@ def build(
         except AcademicEvalError as exc:
             raise fail(exc) from None
     w = m.windows
+    if config.preset:
+        from academiceval.rounds.config import build_preset
+
+        console.print(f"preset {config.preset}: {build_preset(config.preset).summary}")
     if not m.configs:
         console.print("[yellow]no samples were built[/]: the workspace needs papers with both metadata and a parse")
     rows = [
