@@ -10,8 +10,8 @@ import pytest
 from academiceval.errors import AcademicEvalError
 from academiceval.families.leval.items import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
 from academiceval.families.leval.round import load_round, write_round
+from academiceval.families.leval.scoring import score_file
 from academiceval.runs.config import RunConfig
-from academiceval.scores.leval import score_file
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from academiceval.graph.queries import coauthor_papers, coauthor_papers_by_autho
 from academiceval.rounds.leakage import is_version
 from academiceval.rounds.models import Split, Task
 from academiceval.rounds.versions import DemoText, TextDate
+from academiceval.sources.dates import not_after
 from academiceval.store.artifacts import artifact_name
 from academiceval.store.workspace import Workspace
 
@@ -154,8 +155,6 @@ class DemoSelector:
         return archive(c) if self.category_level == "archive" else c
 
     def eligible(self, target: Entry, cand: Entry) -> bool:
-        from academiceval.sources.dates import not_after
-
         # a demo must not be newer than its target; with imprecise dates it must be *known* not to be (a demo
         # from the same year as a year-dated target is not)
         if self.task not in cand.cost or not not_after(
@@ -272,3 +271,21 @@ class DemoSelector:
     @property
     def coauthor_source(self) -> str:
         return "graph" if self.graph_used else "workspace authorship"
+
+
+def text_version_counts(selectors: dict[str, DemoSelector], entries: dict[str, Entry]) -> dict[str, object]:
+    """Per task: (target, candidate) pairs where the candidate was not eligible because every text of it is dated
+    after the target (or undated), and the targets concerned; the papers whose primary text is a later version.
+    (Demos shown with an earlier version's text are counted per config in the manifest's notes.)"""
+    out: dict[str, object] = {
+        task: {
+            "candidates excluded: every text dated after the target": len(sel.text_excluded),
+            "targets with such a candidate": len({t for t, _ in sel.text_excluded}),
+        }
+        for task, sel in selectors.items()
+        if sel.text_excluded
+    }
+    out["papers whose text is a later version"] = sum(
+        1 for e in entries.values() if e.texts and (e.texts[0].date.version or 0) > 1
+    )
+    return out

@@ -23,15 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING
 
 from academiceval.rounds import quality
 from academiceval.rounds.tasks import prepare_paper, task_views
 from academiceval.sources.dates import not_after
 from academiceval.store.paper_models import DatePrecision, Paper, PaperMeta
-
-if TYPE_CHECKING:  # settings imports this module
-    from academiceval.rounds.settings import DemoSelector, Entry
 
 
 @dataclass(frozen=True)
@@ -95,21 +91,3 @@ def earlier_texts(ws, meta, paper, tasks, gate, token_cache) -> list[DemoText]: 
         if cost:
             out.append(DemoText(other.paper_id, text_date(meta, other), cost))
     return sorted(out, key=lambda t: -(t.date.version or 0))
-
-
-def text_version_counts(selectors: dict[str, DemoSelector], entries: dict[str, Entry]) -> dict[str, object]:
-    """Per task: (target, candidate) pairs where the candidate was not eligible because every text of it is dated
-    after the target (or undated), and the targets concerned; the papers whose primary text is a later version.
-    (Demos shown with an earlier version's text are counted per config in the manifest's notes.)"""
-    out: dict[str, object] = {
-        task: {
-            "candidates excluded: every text dated after the target": len(sel.text_excluded),
-            "targets with such a candidate": len({t for t, _ in sel.text_excluded}),
-        }
-        for task, sel in selectors.items()
-        if sel.text_excluded
-    }
-    out["papers whose text is a later version"] = sum(
-        1 for e in entries.values() if e.texts and (e.texts[0].date.version or 0) > 1
-    )
-    return out

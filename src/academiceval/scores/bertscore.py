@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from academiceval.errors import ConfigError
-from academiceval.scores.bertscore_baseline import STORE, STORE_BASELINE
 from academiceval.scores.bertscore_model import STITCH, BertScoreError, embed_ids, load_model, window_chunks
 from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
 
@@ -48,6 +47,12 @@ __all__ = ["BertScoreError", "BertScoreResult", "BertScorer", "read_baseline", "
 
 LongInputs = Literal["truncate", "window"]
 log = logging.getLogger(__name__)
+
+# baseline="store": rescaled against unrelated pairs of the round's labels (scores.bertscore_baseline computes it)
+STORE = "store"
+BASELINE_PAIRS = 200  # unrelated pairs per task at most (a round has a few hundred labels per task)
+# what a store baseline is, for the configuration hash (its values depend on the round: each record holds them)
+STORE_BASELINE = {"kind": STORE, "pairs": "unrelated labels of one task, distinct papers", "max_pairs": BASELINE_PAIRS}
 
 # bert-score's tuned layers for common models (model2layers in bert_score/utils.py); others need --layer
 DEFAULT_LAYERS: dict[str, int] = {

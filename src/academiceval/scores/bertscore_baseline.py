@@ -20,17 +20,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from academiceval.errors import ConfigError
+from academiceval.scores.bertscore import BASELINE_PAIRS, STORE, STORE_BASELINE, BertScorer
 
-if TYPE_CHECKING:  # bertscore imports this module's constants
-    from academiceval.scores.bertscore import BertScorer
-
-STORE = "store"
-BASELINE_PAIRS = 200  # unrelated pairs per task at most (a round has a few hundred labels per task)
-# what a store baseline is, for the configuration hash (its values depend on the round: each record holds them)
-STORE_BASELINE = {"kind": STORE, "pairs": "unrelated labels of one task, distinct papers", "max_pairs": BASELINE_PAIRS}
+__all__ = ["BASELINE_PAIRS", "STORE", "STORE_BASELINE", "baseline_from_pairs", "rescale", "unrelated_pairs"]
 
 
 def unrelated_pairs(texts: Sequence[str], *, seed: int, max_pairs: int = BASELINE_PAIRS) -> list[tuple[str, str]]:
