@@ -36,9 +36,9 @@ from academiceval.families.cloze.tokens import TokenCounter, get_counter
 from academiceval.papers.links import link_all, links_of
 from academiceval.papers.models import NON_BODY_ROLES, Paper
 from academiceval.rounds.models import RoundManifest, SplitWindows
-from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import check_destination
 from academiceval.store.workspace import Workspace
 
@@ -241,7 +241,7 @@ def build_cloze_round(
             skips[lv][f"question: over the level cap of {o.max_questions}"] += len(items[lv]) - len(kept)
         for it in kept:
             prompt = render_item(it, templates_dir=templates_dir)
-            it.prompt_sha256 = prompt_sha256(prompt)
+            it.prompt_sha256 = sha256_hex(prompt)
             it.input_tokens = prompt_tokens(it, counter, templates_dir)
         final_items[config_name(lv)] = kept
     stats = cloze_stats([it for v in final_items.values() for it in v], types=types)

@@ -30,12 +30,13 @@ from academiceval.families.elaip.items import (
     SETTINGS,
     ElaipItem,
     choice_of,
+    flag_counts,
     render,
 )
 from academiceval.rounds.choice import ChoiceItem
 from academiceval.rounds.models import Sample
-from academiceval.rounds.prompts import prompt_sha256
 from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 from academiceval.store.publisher import publishing
 
@@ -76,7 +77,7 @@ def item_to_sample(
             "item": json.dumps(rest, sort_keys=True),
         },
         label=gold_label(item.answer),
-        prompt_sha256=prompt_sha256(render(item, context)),
+        prompt_sha256=sha256_hex(render(item, context)),
     )
 
 
@@ -112,7 +113,7 @@ def write_round(
     refused unless `force`, never over the inputs in `protect` or the workspace `home`): one config
     (`elaipbench-<setting>`) holding what `context(item)` — `families.elaip.items.context_for` bound to the
     setting's retriever — chose for each question, then the manifest. Rejected rows are counted in the manifest
-    (`skipped`), never dropped silently."""
+    (`skipped`), never dropped silently; flagged items (an MA row with one letter) are counted in its notes."""
     if setting not in SETTINGS:
         raise ConfigError(f"unknown ElaipBench setting {setting!r}", hint=f"one of {', '.join(SETTINGS)}")
     round_dir = Path(round_dir)
@@ -125,7 +126,7 @@ def write_round(
     reasons: dict[str, int] = {}
     for r in rejects or []:
         reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
-    by_type = {t: sum(1 for it in items if it.question_type == t) for t in QUESTION_TYPES}
+    by_type = {t: sum(1 for it in items if it.question_type == t) for t in QUESTION_TYPES} | flag_counts(items)
     manifest = RoundManifest(
         round=round_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
