@@ -9,7 +9,8 @@ homes and in workspaces nested one level down (the demo's lab workspace, `HOME/l
 rounds and reports of those names. Per round and report:
 
 - round samples, from `rounds/NAME/jsonl/*/*.jsonl`: per sample id its split, config, label (sha256) and
-  prompt_sha256;
+  prompt_sha256; configs are matched without the size old names ended with (`title-zero-shot-14K` =
+  `title-zero-shot`: config names are task + setting since issue 28);
 - leaderboard numbers: every number of `reports/NAME/results.json` rows (metrics and counts), keyed by
   (model, task, setting, path), and every cell of the tables in `reports/NAME/leaderboard.md`.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -35,10 +37,13 @@ def found(home: Path, kind: str, marker: str) -> set[str]:
     return out
 
 
+SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?K$")  # the size old config names ended with (store.artifacts.config_stem)
+
+
 def round_samples(home: Path, rel: str) -> dict[str, tuple[object, ...]]:
     out: dict[str, tuple[object, ...]] = {}
     for f in sorted((home / rel / "jsonl").glob("*/*.jsonl")):
-        config = f.parent.name
+        config = SIZE_SUFFIX.sub("", f.parent.name)
         for line in f.read_text(encoding="utf-8").splitlines():
             s = json.loads(line)
             label = hashlib.sha256(s["label"].encode()).hexdigest()[:16]

@@ -243,7 +243,7 @@ def test_export_overwrite_policy_and_bad_input(small: Path, tmp_path: Path) -> N
     for bad, message in (
         (("--format", "leval"), "no run.json here"),  # the run format of the one export verb: SOURCE is no run
         (("--format", "lm_eval"), "unknown --format 'lm_eval'"),
-        (("--config", "nope"), "has no config nope"),
+        (("--config", "nope"), "has no config 'nope'"),
         (("--metrics", "judge"), "needs a judge model"),
         (("--metrics", "rouge-x"), "unknown metric 'rouge-x'"),
         (("--split", "train"), "has no train samples"),

@@ -72,7 +72,42 @@ def test_real_round_contents(built) -> None:
     assert all(len(s.demos) == 1 and s.demos[0].origin == "random" for s in rnd.samples(rnd_cfg))
     zs = next(c for c, i in m.configs.items() if i.setting == "zero-shot" and i.task == "title")
     assert m.configs[rnd_cfg].mean_input_tokens > m.configs[zs].mean_input_tokens
-    assert zs.startswith("title-") and zs.endswith("K")
+    assert zs == "title-zero-shot" and rnd_cfg == "title-random1"  # task + setting: stable across rounds (issue 28)
+    assert m.configs[zs].mean_input_tokens > 1000  # the size is metadata
+
+
+def test_old_config_names_still_read(built, tmp_path, caplog) -> None:
+    """A config asked by its old name (with the measured size) is found, with a note; so is a new name in a round
+    written the old way (its configs carried the size)."""
+    import logging
+    import shutil
+
+    from academiceval.errors import ConfigError
+    from academiceval.store.artifacts import write_manifest, write_round_config
+
+    ws, _ = built
+    rnd = load_round(ws.rounds_dir / "2022-12")
+    want = sum(1 for _ in rnd.samples("title-zero-shot"))
+    with caplog.at_level(logging.WARNING, logger="academiceval.store.artifacts"):
+        assert sum(1 for _ in rnd.samples("title-zero-shot-17K")) == want
+    assert "is read as 'title-zero-shot'" in caplog.text
+    with pytest.raises(ConfigError, match="no config 'title-zero-sho'"):
+        next(rnd.samples("title-zero-sho"))
+    # a round exported before the change: the same samples under the sized name
+    old = tmp_path / "old"
+    old.mkdir()
+    shutil.copytree(rnd.path / "templates", old / "templates")
+    man = rnd.manifest.model_copy(deep=True)
+    info = man.configs.pop("title-zero-shot").model_copy(update={"setting_name": "title-zero-shot-14K", "files": []})
+    man.configs = {"title-zero-shot-14K": info}
+    write_round_config(old, info, rnd.samples("title-zero-shot"), ["body", "abstract"])
+    man.files = {}
+    write_manifest(old, man)
+    legacy = load_round(old)
+    assert legacy.configs() == ["title-zero-shot-14K"]
+    for name in ("title-zero-shot-14K", "title-zero-shot", "title-zero-shot-17K"):
+        got = list(legacy.samples(name))
+        assert len(got) == want and {s.setting_name for s in got} == {"title-zero-shot-14K"}
 
 
 def test_same_options_give_byte_identical_files(built, tmp_path, monkeypatch) -> None:
@@ -208,6 +243,38 @@ def test_cli_build_and_stats(uws, tmp_path) -> None:
     assert r.exit_code != 0 and "unknown setting" in r.output
     assert os.path.isdir(Path(home) / "rounds" / "cli")
     assert json.loads((Path(home) / "rounds" / "cli" / "manifest.json").read_text())["seed"] == 3
+
+
+def test_preset_academiceval(uws) -> None:
+    """`build --preset academiceval`: the paper's tasks, demo counts and split in one flag; an option given on the
+    command line wins; the per-task output budgets it cites are the runs' (TaskSpec.max_new_tokens)."""
+    from typer.testing import CliRunner
+
+    from academiceval.cli.main import app
+    from academiceval.rounds.config import BuildConfig, build_preset
+    from academiceval.store.tasks import max_new_tokens
+
+    preset = build_preset("academiceval")
+    assert preset.options["settings"] == ["zero-shot", "random:2", "coauthor:2", "mixed:1+1"]
+    assert all(max_new_tokens(t) == n for t, n in preset.output_tokens.items())
+    assert BuildConfig(preset="academiceval", settings=["random:1"]).settings == ["random:1"]
+    home = str(uws.home)
+    args = ["build", "--round", "ae", "--home", home, "--preset", "academiceval", "--category-level", "archive"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "preset academiceval:" in r.output
+    m = load_round(Path(home) / "rounds" / "ae").manifest
+    assert m.config["preset"] == "academiceval" and m.config["fractions"] == [0.72, 0.19, 0.09]
+    assert {i.setting for i in m.configs.values()} == {"zero-shot", "random:2"}  # no co-author papers here
+    assert {i.task for i in m.configs.values()} == {"title", "abstract", "introduction"}  # no Related Work here
+    assert all(len(s.demos) == 2 for s in load_round(Path(home) / "rounds" / "ae").samples("title-random2"))
+    assert "fewer than 2 co-author demos (workspace authorship)" in m.skipped["title/coauthor:2"]
+    r = CliRunner().invoke(app, [*args, "--force", "--setting", "zero-shot", "--task", "title"])
+    assert r.exit_code == 0, r.output
+    m = load_round(Path(home) / "rounds" / "ae").manifest
+    assert list(m.configs) == ["title-zero-shot"] and m.config["preset"] == "academiceval"
+    r = CliRunner().invoke(app, ["build", "--round", "x", "--home", home, "--preset", "paper"])
+    assert r.exit_code != 0 and "unknown build preset 'paper'" in r.output
 
 
 def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None:

@@ -52,12 +52,13 @@ def lab_round(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: 
     manifest = build_round(ws, "lab", config)
     loaded = load_round(ws.rounds_dir / "lab")
     samples = list(loaded.samples())
+    once = build_round(ws, "lab1", config.model_copy(update={"coauthor_cap": 1}))
     ws.close()
-    return manifest, samples
+    return manifest, samples, loaded, once, load_round(ws.rounds_dir / "lab1")
 
 
 def test_coauthor_and_mixed_samples_on_real_data(lab_round) -> None:  # type: ignore[no-untyped-def]
-    _manifest, samples = lab_round
+    _manifest, samples, *_ = lab_round
     settings = {s.setting for s in samples}
     assert {"coauthor:2", "mixed:1+1"} <= settings
     co = [s for s in samples if s.setting == "coauthor:2"]
@@ -72,8 +73,38 @@ def test_coauthor_and_mixed_samples_on_real_data(lab_round) -> None:  # type: ig
     assert mixed and all(sorted(d.origin for d in s.demos) == ["coauthor", "random"] for s in mixed)
 
 
+def test_coauthor_demos_spread_over_the_candidates(lab_round) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23: ranked by shared authors, then closeness in time, ties by the sample's seed; one paper serves at
+    most `coauthor_cap` (3) times per config and split. `stats` reports the spread."""
+    from collections import Counter
+
+    from academiceval.rounds.stats import coauthor_spread
+
+    manifest, samples, loaded, once, loaded1 = lab_round
+    assert manifest.config["coauthor_cap"] == 3
+    uses: Counter[tuple[str, str, str, str]] = Counter()
+    for s in samples:
+        co = [d for d in s.demos if d.origin == "coauthor"]
+        uses.update((s.task, s.setting, s.split, d.arxiv_id) for d in co)
+        shared = [len(d.shared_authors) for d in co]
+        assert shared == sorted(shared, reverse=True)  # most shared authors first
+    assert max(uses.values()) == 3
+    spread = coauthor_spread(loaded)
+    assert {(d.config, d.split) for d in spread} >= {("title-coauthor2", "train"), ("abstract-mixed1-1", "test")}
+    for d in spread:
+        info = loaded.manifest.configs[d.config]
+        want = sum(n for (t, st, sp, _), n in uses.items() if (t, st, sp) == (info.task, info.setting, d.split))
+        assert d.top_uses <= 3 and d.slots == want
+    # a cap of 1: each paper serves once per config and split; a target left without an unused candidate is
+    # skipped with the reason
+    spread1 = {(d.config, d.split): d for d in coauthor_spread(loaded1)}
+    assert spread1 and all(d.top_uses == 1 and d.distinct == d.slots for d in spread1.values())
+    capped = "fewer than 2 co-author demos under the cap (a paper serves at most 1 times per config and split)"
+    assert once.skipped["title/coauthor:2"][capped] >= 1
+
+
 def test_year_dates_respect_the_windows(lab_round) -> None:  # type: ignore[no-untyped-def]
-    _, samples = lab_round
+    _, samples, *_ = lab_round
     for s in samples:
         want = "test" if s.published.year >= 2025 else "val" if s.published.year == 2024 else "train"
         assert s.split == want

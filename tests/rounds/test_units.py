@@ -12,7 +12,7 @@ from academiceval.errors import ConfigError
 from academiceval.papers.models import Paper, Section, SectionRole
 from academiceval.rounds import prompts
 from academiceval.rounds.models import CitedPaper, Demo, Sample
-from academiceval.rounds.settings import SettingSpec, parse_setting, setting_names
+from academiceval.rounds.settings import SettingSpec, parse_setting, setting_names, size_label
 from academiceval.rounds.split import assign, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import task_views
 from academiceval.rounds.tokens import count, count_tokens, wordpiece
@@ -73,21 +73,18 @@ def test_setting_specs_and_names() -> None:
     for bad in ("random", "random:0", "few-shot", "mixed:1"):
         with pytest.raises(ConfigError):
             parse_setting(bad)
-    names = setting_names(
-        "abstract",
-        [
-            (parse_setting("zero-shot"), 9_400),
-            (parse_setting("coauthor:2"), 29_300),
-            (parse_setting("mixed:1+1"), 72_100),
-        ],
-    )
+    specs = [parse_setting(x) for x in ("zero-shot", "coauthor:2", "mixed:1+1", "ctx:8000")]
+    names = setting_names("abstract", specs)
+    # task + setting, the same in every round (the measured size is metadata, not part of the name: issue 28)
     assert names == {
-        "zero-shot": "abstract-zero-shot-9K",
-        "coauthor:2": "abstract-coauthor2-29K",
-        "mixed:1+1": "abstract-mixed1-1-72K",
+        "zero-shot": "abstract-zero-shot",
+        "coauthor:2": "abstract-coauthor2",
+        "mixed:1+1": "abstract-mixed1-1",
+        "ctx:8000": "abstract-ctx8K",
     }
-    clash = setting_names("title", [(parse_setting("random:1"), 10_100), (parse_setting("zero-shot"), 9_900)])
+    clash = setting_names("title", [parse_setting("random:1"), parse_setting("zero-shot")])
     assert len(set(clash.values())) == 2
+    assert size_label(13_834) == "14K" and size_label(940) == "0.9K"
 
 
 def _paper() -> tuple[PaperMeta, Paper]:

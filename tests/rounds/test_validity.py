@@ -198,6 +198,24 @@ def test_whole_papers_pass_the_gate(unarxive_papers):
         assert paper_reason(unarxive_papers[aid].paper) is None, aid
 
 
+def test_a_guide_is_not_a_paper(corpus, unarxive_papers):
+    """2606.22283 (lab list): a 96k-word guide with 78 top-level sections and 39 "Summary" boxes was a test
+    target (issue 23). Each structure bound catches it on its own; the longest real papers pass."""
+    from academiceval.papers import parse_pdf
+
+    guide = parse_pdf(corpus / "lab_publications" / "comp-physics" / "papers" / "bryngelson-report-26.pdf")
+    guide, _ = prepare_paper(guide)
+    assert paper_reason(guide) == "quality: not a paper (body over 50000 words: a book or guide?)"
+    gate = default_gate().with_overrides({"max_body_words": "200000"})
+    assert paper_reason(guide, gate) == "quality: not a paper (over 30 top-level sections: a book or guide?)"
+    gate = gate.with_overrides({"max_sections": "100"})
+    assert paper_reason(guide, gate) == "quality: not a paper (one heading repeated over 20 times: a book's boxes?)"
+    assert paper_reason(guide, gate.with_overrides({"max_repeated_heading": "50"})) is None
+    # the longest real papers of the unarXive sample: 31,667 words (2212.11784), 11 "Methodology" (2212.11774)
+    for aid in ("2212.11784", "2212.11885", "2212.11774"):
+        assert paper_reason(prepare_paper(unarxive_papers[aid].paper)[0]) is None, aid
+
+
 def test_label_ranges_and_overrides():
     assert label_reason("abstract", "word " * 450) == "quality: abstract label over 350 words"
     assert label_reason("introduction", "word " * 5307) == "quality: introduction label over 3000 words"

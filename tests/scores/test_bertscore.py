@@ -8,6 +8,7 @@ import importlib.util
 import json
 import math
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -294,3 +295,64 @@ def test_cache_survives_concurrent_writers_kill_and_damage(tmp_path):
     damaged = EmbeddingCache(path)
     damaged.put_many([("k", CachedEmbedding([1, 2], np.ones((2, 4), dtype="float32"), 2, 0))])
     assert damaged.recovered and damaged.recovered[0].exists() and list(damaged.get_many(["k"])) == ["k"]
+
+
+def _unarxive_abstracts(corpus) -> list[str]:
+    path = corpus / "samples" / "unarXive_sample" / "arXiv_src_2212_086.jsonl"
+    docs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [d["abstract"]["text"].strip() for d in docs if (d.get("abstract") or {}).get("text")]
+
+
+def test_store_baseline_makes_unrelated_zero(corpus):
+    """Issue 23: raw BERTScore of unrelated papers' texts is far from 0. A baseline from unrelated pairs of half of
+    the real abstracts (bert-score's recipe: a random split into two halves, the mean P/R/F) puts the *other*
+    half's unrelated pairs at 0 within their sampling error, and an abstract against itself at 1."""
+    from academiceval.scores.bertscore_baseline import baseline_from_pairs, rescale, unrelated_pairs
+
+    abstracts = _unarxive_abstracts(corpus)
+    assert len(abstracts) == 49
+    fit, held = abstracts[0::2], abstracts[1::2]
+    pairs = unrelated_pairs(fit, seed=1)
+    assert len(pairs) == 12 and not {a for a, _ in pairs} & {b for _, b in pairs}  # two disjoint halves
+    assert unrelated_pairs(fit, seed=1) == pairs and unrelated_pairs(fit, seed=2) != pairs
+    scorer = BertScorer("all-MiniLM-L6-v2", layer=6)
+    fitted = scorer.score([c for c, _ in pairs], [r for _, r in pairs])
+    base = baseline_from_pairs(scorer, pairs)
+    assert base[2] == pytest.approx(statistics.fmean(x.f for x in fitted)) and 0.2 < base[2] < 0.5
+    others = unrelated_pairs(held, seed=3)
+    raw = scorer.score([c for c, _ in others], [r for _, r in others])
+    rescaled = [rescale((x.p, x.r, x.f), base)[2] for x in raw]
+    # 0 means unrelated: the held-out mean is 0 within 3 standard errors (of the held-out mean and the baseline)
+    se = math.hypot(*(statistics.stdev(v) / math.sqrt(len(v)) for v in ([x.f for x in raw], [x.f for x in fitted])))
+    assert abs(statistics.fmean(rescaled)) < 3 * se / (1 - base[2])
+    assert statistics.fmean(x.f for x in raw) > 0.2  # while the raw floor is far from 0
+    same = scorer.score(held[:2], held[:2])
+    assert all(abs(rescale((x.p, x.r, x.f), base)[2] - 1.0) < 1e-5 for x in same)
+
+
+def test_store_baseline_scored_beside_the_raw_values(corpus, tmp_path):
+    """`--metric-arg bertscore.baseline=store`: each record keeps raw p/r/f and adds the rescaled values against
+    the task's baseline from the round's labels; the record names the baseline and its pairs."""
+    from academiceval.scores.bertscore_baseline import rescale
+
+    home = tmp_path / "home"
+    run = build_round_and_run(corpus, home, "baseline__lead")
+    score_runs([run], ScoreConfig(metrics=["bertscore"], options={"bertscore": {"baseline": "store"}}), home=home)
+    recs = [r for r in read_scores(run) if not r.error]
+    assert recs and {r.metric for r in recs} == {"bertscore-all-MiniLM-L6-v2-L6-storebaseline-window"}
+    base = recs[0].details["baseline"]
+    assert base["task"] == "abstract" and base["pairs"] == 6  # 12 abstracts of distinct papers, two halves
+    for r in recs:
+        assert r.details["baseline"] == base
+        want = rescale((r.values["p"], r.values["r"], r.values["f"]), (base["p"], base["r"], base["f"]))
+        assert [r.values[k] for k in ("p_rescaled", "r_rescaled", "f_rescaled")] == pytest.approx(list(want))
+    # a lead paragraph shares the paper's content: above the unrelated floor, below its own abstract
+    assert 0 < statistics.fmean(r.values["f_rescaled"] for r in recs) < 1
+    plain = ScoreConfig(metrics=["bertscore"])
+    score_runs([run], plain, home=home)  # the plain metric is another name: both kept, never mixed
+    assert {r.metric for r in read_scores(run)} == {
+        "bertscore-all-MiniLM-L6-v2-L6-storebaseline-window",
+        "bertscore-all-MiniLM-L6-v2-L6-window",
+    }
+    raw = {r.sample_id: r.values["f"] for r in read_scores(run) if r.metric.endswith("L6-window") and not r.error}
+    assert all(abs(raw[r.sample_id] - r.values["f"]) < 1e-6 for r in recs)

@@ -146,6 +146,16 @@ def render(a: dict[str, Any]) -> None:
                 ", ".join(f"{k} v{v['version']} ({v['date'] or 'date unknown'})" for k, v in sorted(later.items())),
             )
         )
+    dated = sp.get("demo_text_dates") or {}
+    rows2.append(
+        (
+            "demo texts dated after their target (slots in samples, max days; undated later versions)",
+            " · ".join(
+                f"{k} {v['slots']} in {v['samples']}, {v['max_days']} d; {v['undated_slots']}" for k, v in dated.items()
+            )
+            or "none",
+        )
+    )
     for k, v in a["quality_exclusions"].items():
         for reason, n in v.items():
             rows2.append((f"gate · {k}", f"{reason} ×{n}"))

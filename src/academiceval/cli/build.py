@@ -53,15 +53,26 @@ def build(
         str | None, typer.Option("--test-until", help="Last v1 date of the test window (later papers are left out).")
     ] = None,
     fractions: Annotated[
-        str,
-        typer.Option("--fractions", help="train,val,test shares of the date-sorted papers when no dates are given."),
-    ] = "0.72,0.19,0.09",
+        str | None,
+        typer.Option(
+            "--fractions",
+            help="train,val,test shares of the date-sorted papers when no dates are given. Default: 0.72,0.19,0.09.",
+        ),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="A named set of options, filling those not given: 'academiceval' = AcademicEval's settings (the four "
+            "tasks; zero-shot, random:2, coauthor:2, mixed:1+1; a 72/19/9 split; Related Work lists of 100).",
+        ),
+    ] = None,
     setting: Annotated[
         list[str] | None,
         typer.Option(
             "--setting",
             help="Context setting, repeatable: zero-shot, random:K (same-category demos), coauthor:K "
-            "(co-authors' first-author papers), mixed:A+B. Default: zero-shot.",
+            "(co-authors' papers, closest first), mixed:A+B. Default: zero-shot (or the preset's).",
         ),
     ] = None,
     context_tokens: Annotated[
@@ -86,14 +97,6 @@ def build(
             callback=not_negative,
             help="Pad each Related-Work citation list with uncited same-category papers to N entries (AcademicEval: "
             "100; default 0: no padding, 100 with --preset academiceval).",
-        ),
-    ] = None,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            "--preset",
-            help="A published protocol's build options: 'academiceval' (Related Work lists padded to 100). "
-            "Options given explicitly win.",
         ),
     ] = None,
     distractors: Annotated[
@@ -123,14 +126,23 @@ def build(
         list[str] | None,
         typer.Option(
             "--gate",
-            help="Quality-gate setting KEY=VALUE, repeatable: min_body_words, min_sections, require_introduction, "
-            "min_references, max_intro_share, label_words.TASK=LOW:HIGH, enabled=false.",
+            help="Quality-gate setting KEY=VALUE, repeatable: min_body_words, max_body_words, min_sections, "
+            "max_sections, max_repeated_heading, require_introduction, min_references, max_intro_share, "
+            "label_words.TASK=LOW:HIGH, enabled=false.",
         ),
     ] = None,
     task: Annotated[
         list[str] | None,
         typer.Option("--task", help="Restrict to tasks: title, abstract, introduction, related_work. Repeatable."),
     ] = None,
+    coauthor_cap: Annotated[
+        int,
+        typer.Option(
+            "--coauthor-cap",
+            callback=not_negative,
+            help="A paper serves as a co-author demo at most N times per config and split (0: no cap).",
+        ),
+    ] = 3,
     category_level: Annotated[
         str,
         typer.Option("--category-level", help="Random demos share the 'primary' category or only its 'archive'."),
@@ -170,28 +182,34 @@ def build(
     """
     from academiceval.errors import AcademicEvalError
     from academiceval.rounds.build import build_round
-    from academiceval.rounds.config import BuildConfig, preset_options
+    from academiceval.rounds.config import BuildConfig
     from academiceval.store import Workspace
 
+    given: dict[str, object] = {}  # options a preset must not override: those given on the command line
+    if fractions is not None:
+        try:
+            given["fractions"] = [float(x) for x in fractions.split(",")]
+        except ValueError:
+            raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
+    if setting:
+        given["settings"] = setting
+    if task:
+        given["tasks"] = task
+    if citation_list_size is not None:
+        given["citation_list_size"] = citation_list_size
     try:
-        fr = [float(x) for x in fractions.split(",")]
-    except ValueError:
-        raise fail(f"--fractions {fractions!r}: give three numbers like 0.72,0.19,0.09") from None
-    try:
-        explicit = {"citation_list_size": citation_list_size} if citation_list_size is not None else {}
         config = BuildConfig(
-            **{**preset_options(preset), **explicit},
+            preset=preset,
             val_from=_day(val_from, "--val-from"),
             test_from=_day(test_from, "--test-from"),
             test_until=_day(test_until, "--test-until"),
-            fractions=fr,
-            settings=setting or ["zero-shot"],
+            **given,
             context_tokens=context_tokens,
             ladder=ladder,
             distractors=distractors,
             min_citations=min_citations,
-            **({"tasks": task} if task else {}),
             category_level=category_level,
+            coauthor_cap=coauthor_cap,
             seed=seed,
             templates_dir=templates,
             since=_day(since, "--since"),
@@ -225,6 +243,10 @@ def build(
         except AcademicEvalError as exc:
             raise fail(exc) from None
     w = m.windows
+    if config.preset:
+        from academiceval.rounds.config import build_preset
+
+        console.print(f"preset {config.preset}: {build_preset(config.preset).summary}")
     if not m.configs:
         console.print("[yellow]no samples were built[/]: the workspace needs papers with both metadata and a parse")
     rows = [

@@ -39,6 +39,7 @@ def score(
         typer.Option(
             "--metric-arg",
             help="A metric's option as METRIC.OPTION=VALUE (repeatable), e.g. bertscore.layer=9, judge.against=RUN_DIR,"
+            " bertscore.baseline=store (raw and, beside it, rescaled so that 0 = unrelated texts of the task),"
             " accuracy.parser=lenient, leval.protocol=strict, bertscore.long_inputs=truncate. Options per metric:"
             " bertscore (model, layer, idf, baseline, long_inputs), judge (against, template), accuracy (parser),"
             " leval (protocol).",
@@ -160,6 +161,8 @@ def score(
                 shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged, {m.failures} failed)"
             else:
                 shown = fmt(v, 4)
+                if "f_rescaled" in m.values:  # bertscore.baseline=store: 0 = unrelated texts of the task
+                    shown += f" · rescaled {fmt(m.values['f_rescaled'], 4)}"
             rows.append((escape(res.label or res.model), m.metric, m.task, m.setting, m.n, m.errors, shown))
     console.print(
         summary_table(

@@ -42,9 +42,23 @@ def stats(
         raise fail(exc) from None
     title = rs.window_title(rnd)
     console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
+    spread = rs.coauthor_spread(rnd)
+    if spread:
+        cap = rnd.manifest.config.get("coauthor_cap")
+        console.print(
+            summary_table(
+                f"co-author demonstrations: spread over papers (cap: {cap or 'none'} uses per config and split)",
+                rs.SPREAD_COLUMNS,
+                [d.row() for d in spread],
+            )
+        )
     for note in rs.split_notes(rnd.manifest):
         console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:
         notes = "".join(f"\n- {n}" for n in rs.split_notes(rnd.manifest))
-        markdown.write_text(rs.markdown(table, title=title) + (f"\nNotes:{notes}\n" if notes else ""), encoding="utf-8")
+        text = rs.markdown(table, title=title) + (f"\nNotes:{notes}\n" if notes else "")
+        if spread:
+            text += "\n| " + " | ".join(rs.SPREAD_COLUMNS) + " |\n|" + "---|" * len(rs.SPREAD_COLUMNS) + "\n"
+            text += "".join("| " + " | ".join(d.row()) + " |\n" for d in spread)
+        markdown.write_text(text, encoding="utf-8")
         console.print(f"Markdown written to {markdown}")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,35 @@ def _runs_scores(runs_dir: Path | None) -> list[dict[str, Any]]:
             if r.metric.startswith("bertscore") and not r.error:
                 out.append({**r.model_dump(mode="json"), "_run": run_dir.name})
     return out
+
+
+def demo_text_dates(samples: list[Sample], text_versions: dict[str, Any]) -> dict[str, Any]:
+    """Demonstration slots whose text is dated after their target (issue 23: a demo must not show text written
+    after the target), per split: slots, samples, the largest gap in days, and slots whose text is a later
+    version of unknown date. The text's version and date come from the build's `validity.text_versions` (by the
+    demo's parsed text where the build recorded it, else by arXiv id — rounds built before demos chose by text
+    date); a text the build did not list is its paper's v1 text."""
+    by_text: dict[str, dict[str, Any]] = {}
+    for v in text_versions.values():
+        for t in (v, *(v.get("earlier") or [])):
+            if t.get("paper_id"):
+                by_text[t["paper_id"]] = t
+    out: dict[str, Any] = {}
+    for s in samples:
+        for d in s.demos:
+            rec = by_text.get(d.paper_id) if by_text else text_versions.get(d.arxiv_id)
+            if rec is None:
+                continue
+            row = out.setdefault(s.split, {"slots": 0, "samples": set(), "max_days": 0, "undated_slots": 0})
+            if rec.get("date") is None:
+                row["undated_slots"] += 1
+                continue
+            days = (date.fromisoformat(rec["date"]) - s.published).days
+            if days > 0:
+                row["slots"] += 1
+                row["samples"].add(s.sample_id)
+                row["max_days"] = max(row["max_days"], days)
+    return {sp: {**v, "samples": len(v["samples"])} for sp, v in sorted(out.items())}
 
 
 def audit_round(
@@ -323,6 +353,7 @@ def audit_round(
         split_out["build"] = validity["splits"]
     in_round = {s.arxiv_id for s in samples}
     split_out["later_text_versions"] = {k: v for k, v in (validity.get("text_versions") or {}).items() if k in in_round}
+    split_out["demo_text_dates"] = demo_text_dates(samples, validity.get("text_versions") or {})
 
     return {
         "round": m.round,

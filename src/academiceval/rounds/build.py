@@ -20,15 +20,16 @@ from academiceval.rounds import citations as cit
 from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
-from academiceval.rounds.leakage import check_sample, check_windows, contains, leak_reason
+from academiceval.rounds.leakage import LeakageError, check_sample, check_windows, contains, leak_reason
 from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
-from academiceval.rounds.prompts import render_parts, render_prompt, skeleton
+from academiceval.rounds.prompts import render_parts, render_prompt
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.related_work import RelatedWorkLedger, paragraph_support
-from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
+from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting, text_version_counts
 from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import TaskViews, prepare_paper, task_views
 from academiceval.rounds.tokens import count_tokens
+from academiceval.rounds.versions import DemoText, earlier_texts, text_date
 from academiceval.store.artifacts import check_name
 from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import check_destination, publishing
@@ -52,17 +53,20 @@ class _Views:
         self, ws: Workspace, tasks: tuple[Task, ...], size: int = 96, gate: quality.QualityGate | None = None
     ) -> None:
         self.ws, self.tasks, self.size, self.gate = ws, tasks, size, gate
-        self._lru: OrderedDict[str, TaskViews] = OrderedDict()
+        self._lru: OrderedDict[tuple[str, str | None], TaskViews] = OrderedDict()
 
-    def get(self, arxiv_id: str) -> TaskViews:
-        v = self._lru.get(arxiv_id)
+    def get(self, arxiv_id: str, paper_id: str | None = None) -> TaskViews:
+        """The task texts of a paper's primary text, or of its text `paper_id` (an earlier version's)."""
+        key = (arxiv_id, paper_id)
+        v = self._lru.get(key)
         if v is not None:
-            self._lru.move_to_end(arxiv_id)
+            self._lru.move_to_end(key)
             return v
-        meta, paper = self.ws.get_meta(arxiv_id), self.ws.get_paper_by_arxiv(arxiv_id)
+        meta = self.ws.get_meta(arxiv_id)
+        paper = self.ws.get_paper(paper_id) if paper_id else self.ws.get_paper_by_arxiv(arxiv_id)
         assert meta is not None and paper is not None
         v = task_views(meta, paper, tasks=self.tasks, counts=False, gate=self.gate)
-        self._lru[arxiv_id] = v
+        self._lru[key] = v
         if len(self._lru) > self.size:
             self._lru.popitem(last=False)
         return v
@@ -169,10 +173,12 @@ def build_round(
             skip("papers", why)
             ledger.exclude(aid, why)
             continue
-        if paper.version and paper.version > 1:
-            # the text is that of a later version: record which and, when the metadata knows it, its date
-            same = meta.version == paper.version and meta.updated is not None
-            text_versions[aid] = {"version": paper.version, "date": meta.updated.isoformat() if same else None}
+        dated = text_date(meta, paper)  # a later version's text: its date, for demo eligibility (rounds.versions)
+        earlier = earlier_texts(ws, meta, paper, tasks, gate, token_cache)
+        if dated.version and dated.version > 1:
+            text_versions[aid] = {**dated.record(), "paper_id": paper.paper_id}
+            if earlier:
+                text_versions[aid]["earlier"] = [{**t.date.record(), "paper_id": t.paper_id} for t in earlier]
         views = task_views(meta, paper, tasks=tasks, cache=token_cache, gate=gate, prepare=False)
         for t, reason in views.skipped.items():
             skip(t, reason)
@@ -196,6 +202,7 @@ def build_round(
             authors=tuple(a.key or a.name for a in meta.authors),
             cost=cost,
             date_precision=meta.date_precision,
+            texts=(DemoText(paper.paper_id, dated, cost), *earlier),
         )
         for a in meta.authors:
             names_by_key.setdefault(a.key or a.name, a.name)
@@ -235,8 +242,11 @@ def build_round(
         staging = StagingWriter(tmp / ".staging")
         views = _Views(ws, tasks, gate=gate)
         resolver = cit.CitationResolver(ws, source)
-        selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
-        skel_cache: dict[tuple[str, int, int], int] = {}
+        selectors = {
+            t: DemoSelector(ws, t, entries, category_level=cfg.category_level, coauthor_cap=cfg.coauthor_cap)
+            for t in tasks
+        }
+        skel_cache: dict[tuple[Task, int, int], int] = {}  # (task, demos, citations) -> template tokens
         token_sums: dict[tuple[Task, str], list[int]] = {}
         split_counts: dict[tuple[Task, str], Counter[str]] = {}
         cite_stats = Counter()
@@ -273,14 +283,31 @@ def build_round(
                             ledger.exclude(target.arxiv_id, why)
                             continue
                         corpus_tokens = citation_tokens(corpus, task, templates_dir)
-                    body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
+                    full_tok, label_tok = own_tokens[(target.arxiv_id, task)]
+
+                    def template_tokens(k: int, task: Task = task, n_cites: int = len(corpus), f=inst.fields) -> int:
+                        if (task, k, n_cites) not in skel_cache:
+                            skel_cache[(task, k, n_cites)] = ladder.template_tokens(task, f, k, n_cites, templates_dir)
+                        return skel_cache[(task, k, n_cites)]
+
                     for spec in specs:
                         key = f"{task}/{spec.spec}"
                         s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
                         rng = random.Random(s_seed)
+                        fields, body_tok = inst.fields, full_tok
                         if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
+                            room = spec.tokens - template_tokens(0) - corpus_tokens  # a rung's inputs fit the rung
+                            fit = ladder.fit_target(inst.fields, full_tok, room)
+                            if isinstance(fit, str):
+                                skip(key, fit)
+                                continue
+                            fields, body_tok = fit
+                            if body_tok < full_tok:
+                                note(key, "body cut at the end to fit the rung (no demos)")
                             lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
-                            picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
+                            picked = ladder.select(
+                                selectors[task], spec, target, lseed, body_tok + corpus_tokens, template_tokens
+                            )
                         else:
                             picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
                         if isinstance(picked, str):
@@ -288,7 +315,15 @@ def build_round(
                             continue
                         demos = []
                         for e, origin in picked:
-                            dinst = views.get(e.arxiv_id).instances[task]
+                            text = selectors[task].text_for(target, e)  # dated no later than the target
+                            if text is None:  # an invariant like check_sample's: the build aborts, nothing written
+                                raise LeakageError(
+                                    f"{key}/{target.arxiv_id}: demo {e.arxiv_id} has no text dated by the target"
+                                )
+                            earlier = text.paper_id != e.paper_id  # the primary text is newer than the target
+                            if earlier:
+                                note(key, "demo shown with an earlier version's text (the newer is after the target)")
+                            dinst = views.get(e.arxiv_id, text.paper_id if earlier else None).instances[task]
                             demos.append(
                                 Demo(
                                     arxiv_id=e.arxiv_id,
@@ -296,7 +331,7 @@ def build_round(
                                     fields=dict(dinst.fields),
                                     label=dinst.label,
                                     origin=origin,
-                                    paper_id=e.paper_id,
+                                    paper_id=text.paper_id,
                                     date_precision=e.date_precision,
                                     shared_authors=_shared_authors(target, e, names_by_key),
                                 )
@@ -322,7 +357,7 @@ def build_round(
                             published=target.published,
                             date_precision=target.date_precision,
                             primary_category=target.category,
-                            fields=dict(inst.fields),
+                            fields=dict(fields),
                             citations=corpus,
                             demos=demos,
                             label=inst.label,
@@ -335,16 +370,17 @@ def build_round(
                             target_title=target.title_norm,
                             demo_info={e.arxiv_id: (e.paper_id, e.title_norm, e.split) for e, _ in picked},
                         )
-                        sk = (task, len(demos), len(corpus))
-                        if sk not in skel_cache:
-                            skel_cache[sk] = count_tokens([skeleton(sample, templates_dir=templates_dir)])[0]
                         sample.input_tokens = (
-                            skel_cache[sk] + body_tok + corpus_tokens + sum(e.cost[task] for e, _ in picked)
+                            template_tokens(len(demos))
+                            + body_tok
+                            + corpus_tokens
+                            + sum(selectors[task].cost(target, e) for e, _ in picked)
                         )
                         sample.prompt_sha256 = sha256_hex(render_prompt(sample, templates_dir=templates_dir))
                         staging.write(key, sample)
                         if task == cites:
                             ledger.sample(target.arxiv_id, target.split)
+                        selectors[task].record_use(spec, target, picked)
                         token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
                         split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1
             say("samples", len(order), len(order))
@@ -368,6 +404,7 @@ def build_round(
                     },
                     "text_versions": text_versions,
                     "related_work": ledger.as_dict(),
+                    "demo_text_versions": text_version_counts(selectors, entries),
                     "train_label_debris": {t: dict(sorted(c.items())) for t, c in train_debris.items() if c},
                 },
             }

@@ -77,7 +77,7 @@ def publish(
             for s in specs
             if token_sums.get((task, s.spec))
         ]
-        names = setting_names(task, measured)
+        names = setting_names(task, [s for s, _ in measured])
         for spec, mean in measured:
             cfg = names[spec.spec]
             key = f"{task}/{spec.spec}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from academiceval.errors import ConfigError
@@ -37,7 +38,13 @@ class QualityGate:
     """Thresholds of the gate (see notes/rounds.md for the measured distribution behind each default)."""
 
     min_body_words: int = 1500  # demo corpus: whole papers ≥ 1,965 words; fragments 501–1,614
+    # a paper, not a book or guide (issue 23). Whole corpus (739 texts: SCALAR, unarXive, PDFs, cited-paper texts,
+    # the lab's PDFs): bodies ≤ 31,667 words (p99 24,950), ≤ 14 top-level sections (p99 12), one heading at most
+    # 11 times (a review's per-study "Methodology"); the 96,465-word guide 2606.22283: 78 sections, 39 "Summary"
+    max_body_words: int = 50_000
     min_sections: int = 3  # top-level body sections with text (or subsections under them)
+    max_sections: int = 30  # top-level body sections (a book has chapters)
+    max_repeated_heading: int = 20  # how often one heading may recur in the body (a book's per-chapter boxes)
     require_introduction: bool = True
     min_references: int = 1  # a paper cites something; letters and notes without references are not papers
     max_intro_share: float = 0.6  # the introduction is at most this share of the body (else the parse stopped)
@@ -95,6 +102,13 @@ def paper_reason(paper: Paper, gate: QualityGate | None = None) -> str | None:
         return "quality: no introduction"
     if words < gate.min_body_words:
         return f"quality: body under {gate.min_body_words} words"
+    if words > gate.max_body_words:
+        return f"quality: not a paper (body over {gate.max_body_words} words: a book or guide?)"
+    if len([s for s in tops if s.role not in NON_BODY_ROLES]) > gate.max_sections:
+        return f"quality: not a paper (over {gate.max_sections} top-level sections: a book or guide?)"
+    repeats = Counter(s.heading.strip().lower() for s in body if s.heading and s.heading.strip())
+    if repeats and max(repeats.values()) > gate.max_repeated_heading:
+        return f"quality: not a paper (one heading repeated over {gate.max_repeated_heading} times: a book's boxes?)"
     with_text = {i for i, s in enumerate(paper.sections) if s.role not in NON_BODY_ROLES and s.text.strip()}
     top_idx, n_top = -1, 0
     counted: set[int] = set()

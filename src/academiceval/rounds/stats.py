@@ -7,6 +7,7 @@ default rendered prompt); `recount=True` re-tokenises every rendered prompt and 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -97,6 +98,51 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
             )
         )
     out.sort(key=lambda c: (task_order(c.task), c.mean_input_tokens, c.config))
+    return out
+
+
+@dataclass
+class DemoSpread:
+    """How co-author demonstrations spread over the papers that serve as them, in one config and split."""
+
+    config: str
+    split: str
+    samples: int  # samples with at least one co-author demo
+    slots: int  # co-author demo slots
+    distinct: int  # distinct papers in them
+    top_paper: str
+    top_uses: int  # slots of the most-used paper
+
+    def row(self) -> list[str]:
+        share = f"{self.top_uses / self.slots:.0%}" if self.slots else "—"
+        return [
+            self.config,
+            self.split,
+            str(self.samples),
+            str(self.slots),
+            str(self.distinct),
+            f"{self.top_paper} ×{self.top_uses} ({share})",
+        ]
+
+
+SPREAD_COLUMNS = ["config", "split", "samples", "co-author slots", "distinct papers", "most used"]
+
+
+def coauthor_spread(rnd: LoadedRound) -> list[DemoSpread]:
+    """Per config and split with co-author demos: how many distinct papers serve, and the most used one (issue 23:
+    a setting whose targets all get the same demonstration measures nothing about co-authorship)."""
+    out = []
+    for cfg in rnd.configs():
+        for split in ("train", "val", "test"):
+            uses: Counter[str] = Counter()
+            n = 0
+            for s in rnd.samples(cfg, split=split):
+                co = [d.arxiv_id for d in s.demos if d.origin == "coauthor"]
+                n += bool(co)
+                uses.update(co)
+            if uses:
+                top, k = min(uses.items(), key=lambda kv: (-kv[1], kv[0]))
+                out.append(DemoSpread(cfg, split, n, sum(uses.values()), len(uses), top, k))
     return out
 
 

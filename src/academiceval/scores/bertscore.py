@@ -48,6 +48,12 @@ __all__ = ["BertScoreError", "BertScoreResult", "BertScorer", "read_baseline", "
 LongInputs = Literal["truncate", "window"]
 log = logging.getLogger(__name__)
 
+# baseline="store": rescaled against unrelated pairs of the round's labels (scores.bertscore_baseline computes it)
+STORE = "store"
+BASELINE_PAIRS = 200  # unrelated pairs per task at most (a round has a few hundred labels per task)
+# what a store baseline is, for the configuration hash (its values depend on the round: each record holds them)
+STORE_BASELINE = {"kind": STORE, "pairs": "unrelated labels of one task, distinct papers", "max_pairs": BASELINE_PAIRS}
+
 # bert-score's tuned layers for common models (model2layers in bert_score/utils.py); others need --layer
 DEFAULT_LAYERS: dict[str, int] = {
     "all-MiniLM-L6-v2": 6,
@@ -107,7 +113,9 @@ class BertScorer:
     `model`: "all-MiniLM-L6-v2" (the packaged offline model, default), a local checkpoint directory, or a
     Hugging Face name already in the local cache (loading never downloads when HF_HUB_OFFLINE=1).
     `layer`: which hidden state to use (0 = embeddings); default from DEFAULT_LAYERS.
-    `baseline`: (P, R, F) baseline values or a bert-score baseline file; scores become (x - b) / (1 - b).
+    `baseline`: (P, R, F) baseline values or a bert-score baseline file: scores become (x - b) / (1 - b); or
+    "store": the values stay raw and the metric adds the rescaled ones beside them, against a per-task baseline
+    from unrelated pairs of the round's labels (scores.bertscore_baseline).
     `idf`: weight tokens by idf over `idf_refs` (default: the references of each `score` call, as bert-score).
     `embedding_cache`: where reference embeddings persist across calls and processes (an EmbeddingCache or the
     path of its SQLite file; `score` passes the workspace's). None: kept in memory only (`cache_size` texts).
@@ -158,7 +166,9 @@ class BertScorer:
         name = f"bertscore-{short_model_name(self.model)}-L{self.layer}"
         if self.idf:
             name += "-idf"
-        if self.baseline is not None:
+        if self.baseline == STORE:  # raw values, and beside them the rescaled ones (`f_rescaled`, ...)
+            name += "-storebaseline"
+        elif self.baseline is not None:
             name += "-rescaled"
         if self.long_inputs == "window":
             name += "-window"
@@ -173,7 +183,7 @@ class BertScorer:
             "weights_sha256": self._weights_sha256(),
             "layer": self.layer,
             "idf": self.idf,
-            "baseline": list(base) if base else None,
+            "baseline": list(base) if base else (STORE_BASELINE if self.baseline == STORE else None),
             "long_inputs": self.long_inputs,
             "window_stride": self.window_stride if self.long_inputs == "window" else None,
             "max_length": self.max_length,
@@ -208,7 +218,7 @@ class BertScorer:
         return None
 
     def _baseline_values(self) -> tuple[float, float, float] | None:
-        if self.baseline is None:
+        if self.baseline is None or self.baseline == STORE:  # a store baseline is per task: the metric applies it
             return None
         if isinstance(self.baseline, str | Path):
             assert self.layer is not None

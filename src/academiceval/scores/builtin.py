@@ -16,6 +16,7 @@ from pydantic import Field
 from academiceval.models.cache import ResponseCache
 from academiceval.runs.models import RunRecord
 from academiceval.scores.bertscore import BertScorer
+from academiceval.scores.bertscore_baseline import STORE, baseline_from_pairs, rescale, unrelated_pairs
 from academiceval.scores.embed_cache import EmbeddingCache
 from academiceval.scores.judge import Judge
 from academiceval.scores.judge_templates import resolve_template
@@ -40,7 +41,9 @@ class BertScoreOptions(Options):
     model: str = "all-MiniLM-L6-v2"  # packaged, offline; or a local path / cached name
     layer: int | None = None  # None: the model's usual layer
     idf: bool = False  # weight tokens by idf over the run's references
-    baseline: str | None = None  # baseline file (LAYER,P,R,F) for rescaling
+    # baseline file (LAYER,P,R,F): values rescaled; "store": raw values and, beside them, values rescaled against
+    # unrelated pairs of the round's labels of the same task (scores.bertscore_baseline)
+    baseline: str | None = None
     long_inputs: Literal["truncate", "window"] = "window"  # issue 16: nothing cut by default; truncate is opt-in
 
 
@@ -79,6 +82,7 @@ class BertScoreMetric(BatchScorer):
             self.bert.embedding_cache = EmbeddingCache.in_workspace(opts.home)
         self.batch_size = opts.batch_size
         self.metric_name = self.bert.metric_name  # carries model, layer and options
+        self._baselines: dict[tuple[str, str], dict[str, Any] | None] = {}  # (round, task) -> store baseline
 
     def config(self) -> dict[str, Any]:
         return self.bert.config()
@@ -89,18 +93,36 @@ class BertScoreMetric(BatchScorer):
         unique = {r.sample_id: r for r in job.recs}.values()
         idf_refs = [job.label_of(r) or "" for r in unique] if self.bert.idf else None
         scored = self.bert.score([it.output for it in items], [it.label or "" for it in items], idf_refs=idf_refs)
-        return [
-            Scored(
-                values=s.values(),
-                details={
-                    "cand_tokens": s.cand_tokens,
-                    "ref_tokens": s.ref_tokens,
-                    "cand_tokens_cut": s.cand_cut,
-                    "ref_tokens_cut": s.ref_cut,
-                },
-            )
-            for s in scored
-        ]
+        out = []
+        for it, s in zip(items, scored, strict=True):
+            values, details = s.values(), {
+                "cand_tokens": s.cand_tokens,
+                "ref_tokens": s.ref_tokens,
+                "cand_tokens_cut": s.cand_cut,
+                "ref_tokens_cut": s.ref_cut,
+            }
+            if self.bert.baseline == STORE:  # the rescaled values beside the raw ones
+                base = self._store_baseline(job, it.rec.task, idf_refs)
+                details["baseline"] = base
+                if base is not None:
+                    rescaled = rescale((s.p, s.r, s.f), (base["p"], base["r"], base["f"]))
+                    values |= {f"{k}_rescaled": v for k, v in zip(("p", "r", "f"), rescaled, strict=True)}
+            out.append(Scored(values=values, details=details))
+        return out
+
+    def _store_baseline(self, job: RunJob, task: str, idf_refs: list[str] | None) -> dict[str, Any] | None:
+        """The task's baseline from unrelated pairs of the round's labels (distinct papers), once per round and
+        task; None when the round has fewer than two labels of the task (then only the raw values are recorded)."""
+        key = (job.spec.round, task)
+        if key not in self._baselines:
+            labels = {s.arxiv_id: s.label for s in job.samples.values() if s.task == task and s.label}
+            pairs = unrelated_pairs(list(labels.values()), seed=int(output_sha(task), 16))
+            if not pairs:
+                self._baselines[key] = None
+            else:
+                p, r, f = baseline_from_pairs(self.bert, pairs, idf_refs=idf_refs)
+                self._baselines[key] = {"p": p, "r": r, "f": f, "pairs": len(pairs), "task": task}
+        return self._baselines[key]
 
 
 class JudgeMetric(AsyncScorer):

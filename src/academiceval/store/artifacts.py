@@ -34,6 +34,7 @@ skipped and counted in `bad_lines`, never fatal. The last line for a key wins (a
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -50,6 +51,8 @@ from pydantic_core import PydanticUndefined
 from academiceval.errors import ConfigError
 from academiceval.store.hashing import sha256_file, sha256_hex
 from academiceval.store.models import ConfigInfo, RoundManifest, RunRecord, RunSpec, Sample, ScoreRecord
+
+log = logging.getLogger(__name__)
 
 # ---- names -------------------------------------------------------------------------------------------------
 ROUNDS = "rounds"
@@ -462,15 +465,35 @@ class LoadedRound:
     def configs(self) -> list[str]:
         return sorted(self.manifest.configs)
 
+    def resolve_config(self, name: str) -> str:
+        """The config `name` stands for. Config names used to carry the measured mean input size
+        (`title-zero-shot-14K`, `-17K` in the next round); they are now task + setting (`title-zero-shot`), the
+        size being metadata (`ConfigInfo.mean_input_tokens`). Either spelling finds the config in a round of either
+        age (with a note on stderr); an unknown name is a ConfigError listing the round's configs."""
+        if name in self.manifest.configs:
+            return name
+        stem = config_stem(name)
+        hits = [
+            c
+            for c, info in self.manifest.configs.items()
+            if config_stem(c) == stem or artifact_name(info.task, info.setting) == stem
+        ]
+        if len(hits) != 1:
+            raise ConfigError(f"round {self.name} has no config {name!r}", hint=f"one of: {', '.join(self.configs())}")
+        log.warning(
+            "config %r of round %s is read as %r (config names are task + setting; the size is metadata)",
+            name,
+            self.name,
+            hits[0],
+        )
+        return hits[0]
+
     def samples(self, config: str | None = None, *, split: str | None = None) -> Iterator[Sample]:
-        """Samples of one config (all configs when None), streamed from parquet in split order."""
-        names = self.configs() if config is None else [config]
+        """Samples of one config (all configs when None), streamed from parquet in split order. A config named the
+        old way (with its size, `title-zero-shot-14K`) is found too (`resolve_config`)."""
+        names = self.configs() if config is None else [self.resolve_config(config)]
         for name in names:
-            info = self.manifest.configs.get(name)
-            if info is None:
-                raise ConfigError(
-                    f"round {self.name} has no config {name!r}", hint=f"one of: {', '.join(self.configs())}"
-                )
+            info = self.manifest.configs[name]
             for sp in SPLITS if split is None else (split,):
                 rel = data_paths(name, sp)[0]
                 if rel not in info.files:
@@ -547,10 +570,21 @@ def setting_slug(setting: str) -> str:
 
 
 def artifact_name(task: str, setting: str, size: str | None = None) -> str:
-    """THE name of a task-setting artifact: `abstract-random1` (run records file stem), with the measured size
-    appended for a round config (`abstract-random1-19K`)."""
+    """THE name of a task-setting artifact: a round config and a run's records file stem (`abstract-random1`,
+    `title-ctx32K`). The same in every round: the measured size is metadata (`ConfigInfo.mean_input_tokens`), not
+    part of the name. `size` appends it anyway (`abstract-random1-19K`: how rounds before the change named their
+    configs; `LoadedRound.resolve_config` reads those names)."""
     name = f"{safe_name(task)}-{setting_slug(setting)}"
     return f"{name}-{size}" if size else name
+
+
+SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?K$")  # the size old config names ended with: -14K, -0.9K
+
+
+def config_stem(name: str) -> str:
+    """A config name without the size old names carried: `title-zero-shot-14K` → `title-zero-shot`
+    (`title-ctx32K-14K` → `title-ctx32K`; a name without a size is returned as it is)."""
+    return SIZE_SUFFIX.sub("", name)
 
 
 def records_file(run_dir: Path, task: str, setting: str) -> Path:

@@ -89,7 +89,8 @@ class Sample(BaseModel):
     round: str
     task: Task
     setting: str  # "zero-shot", "random:2", "coauthor:2", "mixed:1+1", "ctx:32000"
-    setting_name: str = ""  # artifact_name + mean input size: "title-zero-shot-10K", "abstract-coauthor2-29K"
+    setting_name: str = ""  # the config name (artifact_name): "title-zero-shot", "abstract-coauthor2"; older rounds
+    # appended the mean input size ("title-zero-shot-10K"), see LoadedRound.resolve_config
     split: Split
     arxiv_id: str
     paper_id: str
@@ -119,7 +120,7 @@ class ConfigInfo(BaseModel):
 
     task: Task
     setting: str  # the setting spec, e.g. "random:2"
-    setting_name: str  # the config name, e.g. "title-zero-shot-30K"
+    setting_name: str  # the config name, e.g. "title-zero-shot" (older rounds: "title-zero-shot-30K")
     counts: dict[str, int] = Field(default_factory=dict)  # split -> samples
     mean_input_tokens: float = 0.0
     mean_label_tokens: float = 0.0

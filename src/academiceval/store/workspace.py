@@ -421,6 +421,15 @@ class Workspace:
         ).fetchone()
         return Paper.model_validate_json(row["json"]) if row else None
 
+    def papers_by_arxiv(self, arxiv_id: str) -> list[Paper]:
+        """Every parsed text of a versionless arXiv id (a PDF of one version, a pre-parsed object of another, ...),
+        in `get_paper_by_arxiv`'s order of preference."""
+        rows = self.db.execute(
+            "SELECT json FROM parsed_paper WHERE arxiv_id=? ORDER BY (source='pdf') DESC, parsed_at DESC",
+            (arxiv_id,),
+        ).fetchall()
+        return [Paper.model_validate_json(r["json"]) for r in rows]
+
     def count_papers_without_meta(self) -> int:
         """Parsed papers that no metadata row describes (no v1 date: they cannot become samples)."""
         row = self.db.execute(

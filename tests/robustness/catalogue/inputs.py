@@ -193,7 +193,7 @@ def bibtex(d: Path, corpus: Path, damage: str | None) -> Argv:
     bad = [BIB_DAMAGE[damage](good[0]).decode("utf-8", "surrogateescape")] if damage else []
     blob = b"\n\n".join(x.encode("utf-8", "surrogateescape") for x in [good[0], *bad, *good[1:]])
     (d / "ref.bib").write_bytes(blob)
-    return ["import", str(d), "--no-parse"]
+    return ["import-publist", str(d), "--no-parse"]
 
 
 def csl_items(corpus: Path) -> list[dict[str, Any]]:
@@ -207,7 +207,7 @@ def csl_items(corpus: Path) -> list[dict[str, Any]]:
 
 def csl_json(d: Path, corpus: Path, damage: str | None) -> Argv:
     _plant(d / "list.json", csl_items(corpus), damage, form="list")
-    return ["import", str(d), "--no-parse"]
+    return ["import-publist", str(d), "--no-parse"]
 
 
 # ---- arXiv metadata lines for the mirror index --------------------------------------------------------------------
@@ -272,8 +272,8 @@ IMPORTERS: list[Importer] = [
     Importer("judge-predictions", "L-Eval prediction file", judged_predictions, JSON_DAMAGES),
     Importer("agreement", "human scores CSV", agreement_csv, tuple(CSV_DAMAGE)),
     Importer("agreement", "L-Eval prediction file", agreement_predictions, JSON_DAMAGES),
-    Importer("import", "BibTeX", bibtex, tuple(BIB_DAMAGE)),
-    Importer("import", "CSL-JSON", csl_json, JSON_DAMAGES),
+    Importer("import-publist", "BibTeX", bibtex, tuple(BIB_DAMAGE)),
+    Importer("import-publist", "CSL-JSON", csl_json, JSON_DAMAGES),
     Importer("mirror index", "Kaggle arXiv metadata", kaggle, JSON_DAMAGES),
     # no samples file of an academiceval doc: "no academiceval task in the lm-eval output" (exit 2) even when valid
     Importer("lm-eval import", "lm-eval results file", lmeval_results, JSON_DAMAGES, valid_exit=2),

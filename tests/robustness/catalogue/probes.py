@@ -351,7 +351,7 @@ def kill_surfaces(corpus: Path, root: Path, *, entries: int = 300) -> list[KillS
     run_model(sc / "home", rnd, "baseline/lead")
 
     return [
-        KillSurface("import", imp, lambda f: ["import", str(f / "in"), "--no-parse"], import_state),
+        KillSurface("import-publist", imp, lambda f: ["import-publist", str(f / "in"), "--no-parse"], import_state),
         KillSurface(
             "cloze build",
             cloze,

@@ -193,15 +193,9 @@ def _readme(m: ExportManifest) -> str:
 
 
 def _selected_configs(loaded: LoadedRound, wanted: list[str] | None) -> list[str]:
-    have = loaded.configs()
-    if wanted:
-        unknown = [c for c in wanted if c not in have]
-        if unknown:
-            raise ConfigError(
-                f"round {loaded.name} has no config {', '.join(unknown)}", hint="one of: " + ", ".join(have)
-            )
-        return list(dict.fromkeys(wanted))
-    return have
+    if wanted:  # an unknown name is a ConfigError listing the configs; an old, sized name is found too
+        return list(dict.fromkeys(loaded.resolve_config(c) for c in wanted))
+    return loaded.configs()
 
 
 def _check_out(out: Path, loaded: LoadedRound, home: Path, force: bool) -> None:

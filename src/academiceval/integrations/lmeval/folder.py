@@ -30,7 +30,7 @@ PREFIX = "academiceval"
 
 def lm_name(*parts: str) -> str:
     """A task or tag name lm-eval accepts and no built-in task uses: `academiceval_<parts>`, every run of other
-    characters as one `_` (`demo`, `title-zero-shot-14K` → `academiceval_demo_title_zero_shot_14K`)."""
+    characters as one `_` (`demo`, `title-zero-shot` → `academiceval_demo_title_zero_shot`)."""
     return "_".join([PREFIX, *(re.sub(r"[^A-Za-z0-9]+", "_", p).strip("_") for p in parts)])
 
 
