@@ -42,9 +42,10 @@ def stats(
         raise fail(exc) from None
     title = rs.window_title(rnd)
     console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
-    for note in rs.split_notes(rnd.manifest):
+    split_notes = rs.split_notes(rnd.manifest, precisions=rs.coarsest_precisions(rnd))
+    for note in split_notes:
         console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:
-        notes = "".join(f"\n- {n}" for n in rs.split_notes(rnd.manifest))
+        notes = "".join(f"\n- {n}" for n in split_notes)
         markdown.write_text(rs.markdown(table, title=title) + (f"\nNotes:{notes}\n" if notes else ""), encoding="utf-8")
         console.print(f"Markdown written to {markdown}")

@@ -18,6 +18,12 @@ from academiceval.errors import ConfigError
 from academiceval.store.paper_models import DatePrecision
 from academiceval.store.secrets import scrub
 
+# The one low-n rule (issue 28): a mean over fewer than this many samples gets no interval, and a paired comparison
+# over fewer shared samples no interval and no verdict, wherever it is shown (`score`, `compare`, the report's
+# tables, plots, ladders and results.json, `stats` notes). An interval over one to nine papers looks precise and
+# is not (n = 1 gives [x, x]); a mean is still shown, marked "n < 10".
+MIN_N_FOR_INTERVAL = 10
+
 
 def is_first_epoch(epoch: int) -> bool:
     """Epoch 1 is left out of written records (a one-epoch run's lines are what they were before epochs)."""
