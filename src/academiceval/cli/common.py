@@ -29,7 +29,7 @@ err_console = _WholeLinesConsole(stderr=True)
 
 
 _NUMERIC = re.compile(r"^[\s\d.,:;%+\-−–—=<>≤≥±/()\[\]x]*$")
-TEXT_MIN_WIDTH = 10  # a text column may fold its words down to this width; a number column never folds
+TEXT_MIN_WIDTH = 8  # a text column may fold its words down to this width; a number column never folds
 HEADER_MIN_WIDTH = 12  # a header word up to this long (e.g. "compression") is not folded
 
 
@@ -73,8 +73,14 @@ class FitTable(Table):
             extra[i] += 1  # the rounding remainder to the columns that want the most
         return [w + e for w, e in zip(widths, extra, strict=True)]
 
+    def _floor(self, console, options) -> int:  # type: ignore[no-untyped-def]
+        return sum(self._calculate_column_widths(console, options.update_width(1))) + self._extra_width
+
     def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
-        floor = sum(self._calculate_column_widths(console, options.update_width(1))) + self._extra_width
+        if self._floor(console, options) > options.max_width:
+            # too narrow: no outer frame or edge padding before anything wraps further
+            self.pad_edge, self.show_edge = False, False
+        floor = self._floor(console, options)
         if floor > options.max_width:
             options = options.update_width(floor)
         yield from super().__rich_console__(console, options)
