@@ -29,8 +29,8 @@ err_console = _WholeLinesConsole(stderr=True)
 
 
 _NUMERIC = re.compile(r"^[\s\d.,:;%+\-−–—=<>≤≥±/()\[\]x]*$")
-TEXT_MIN_WIDTH = 8  # a text column may fold its words down to this width; a number column never folds
-HEADER_MIN_WIDTH = 12  # a header word up to this long (e.g. "compression") is not folded
+TEXT_MIN_WIDTH = 12  # a text cell's words fold only beyond this width; a number never folds
+HEADER_MIN_WIDTH = 4  # headers fold first: a header word is kept whole only up to this width
 
 
 def _longest_word(cells: Iterable[str]) -> int:
@@ -48,30 +48,39 @@ class FitTable(Table):
 
     def _calculate_column_widths(self, console, options):  # type: ignore[no-untyped-def]
         natural = [self._measure_column(console, options.update_width(10_000), c).maximum for c in self.columns]
-        floor, numeric = [], []
+        floor, whole, data, numeric = [], [], [], []
         for i, col in enumerate(self.columns):
             cells = [str(c) for c in col.cells]
             pad = self._get_padding_width(i)
-            word = max(_longest_word(cells), min(_longest_word([str(col.header)]), HEADER_MIN_WIDTH))
             numeric.append(bool(cells) and all(_NUMERIC.match(c.replace("n=", "")) for c in cells))
-            floor.append(min(natural[i], pad + (word if numeric[i] else min(word, TEXT_MIN_WIDTH))))
+            word = _longest_word(cells)
+            header = min(_longest_word([str(col.header)]), HEADER_MIN_WIDTH)
+            floor.append(min(natural[i], pad + max(word if numeric[i] else min(word, TEXT_MIN_WIDTH), header)))
+            whole.append(max(floor[i], min(natural[i], pad + word)))  # no word folded
+            data.append(max(floor[i], min(natural[i], pad + max((len(c) for c in cells), default=0))))
         widths = list(floor)
         room = options.max_width - sum(widths)
-        # numbers first: a whole interval on one line reads better than a whole model name
-        for i in sorted((i for i in range(len(widths)) if numeric[i]), key=lambda i: natural[i] - floor[i]):
-            grow = min(natural[i] - widths[i], max(room, 0))
-            widths[i] += grow
-            room -= grow
-        want = [n - w for n, w in zip(natural, widths, strict=True)]
-        total = sum(want)
-        if room <= 0 or total == 0:
-            return widths
-        if total <= room:
-            return natural
-        extra = [(w * room) // total for w in want]
-        for i in sorted(range(len(widths)), key=lambda i: -want[i])[: room - sum(extra)]:
-            extra[i] += 1  # the rounding remainder to the columns that want the most
-        return [w + e for w, e in zip(widths, extra, strict=True)]
+        # what gets the room first: numbers on one line, then whole words, then whole cell texts, then whole headers
+        for target, order in (
+            (data, [i for i in range(len(widths)) if numeric[i]]),
+            (whole, [i for i in range(len(widths)) if not numeric[i]]),
+            (data, [i for i in range(len(widths)) if not numeric[i]]),
+            (natural, list(range(len(widths)))),
+        ):
+            want = {i: max(0, target[i] - widths[i]) for i in order}
+            total = sum(want.values())
+            if room <= 0 or total == 0:
+                continue
+            if total <= room:
+                extra = want
+            else:
+                extra = {i: (w * room) // total for i, w in want.items()}
+                for i in sorted(want, key=lambda i: -want[i])[: room - sum(extra.values())]:
+                    extra[i] += 1  # the rounding remainder to the columns that want the most
+            for i, e in extra.items():
+                widths[i] += e
+                room -= e
+        return widths
 
     def _floor(self, console, options) -> int:  # type: ignore[no-untyped-def]
         return sum(self._calculate_column_widths(console, options.update_width(1))) + self._extra_width

@@ -57,7 +57,7 @@ class Table:
 # The package's one low-n rule (store.models): below this many samples a cell shows its mean and "(n=K)", never
 # an interval — an interval over one or two samples (`[0.169, 0.169]` for n=1) looks precise and is not.
 MIN_N_FOR_CI = MIN_N_FOR_INTERVAL
-LOW_N_RULE = f"fewer than {MIN_N_FOR_INTERVAL} samples: the mean with (n=K), no interval and no verdict (low n)"
+LOW_N_RULE = f"fewer than {MIN_N_FOR_INTERVAL} samples: the mean with (n=K, low n), no interval and no verdict"
 
 
 def low_n(est: Estimate | None) -> bool:
@@ -65,11 +65,12 @@ def low_n(est: Estimate | None) -> bool:
 
 
 def fmt(est: Estimate | None, digits: int = 3) -> str:
-    """`0.306 [0.209, 0.411]`; below the low-n rule `0.306 (n=5)`; `—` when nothing was scored."""
+    """`0.306 [0.209, 0.411]`; below the low-n rule `0.306 (n=5, low n)` (the page's words); `—` when nothing was
+    scored."""
     if est is None or est.mean is None:
         return "—"
     if low_n(est):
-        return f"{est.mean:.{digits}f} (n={est.n})"
+        return f"{est.mean:.{digits}f} (n={est.n}, low n)"
     if est.ci_low is None or est.ci_high is None:
         return f"{est.mean:.{digits}f}"
     return f"{est.mean:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"

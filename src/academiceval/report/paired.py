@@ -86,12 +86,12 @@ def markdown(results: Results) -> str:
 
 
 def fmt_diff(d: PairedDiff) -> str:
-    """`+0.035 [+0.009, +0.061]`, or the mean alone below the low-n rule (`+0.093 (n=5)`)."""
+    """`+0.035 [+0.009, +0.061]`, or the mean alone below the low-n rule (`+0.093 (n=5, low n)`)."""
     e = d.diff
     if e.mean is None:
         return "—"
     if e.ci_low is None or e.ci_high is None:
-        return f"{e.mean:+.3f} (n={e.n})"
+        return f"{e.mean:+.3f} (n={e.n}, low n)"
     return f"{e.mean:+.3f} [{e.ci_low:+.3f}, {e.ci_high:+.3f}]"
 
 

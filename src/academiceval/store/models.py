@@ -162,7 +162,11 @@ class RunSpec(BaseModel):
     created_at: str
     # added by the runs area (optional, backward compatible)
     on_overflow: str = "truncate"  # or "skip"
-    tokenizer: str | None = None  # what counted tokens for truncation
+    tokenizer: str | None = None  # the tokenizer asked for (--tokenizer), as given
+    # what actually counted tokens (None: nothing was counted locally) and why it is not the one implied or asked
+    # for (an offline tiktoken that fell back to the bert-base-uncased estimate): the run record says what happened
+    tokenizer_used: str | None = None
+    warnings: list[str] = Field(default_factory=list)
     prompt_preparation: str = ""  # which code rendered/truncated prompts (module.function)
     max_connections: int | None = None
     timeout_s: float | None = None
