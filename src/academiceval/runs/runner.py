@@ -212,11 +212,13 @@ async def run_round_async(
     distinct = view.distinct_samples()
     samples = select_samples(distinct, config)
     if not samples:
-        have = sorted({(s.task, s.setting, s.split) for s in distinct})
+        tasks = sorted({s.task for s in distinct})
+        settings = sorted({s.setting for s in distinct})
+        splits = sorted({s.split for s in distinct})
         raise ConfigError(
             f"no samples in round {view.name} match tasks={config.tasks} settings={config.settings} "
             f"splits={config.splits}",
-            hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
+            hint=f"the round has tasks {', '.join(tasks)}; settings {', '.join(settings)}; splits {', '.join(splits)}",
         )
 
     lie = length_instruction_for(config.length_instruction, {s.task for s in samples})
