@@ -47,7 +47,9 @@ def run(
             "-m",
             help="openai/MODEL (an OpenAI-compatible server; a local test server: python -m "
             "academiceval.models.fake_server), hf/REPO_OR_PATH (local transformers), or a baseline that needs no "
-            "model: baseline/lead, baseline/extractive, baseline/demo-copy (writing tasks); baseline/cite-copy, "
+            "model: baseline/lead (the opening of the paper's text), baseline/extractive (the sentences best matching "
+            "the task's query, BM25), baseline/demo-copy (the most similar demonstration's label) for the writing "
+            "tasks; baseline/cite-copy, "
             "baseline/cite-invent (Related Work citations); baseline/random-choice, baseline/lexical-choice, "
             "baseline/first-choice (multiple choice: citation cloze, ElaipBench); baseline/leval-lead (L-Eval). "
             "`academiceval models` says what each does.",
