@@ -150,7 +150,8 @@ def score(
             elif v.mean is None:
                 shown = "-"
             elif m.primary == "win_rate":
-                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged, {m.failures} failed)"
+                ci = f" [{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None and v.ci_high is not None else ""
+                shown = f"win {v.mean:.3f}{ci} ({v.n} judged, {m.failures} failed)"
             else:
                 shown = fmt(v, 4)
             rows.append((escape(res.label or res.model), m.metric, m.task, m.setting, m.n, m.errors, shown))
