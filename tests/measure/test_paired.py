@@ -113,3 +113,90 @@ def test_permutation_p_of_a_single_pair_is_one() -> None:
     from academiceval.scores.paired import permutation_p
 
     assert permutation_p(np.array([0.3]), seed=0) == 1.0
+
+
+def _real_diffs(saved) -> list[np.ndarray]:
+    """Per-sample differences of every pair of saved runs on every task × setting (real ROUGE-L F)."""
+    labels = sorted({k[0] for k in saved.values})
+    out = []
+    for task, setting in sorted({(k[1], k[2]) for k in saved.values}):
+        for i, la in enumerate(labels):
+            for lb in labels[i + 1 :]:
+                va = {sid: f for sid, _, f in saved.values.get((la, task, setting), [])}
+                vb = {sid: f for sid, _, f in saved.values.get((lb, task, setting), [])}
+                shared = sorted(set(va) & set(vb))
+                if shared:
+                    out.append(np.array([va[s] - vb[s] for s in shared]))
+    return out
+
+
+def test_verdict_and_interval_are_one_claim_on_real_differences(saved):
+    """Issue 28: significant exactly when the interval shown excludes 0 — over real differences and over the same
+    differences shifted by their own mean (so that both verdicts occur), at two levels."""
+    from academiceval.scores.paired import paired_test
+
+    cases = [d for d in _real_diffs(saved) if d.size >= 10]
+    assert cases
+    checked = {True: 0, False: 0}
+    for d in cases:
+        for shift in (0.0, -float(d.mean()), 0.5 * float(np.std(d)), 0.02):
+            for level in (0.95, 0.9):
+                t = paired_test(d + shift, seed=3, level=level)
+                assert t.diff.ci_low <= t.diff.mean <= t.diff.ci_high
+                excludes_zero = not (t.diff.ci_low <= 0.0 <= t.diff.ci_high)
+                assert t.significant == excludes_zero == (t.p_value < 1 - level)
+                checked[t.significant] += 1
+    assert checked[True] and checked[False]
+
+
+def test_permutation_p_equals_scipys_on_real_differences(saved):
+    """The inverted test's p at 0 is scipy's two-sided paired permutation p (exact enumeration, n ≤ 13)."""
+    from scipy import stats
+
+    for d in [d for d in _real_diffs(saved) if 2 <= d.size <= 13 and np.any(d)]:
+        ref = stats.permutation_test(
+            (d, np.zeros_like(d)),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=9999,
+            alternative="two-sided",
+        ).pvalue
+        assert permutation_p(d, seed=0) == pytest.approx(min(1.0, ref), abs=1e-12)
+
+
+def test_low_n_comparison_has_no_interval_and_no_verdict(saved):
+    from academiceval.store.models import MIN_N_FOR_INTERVAL
+
+    a, b = _records(saved.run_dirs["baseline/lead"]), _records(saved.run_dirs["baseline/tail"])
+    by_cell: dict[tuple[str, str], list[str]] = {}
+    for r in a:
+        by_cell.setdefault((r.task, r.setting), []).append(r.sample_id)
+    keep = {s for ids in by_cell.values() for s in sorted(ids)[:6]}  # a handful of real samples per task × setting
+    few = compare_records([r for r in a if r.sample_id in keep], [r for r in b if r.sample_id in keep])
+    assert few and all(d.n < MIN_N_FOR_INTERVAL for d in few)
+    for d in few:
+        assert d.diff.mean is not None and d.diff.ci_low is None and d.p_value is None
+        assert not d.significant and d.verdict == "low n"
+        assert d.model_dump(mode="json")["verdict"] == "low n"  # the JSON says the same word
+
+
+def test_compare_at_80_columns_in_a_pipe_cuts_no_number(saved, tmp_path):
+    """Issue 28 item 7: `compare` piped at COLUMNS=80 prints every number of its JSON whole, never "…"."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "h"
+    shutil.copytree(saved.root, home)
+    args = [sys.executable, "-m", "academiceval.cli.main", "compare", "2022-12-demo/baseline__lead"]
+    args += ["2022-12-demo/baseline__tail", "--home", str(home)]
+    env = {**os.environ, "COLUMNS": "80"}
+    text = subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout
+    rows = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, env=env, check=True).stdout)
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    words = set(text.replace("│", " ").replace("┃", " ").split())
+    for r in rows:
+        d = r["diff"]
+        assert f"{r['mean_a']:.3f}" in words and f"{r['mean_b']:.3f}" in words
+        assert f"{d['mean']:+.3f}" in words and f"[{d['ci_low']:+.3f}," in words and f"{d['ci_high']:+.3f}]" in words

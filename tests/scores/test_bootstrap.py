@@ -64,7 +64,8 @@ def test_the_window_is_part_of_the_seed_as_before():
         "p": (0.5099009900990099, 0.3781930693069307, 0.6248267326732672),
         "r": (0.745049504950495, 0.6819121287128713, 0.809164603960396),
     }
-    assert _triples(judge) == {"overall": (0.6, 0.3, 0.9), "win_rate": (0.6, 0.3, 0.9)}
+    # 5 samples: below the low-n rule, the mean alone; the win rate rests on 10 judgments, so it keeps its interval
+    assert _triples(judge) == {"overall": (0.6, None, None), "win_rate": (0.6, 0.3, 0.9)}
     assert judge.values["win_rate"].n == 10
 
 
@@ -81,8 +82,11 @@ def test_same_data_same_interval_and_degenerate_inputs():
     assert bootstrap_mean(VALS, seed=7) == bootstrap_mean(list(VALS), seed=7)
     assert bootstrap_mean(VALS, seed=7) != bootstrap_mean(VALS, seed=8)
     assert bootstrap_mean([], seed=1).mean is None and bootstrap_mean([float("nan")], seed=1).n == 0
-    const = bootstrap_mean([0.3] * 5, seed=1)
+    const = bootstrap_mean([0.3] * 12, seed=1)
     assert const.ci_low == const.mean == const.ci_high
+    few = bootstrap_mean(VALS[:9], seed=1)  # the low-n rule: below 10 values the mean and sd, no interval
+    assert few.n == 9 and few.mean is not None and few.std > 0 and few.ci_low is None and few.ci_high is None
+    assert bootstrap_mean(VALS[:10], seed=1).ci_low is not None
     wide = bootstrap_mean(VALS, seed=3, level=0.99)
     narrow = bootstrap_mean(VALS, seed=3, level=0.5)
     assert wide.ci_low < narrow.ci_low < narrow.ci_high < wide.ci_high

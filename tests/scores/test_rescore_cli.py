@@ -134,7 +134,7 @@ def test_aggregate_means_cis_window_and_dedup():
     windowed = aggregate(recs, after=date(2024, 1, 5))
     assert windowed[0].n == 5 and windowed[0].values["f"].mean == pytest.approx(sum(i / 10 for i in range(5, 10)) / 5)
     one = bootstrap_mean([0.5], seed=1)
-    assert (one.ci_low, one.ci_high) == (0.5, 0.5)
+    assert (one.mean, one.ci_low, one.ci_high) == (0.5, None, None)  # the low-n rule: no [x, x] interval
     judge = [
         _rec("a", date(2024, 1, 1), 0, "judge-x", overall=1.0, overall_n=2, overall_wins=2, overall_ties=0, judged=2),
         _rec("b", date(2024, 1, 2), 0, "judge-x", overall=0.25, overall_n=2, overall_wins=0, overall_ties=1, judged=2),

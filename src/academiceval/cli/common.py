@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated
@@ -13,8 +14,86 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-console = Console(stderr=False)
-err_console = Console(stderr=True)
+
+class _WholeLinesConsole(Console):
+    """A console that never crops a line at the terminal's width: a table wider than 80 columns (see `FitTable`)
+    is printed whole and the terminal wraps it, rather than losing its right-hand columns (issue 28 item 7)."""
+
+    def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+        kwargs.setdefault("crop", False)
+        super().print(*objects, **kwargs)
+
+
+console = _WholeLinesConsole(stderr=False)
+err_console = _WholeLinesConsole(stderr=True)
+
+
+_NUMERIC = re.compile(r"^[\s\d.,:;%+\-−–—=<>≤≥±/()\[\]x]*$")
+TEXT_MIN_WIDTH = 12  # a text cell's words fold only beyond this width; a number never folds
+HEADER_MIN_WIDTH = 4  # headers fold first: a header word is kept whole only up to this width
+
+
+def _longest_word(cells: Iterable[str]) -> int:
+    return max((len(w) for c in cells for w in c.split()), default=1)
+
+
+class FitTable(Table):
+    """A table that stays readable at 80 columns and in a pipe (issue 28 item 7).
+
+    Cells wrap at spaces and a long word folds onto the next line (never "…"). A column of numbers
+    (`0.306 [0.209, 0.411]`, `9/0/4`, `12.5%`) is never narrower than its longest number, so a number or an
+    interval's bound is never cut; a text column may fold down to `TEXT_MIN_WIDTH`. Widths start at those
+    minimums and grow toward each column's natural width while the console has room; when even the minimums do
+    not fit, the table is drawn at its minimum width and printed whole (`_WholeLinesConsole`), never squeezed."""
+
+    def _calculate_column_widths(self, console, options):  # type: ignore[no-untyped-def]
+        natural = [self._measure_column(console, options.update_width(10_000), c).maximum for c in self.columns]
+        floor, whole, data, numeric = [], [], [], []
+        for i, col in enumerate(self.columns):
+            cells = [str(c) for c in col.cells]
+            pad = self._get_padding_width(i)
+            numeric.append(bool(cells) and all(_NUMERIC.match(c.replace("n=", "")) for c in cells))
+            word = _longest_word(cells)
+            header = min(_longest_word([str(col.header)]), HEADER_MIN_WIDTH)
+            floor.append(min(natural[i], pad + max(word if numeric[i] else min(word, TEXT_MIN_WIDTH), header)))
+            whole.append(max(floor[i], min(natural[i], pad + word)))  # no word folded
+            data.append(max(floor[i], min(natural[i], pad + max((len(c) for c in cells), default=0))))
+        widths = list(floor)
+        room = options.max_width - sum(widths)
+        # what gets the room first: numbers on one line, then whole words, then whole cell texts, then whole headers
+        for target, order in (
+            (data, [i for i in range(len(widths)) if numeric[i]]),
+            (whole, [i for i in range(len(widths)) if not numeric[i]]),
+            (data, [i for i in range(len(widths)) if not numeric[i]]),
+            (natural, list(range(len(widths)))),
+        ):
+            want = {i: max(0, target[i] - widths[i]) for i in order}
+            total = sum(want.values())
+            if room <= 0 or total == 0:
+                continue
+            if total <= room:
+                extra = want
+            else:
+                extra = {i: (w * room) // total for i, w in want.items()}
+                for i in sorted(want, key=lambda i: -want[i])[: room - sum(extra.values())]:
+                    extra[i] += 1  # the rounding remainder to the columns that want the most
+            for i, e in extra.items():
+                widths[i] += e
+                room -= e
+        return widths
+
+    def _floor(self, console, options) -> int:  # type: ignore[no-untyped-def]
+        return sum(self._calculate_column_widths(console, options.update_width(1))) + self._extra_width
+
+    def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
+        if self._floor(console, options) > options.max_width:
+            # too narrow: no outer frame or edge padding before anything wraps further
+            self.pad_edge, self.show_edge = False, False
+        floor = self._floor(console, options)
+        if floor > options.max_width:
+            options = options.update_width(floor)
+        yield from super().__rich_console__(console, options)
+
 
 HomeOption = Annotated[
     Path | None,
@@ -42,9 +121,9 @@ def progress(transient: bool = False) -> Progress:
 
 def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Table:
     # a (what, value) table has no column names: no header row rather than a blank one
-    table = Table(title=title, show_lines=False, show_header=any(str(c).strip() for c in columns))
+    table = FitTable(title=title, show_lines=False, show_header=any(str(c).strip() for c in columns))
     for c in columns:
-        table.add_column(c)
+        table.add_column(c, overflow="fold")
     for r in rows:
         table.add_row(*[str(x) for x in r])
     return table

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from academiceval.cli.common import HomeOption, console, fail, summary_table
+from academiceval.report.paired import fmt_diff
 
 
 def _run_path(ref: str, runs_dir: Path) -> Path:
@@ -45,7 +46,8 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
     home: HomeOption = None,
 ) -> None:
-    """Paired bootstrap of A − B per task × setting × metric over the shared samples, with a permutation test."""
+    """A − B per task × setting × metric over the shared samples: one paired permutation test gives the verdict and
+    its interval (significant exactly when the interval excludes 0); below 10 shared samples, the mean only."""
     from academiceval.errors import AcademicEvalError
     from academiceval.scores.paired import TEST, compare_scores
     from academiceval.scores.windows import resolve_window
@@ -68,21 +70,24 @@ def compare(
     if as_json:
         typer.echo(json.dumps([d.model_dump(mode="json") for d in diffs], indent=2))
         return
-    rows = [
-        (
-            d.task,
-            d.setting,
-            f"{d.metric}:{d.value}",
-            d.n,
-            _fmt(d.mean_a),
-            _fmt(d.mean_b),
-            f"{_fmt(d.diff.mean, True)} [{_fmt(d.diff.ci_low, True)}, {_fmt(d.diff.ci_high, True)}]",
-            f"{d.wins_a}/{d.ties}/{d.wins_b}",
-            f"{d.p_value:.4f}" if d.p_value is not None else "—",
-            d.verdict,
-        )
-        for d in diffs
-    ]
-    cols = ["task", "setting", "metric", "n", "A", "B", "A−B [95% CI]", "A wins/ties/B wins", "p", "verdict"]
-    console.print(summary_table(f"A = {a.label}   B = {b.label}", cols, rows))
+    by_metric: dict[str, list] = {}
+    for d in diffs:  # one table per metric: its long name goes in the title, not in a column of every row
+        by_metric.setdefault(f"{d.metric}:{d.value}", []).append(d)
+    cols = ["task", "setting", "n", "A", "B", "A−B [95% CI]", "A/tie/B wins", "p", "verdict"]
+    for name, ds in by_metric.items():
+        rows = [
+            (
+                d.task,
+                d.setting,
+                d.n,
+                _fmt(d.mean_a),
+                _fmt(d.mean_b),
+                fmt_diff(d),
+                f"{d.wins_a}/{d.ties}/{d.wins_b}",
+                f"{d.p_value:.4f}" if d.p_value is not None else "—",
+                d.verdict,
+            )
+            for d in ds
+        ]
+        console.print(summary_table(f"{name}   A = {a.label}   B = {b.label}", cols, rows))
     console.print(f"test: {TEST}; significant when p < {1 - diffs[0].level:.2f}")

@@ -21,6 +21,7 @@ from academiceval.cli import (
     demo,
     export,
     ingest,
+    listings,
     mirror,
     publist,
     release,
@@ -69,6 +70,8 @@ app.add_typer(_lmeval.app, name="lm-eval")
 app.command("report")(report.report)
 app.command("release")(release.release)
 app.command("compare")(compare.compare)
+app.command("models")(listings.models)
+app.command("metrics")(listings.metrics)
 app.command("demo")(demo.demo)
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from academiceval.cli.common import (
     HomeOption,
@@ -44,10 +45,14 @@ def run(
         typer.Option(
             "--model",
             "-m",
-            help="openai/MODEL (an OpenAI-compatible server), hf/REPO_OR_PATH (local transformers) or a baseline "
-            "that needs no model: baseline/lead (the opening of the paper's text, cut to the task's length), "
-            "baseline/extractive (the sentences best matching the task's query, BM25, in document order), "
-            "baseline/demo-copy (the label of the most similar demonstration; lead when there is none).",
+            help="openai/MODEL (an OpenAI-compatible server; a local test server: python -m "
+            "academiceval.testing.fake_server), hf/REPO_OR_PATH (local transformers), or a baseline that needs no "
+            "model: baseline/lead (the opening of the paper's text), baseline/extractive (the sentences best matching "
+            "the task's query, BM25), baseline/demo-copy (the most similar demonstration's label) for the writing "
+            "tasks; baseline/cite-copy, "
+            "baseline/cite-invent (Related Work citations); baseline/random-choice, baseline/lexical-choice, "
+            "baseline/first-choice (multiple choice: citation cloze, ElaipBench); baseline/leval-lead (L-Eval). "
+            "`academiceval models` says what each does.",
         ),
     ],
     task: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
@@ -269,6 +274,8 @@ def run(
             for url, st in summary.endpoints.items()
         )
     err_console.print(f"{extra}; {summary.elapsed_s:.1f} s; records in {summary.run_dir}")
+    for warning in summary.warnings:  # recorded in run.json (`warnings`) as well
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     incomplete = summary.incomplete()
     if incomplete is not None:  # requests that failed are not answers: the exit status says the run is incomplete
         raise fail(incomplete)

@@ -29,9 +29,11 @@ def score(
     metrics: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, accuracy, leval, "
-            "squad-f1, leval-rouge. Default: rouge-l,bertscore (+ judge with --judge); accuracy for multiple-choice "
-            "(citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs."
+            help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, citation-precision, "
+            "citation-recall, citation-unlisted, accuracy, leval, squad-f1, leval-rouge (`academiceval metrics` says "
+            "what each measures). Default: rouge-l,bertscore (+ judge with --judge; the citation metrics only when "
+            "named, for Related Work runs); accuracy for multiple-choice (citation-cloze, ElaipBench) runs; leval "
+            "(L-Eval's own per-task metric) for L-Eval runs."
         ),
     ] = None,
     metric_arg: Annotated[
@@ -158,7 +160,8 @@ def score(
             elif v.mean is None:
                 shown = "-"
             elif m.primary == "win_rate":
-                shown = f"win {v.mean:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({v.n} judged, {m.failures} failed)"
+                ci = f" [{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None and v.ci_high is not None else ""
+                shown = f"win {v.mean:.3f}{ci} ({v.n} judged, {m.failures} failed)"
             else:
                 shown = fmt(v, 4)
                 if "f_rescaled" in m.values:  # bertscore.baseline=store: 0 = unrelated texts of the task

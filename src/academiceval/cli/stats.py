@@ -52,10 +52,11 @@ def stats(
                 [d.row() for d in spread],
             )
         )
-    for note in rs.split_notes(rnd.manifest):
+    split_notes = rs.split_notes(rnd.manifest, precisions=rs.coarsest_precisions(rnd))
+    for note in split_notes:
         console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:
-        notes = "".join(f"\n- {n}" for n in rs.split_notes(rnd.manifest))
+        notes = "".join(f"\n- {n}" for n in split_notes)
         text = rs.markdown(table, title=title) + (f"\nNotes:{notes}\n" if notes else "")
         if spread:
             text += "\n| " + " | ".join(rs.SPREAD_COLUMNS) + " |\n|" + "---|" * len(rs.SPREAD_COLUMNS) + "\n"

@@ -52,6 +52,19 @@ BASELINES = (
     "first-choice",
 )
 # cite-*: models.citation_baselines
+# what each baseline does, in one line: `academiceval models` lists these, `run --help` names them (a test keeps both
+# in step with BASELINES)
+BASELINE_SUMMARIES = {
+    "lead": "the opening of the paper's text, cut to the task's target length",
+    "demo-copy": "the label of the most similar demonstration (lead when there is none)",
+    "extractive": "the sentences best matching the task's query (BM25), in document order",
+    "cite-copy": "Related Work: cites every listed paper by its [n] and nothing else (citation precision/recall 1)",
+    "cite-invent": "Related Work: cites only works outside the given list (precision 0, many citation-unlisted)",
+    "random-choice": "multiple choice (citation cloze, ElaipBench): a seeded random option",
+    "lexical-choice": "multiple choice: the option best matching the words around the mask (BM25)",
+    "leval-lead": "L-Eval: option A, else the document's first words (L-Eval's own reference point)",
+    "first-choice": "multiple choice: always the first option (the position-bias floor)",
+}
 CHOICE_BASELINES = ("random-choice", "lexical-choice")
 MASK_WINDOW_WORDS = 50  # words each side of the anchor that form the lexical baseline's query
 BASELINE_VERSION = "1"

@@ -75,6 +75,11 @@ def providers() -> list[str]:
     return list(_PROVIDERS)
 
 
+def provider_examples() -> list[str]:
+    """How a spec of each registered provider looks (`openai/<model>`), for listings and hints."""
+    return [p.example for p in _PROVIDERS.values()]
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     """`"openai/gpt-4o-mini"` → `("openai", "gpt-4o-mini")`; the model part may itself contain slashes."""
     name, sep, model = spec.strip().partition("/")
@@ -222,7 +227,7 @@ def _hf(request: BackendRequest, kw: dict[str, Any]) -> Backend:
     "baseline",
     options=("similarity", "target_words", "templates_dir", "seed"),
     capabilities=Capabilities(),
-    example="baseline/<lead|demo-copy|extractive>",
+    example="baseline/<name>",
 )
 def _baseline(request: BackendRequest, kw: dict[str, Any]) -> Backend:
     # BM25 / TF-IDF (bm25s, scikit-learn): imported when a baseline is run

@@ -267,7 +267,8 @@ def _tiktoken(spec: str, *, strict: bool) -> Tokenizer:
         err = TokenizerError(
             f"tiktoken could not load {name!r} ({type(exc).__name__}); it downloads encoding files on first use",
             source=spec,
-            hint="run once with internet access or set TIKTOKEN_CACHE_DIR to a folder holding the cached file",
+            hint="run once with internet access, set TIKTOKEN_CACHE_DIR to a folder holding the cached file, or give "
+            "--tokenizer bert-base-uncased to count with the packaged estimate",
         )
         if strict:
             raise err from exc

@@ -31,17 +31,21 @@ from academiceval.scores.aggregate import LEVEL, N_BOOT, bootstrap_mean, derive_
 from academiceval.scores.models import Estimate
 from academiceval.scores.windows import find_model, load_model_info
 from academiceval.store.artifacts import RunData
+from academiceval.store.models import MIN_N_FOR_INTERVAL
 
 PROBE = "title-only"
 def bootstrap_gap(
     a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = N_BOOT, level: float = LEVEL
 ) -> Estimate:
-    """mean(a) − mean(b) of two independent samples with a percentile-bootstrap interval (each resampled alone)."""
+    """mean(a) − mean(b) of two independent samples with a percentile-bootstrap interval (each resampled alone);
+    no interval when either side has fewer than MIN_N_FOR_INTERVAL values."""
     x = np.asarray([v for v in a if v is not None and math.isfinite(v)], dtype=float)
     y = np.asarray([v for v in b if v is not None and math.isfinite(v)], dtype=float)
     if x.size == 0 or y.size == 0:
         return Estimate(n=0)
     d = float(x.mean() - y.mean())
+    if min(x.size, y.size) < MIN_N_FOR_INTERVAL:  # the one low-n rule: a side this small gets no interval
+        return Estimate(n=int(x.size + y.size), mean=d)
     rng = np.random.default_rng(seed)
     mx = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
     my = y[rng.integers(0, y.size, size=(resamples, y.size))].mean(axis=1)
@@ -129,6 +133,8 @@ def _est(e: Estimate, signed: bool = False) -> str:
     if e.mean is None:
         return "—"
     f = "{:+.3f}" if signed else "{:.3f}"
+    if e.ci_low is None or e.ci_high is None:
+        return f"{f.format(e.mean)} (n={e.n}, low n)"
     return f"{f.format(e.mean)} [{f.format(e.ci_low)}, {f.format(e.ci_high)}] n={e.n}"
 
 

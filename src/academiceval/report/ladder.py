@@ -5,10 +5,12 @@ as settings `ctx:N`. For each run × task with at least two rungs, on the report
 
 - every rung's score is computed over the targets scored at EVERY rung (pairing by target paper), with the
   package's bootstrap CI;
-- the best rung is the one with the highest mean; each other rung is compared with it by a paired test over
-  the same targets (`scores.paired`: a two-sided paired permutation test of the mean difference, CI from the
-  paired percentile bootstrap), at the report's level (α = 0.05);
-- the **effective writing length** is the largest rung whose score is not significantly below the best rung's.
+- the best rung is the one with the highest mean; each other rung is compared with it by the package's one
+  paired test over the same targets (`scores.paired.paired_test`: a two-sided paired permutation test whose
+  inversion is the difference's interval, so "below the best" is exactly "interval below 0"), α = 0.05;
+- the **effective writing length** is the largest rung whose score is not significantly below the best rung's;
+  with fewer than `MIN_N_FOR_INTERVAL` (10) shared targets there is no interval and no verdict, so no effective
+  length either (None: "n < 10"), the package's one low-n rule.
 
 Written to `results.json` as `ladders` (every rung) and `effective_length` ({model: {task: tokens}}), drawn as
 score vs budget per model with CIs, and stated in a table.
@@ -25,8 +27,9 @@ from academiceval.report import plots
 from academiceval.report.models import Ladder, Rung
 from academiceval.report.results import Results
 from academiceval.scores.aggregate import bootstrap_mean, derive_seed, latest
-from academiceval.scores.paired import TEST, permutation_p
+from academiceval.scores.paired import TEST, paired_test
 from academiceval.store.artifacts import RunData
+from academiceval.store.models import MIN_N_FOR_INTERVAL
 from academiceval.store.tasks import task_title
 
 
@@ -63,7 +66,6 @@ def _values(
 
 def ladders(results: Results, runs: Sequence[RunData], prefer_metric: str | None = None) -> list[Ladder]:
     by_dir = {str(r.path): r for r in runs}
-    alpha = 1.0 - results.bootstrap.level
     out: list[Ladder] = []
     for run_dir in sorted({r.run_dir for r in results.rows}):
         run = by_dir.get(run_dir)
@@ -93,12 +95,12 @@ def ladders(results: Results, runs: Sequence[RunData], prefer_metric: str | None
                 seed = derive_seed(seed0, s)
                 rung = Rung(tokens=rung_tokens(s), setting=s, score=bootstrap_mean(x.tolist(), seed=seed))
                 if s != best:
-                    d = x - arrays[best]
-                    rung.diff_to_best = bootstrap_mean(d.tolist(), seed=seed + 1)
-                    rung.p_value = permutation_p(d, seed=seed + 2)
-                    rung.below_best = bool(d.mean() < 0 and rung.p_value < alpha)
+                    test = paired_test(x - arrays[best], seed=seed + 2, level=results.bootstrap.level)
+                    rung.diff_to_best, rung.p_value = test.diff, test.p_value
+                    rung.below_best = bool(test.significant and (test.diff.mean or 0.0) < 0)
                 rungs.append(rung)
-            eff = max(r.tokens for r in rungs if not r.below_best)
+            decided = len(shared) >= MIN_N_FOR_INTERVAL
+            eff = max(r.tokens for r in rungs if not r.below_best) if decided else None
             out.append(
                 Ladder(
                     model=trows[0].label,
@@ -117,10 +119,16 @@ def ladders(results: Results, runs: Sequence[RunData], prefer_metric: str | None
 
 
 def effective_lengths(items: Sequence[Ladder]) -> dict[str, dict[str, int]]:
+    """{model: {task: tokens}} for the ladders that have one (enough shared targets)."""
     out: dict[str, dict[str, int]] = {}
     for lad in items:
-        out.setdefault(lad.model, {})[lad.task] = lad.effective_length
+        if lad.effective_length is not None:
+            out.setdefault(lad.model, {})[lad.task] = lad.effective_length
     return out
+
+
+def effective_text(lad: Ladder) -> str:
+    return kilo(lad.effective_length) if lad.effective_length is not None else f"low n (< {MIN_N_FOR_INTERVAL} targets)"
 
 
 def kilo(n: int) -> str:
@@ -135,7 +143,8 @@ def markdown(results: Results) -> str:
         "## Context ladder: effective writing length",
         "",
         "Score at each context budget over the targets scored at every rung; the effective writing length is the "
-        f"largest rung not significantly below the model's best rung ({TEST}; α = {1 - results.ladders[0].level:.2f}).",
+        f"largest rung not significantly below the model's best rung ({TEST}; α = {1 - results.ladders[0].level:.2f}). "
+        "↓: significantly below the best rung.",
         "",
         "| model | task | metric | targets | " + "score by budget | best | effective length |",
         "|---|---|---|---:|---|---|---|",
@@ -148,7 +157,7 @@ def markdown(results: Results) -> str:
         )
         lines.append(
             f"| {lad.model} | {lad.task} | {lad.metric}:{lad.value} | {lad.targets} | {cells} | {kilo(lad.best)} | "
-            f"**{kilo(lad.effective_length)}** |"
+            f"**{effective_text(lad)}** |"
         )
     return "\n".join(lines) + "\n"
 
@@ -167,10 +176,17 @@ def plot(results: Results, out_dir: Path) -> plots.Figure | None:
             rs = [r for r in lad.rungs if r.score.mean is not None]
             xs = [r.tokens for r in rs]
             ys = [r.score.mean for r in rs]
-            lo = [r.score.mean - (r.score.ci_low if r.score.ci_low is not None else r.score.mean) for r in rs]
-            hi = [(r.score.ci_high if r.score.ci_high is not None else r.score.mean) - r.score.mean for r in rs]
-            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=colors[lad.model], label=lad.model)
-            ax.axvline(lad.effective_length, color=colors[lad.model], linestyle=":", alpha=0.6)
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=plots.error_bars([r.score for r in rs]),
+                marker="o",
+                capsize=3,
+                color=colors[lad.model],
+                label=lad.model,
+            )
+            if lad.effective_length is not None:
+                ax.axvline(lad.effective_length, color=colors[lad.model], linestyle=":", alpha=0.6)
         ax.set_xscale("log", base=2)
         ticks = sorted({r.tokens for lad in results.ladders if lad.task == task for r in lad.rungs})
         ax.set_xticks(ticks)
@@ -186,8 +202,10 @@ def plot(results: Results, out_dir: Path) -> plots.Figure | None:
     return plots.Figure(
         "ladder",
         "Score vs context budget (context ladder)",
-        "Mean score per rung over the same targets; error bars: 95% bootstrap CI; dotted line: the model's effective "
-        "writing length (largest rung not significantly below its best rung, paired permutation test, α = 0.05).",
+        "Mean score per rung over the same targets; error bars: 95% bootstrap CI (none below "
+        f"{MIN_N_FOR_INTERVAL} targets); dotted line: the model's effective writing length (largest rung not "
+        "significantly below its best rung, paired permutation test, α = 0.05; none below "
+        f"{MIN_N_FOR_INTERVAL} targets).",
         svg,
         png,
     )

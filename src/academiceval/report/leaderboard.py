@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from academiceval.report.results import ResultRow, Results
 from academiceval.scores.models import EpochSpread, Estimate
+from academiceval.store.models import MIN_N_FOR_INTERVAL
 from academiceval.store.tasks import task_title
 
 
@@ -53,9 +54,10 @@ class Table:
         return f"{self.metric} ({self.value_key})" if self.metric else "no metric"
 
 
-# Below this many samples a cell is flagged "low n" and its bootstrap interval hidden: an interval over one or
-# two samples (`[0.169, 0.169]` for n=1) looks precise and is not.
-MIN_N_FOR_CI = 10
+# The package's one low-n rule (store.models): below this many samples a cell shows its mean and "(n=K)", never
+# an interval — an interval over one or two samples (`[0.169, 0.169]` for n=1) looks precise and is not.
+MIN_N_FOR_CI = MIN_N_FOR_INTERVAL
+LOW_N_RULE = f"fewer than {MIN_N_FOR_INTERVAL} samples: the mean with (n=K, low n), no interval and no verdict"
 
 
 def low_n(est: Estimate | None) -> bool:
@@ -63,10 +65,12 @@ def low_n(est: Estimate | None) -> bool:
 
 
 def fmt(est: Estimate | None, digits: int = 3) -> str:
+    """`0.306 [0.209, 0.411]`; below the low-n rule `0.306 (n=5, low n)` (the page's words); `—` when nothing was
+    scored."""
     if est is None or est.mean is None:
         return "—"
     if low_n(est):
-        return f"{est.mean:.{digits}f} (n={est.n}, low n: no CI)"
+        return f"{est.mean:.{digits}f} (n={est.n}, low n)"
     if est.ci_low is None or est.ci_high is None:
         return f"{est.mean:.{digits}f}"
     return f"{est.mean:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
@@ -147,7 +151,7 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         f"- Generated {results.generated_at} by academiceval {results.package_version}",
         f"- Window: {window_text(results)}" + (f"; split: {results.split}" if results.split else ""),
         f"- Intervals: {int(bs.level * 100)}% percentile bootstrap over samples, {bs.resamples} resamples, "
-        f"base seed {bs.seed}",
+        f"base seed {bs.seed}; {LOW_N_RULE}",
     ]
     rounds = rounds_of(results)
     for rnd in rounds:
@@ -203,27 +207,34 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         if t.total_samples == 0:
             lines += ["", "_No samples inside the window for this task and setting._"]
         lines += epoch_lines(t)
-    low = sorted(
-        {
-            f"{r.label} · {r.task} · {r.setting} (n={m.main.n})"
-            for r in results.rows
-            for m in r.metrics.values()
-            if low_n(m.main)
-        }
-    )
     notes = [*results.notes]
+    low = low_n_summary(results)
     if low:
-        notes.append(
-            f"low n (fewer than {MIN_N_FOR_CI} samples; no interval shown): "
-            + "; ".join(low[:12])
-            + (f"; … {len(low) - 12} more" if len(low) > 12 else "")
-        )
+        notes.append(low)
     if notes:
         lines += ["", "## Notes", ""] + [f"- {_md_cell(n)}" for n in notes]
     if results.problems:
         lines += ["", "## Problems", ""] + [f"- {_md_cell(p)}" for p in results.problems]
     lines.append("")
     return "\n".join(lines)
+
+
+def low_n_summary(results: Results) -> str | None:
+    """One line naming the task × setting cells whose ranking values rest on fewer than MIN_N samples (None: none)."""
+    cells: dict[tuple[str, str, str], int] = {}
+    for r in results.rows:
+        for m in r.metrics.values():
+            if low_n(m.main):
+                key = (r.round, r.task, r.setting)
+                cells[key] = max(cells.get(key, 0), m.main.n)
+    if not cells:
+        return None
+    rounds = len({k[0] for k in cells}) > 1
+    names = [f"{t} · {s}" + (f" ({rnd})" if rounds else "") + f" (n ≤ {n})" for (rnd, t, s), n in sorted(cells.items())]
+    return (
+        f"low n — {len(names)} task × setting table{'s' if len(names) > 1 else ''} with fewer than {MIN_N_FOR_CI} "
+        f"samples (means only, no intervals or verdicts): " + "; ".join(names)
+    )
 
 
 def fmt_spread(spread: EpochSpread | None, digits: int = 3) -> str:

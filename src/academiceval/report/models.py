@@ -44,8 +44,8 @@ class Rung(BaseModel):
     tokens: int
     setting: str
     score: Estimate  # over the targets shared by every rung
-    diff_to_best: Estimate | None = None  # this rung − the best rung, paired over the same targets
-    p_value: float | None = None
+    diff_to_best: Estimate | None = None  # this rung − the best rung, paired over the same targets (scores.paired)
+    p_value: float | None = None  # of the same paired test (None below MIN_N_FOR_INTERVAL targets)
     below_best: bool = False  # significantly below the best rung
 
 
@@ -58,6 +58,6 @@ class Ladder(BaseModel):
     targets: int  # targets scored at every rung
     rungs: list[Rung]
     best: int  # tokens of the best rung
-    effective_length: int  # the largest rung not significantly below the best one
+    effective_length: int | None  # the largest rung not significantly below the best one; None: too few targets
     level: float = LEVEL
     test: str = TEST

@@ -1,8 +1,9 @@
 """Paired verdicts between adjacent models of each leaderboard table (issue 15).
 
 Each table ranks runs of one round × task × setting on one metric. For every two neighbours (rank i and i+1)
-this compares them on the samples both scored (`scores.paired.compare_records`: paired bootstrap CI of the
-difference + a paired permutation test) and marks whether the higher one is significantly better. The
+this compares them on the samples both scored (`scores.paired.compare_records`: one paired permutation test,
+whose inversion is the interval shown — significant exactly when the interval excludes 0; fewer than 10 shared
+samples: no interval and no verdict) and marks whether the higher one is significantly better. The
 results are stored in `results.json` (`paired`) and drawn under each table (Markdown and HTML).
 """
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from academiceval.scores.paired import TEST, PairedDiff, compare_records
 from academiceval.store.artifacts import RunData
+from academiceval.store.models import MIN_N_FOR_INTERVAL
 
 if TYPE_CHECKING:
     from academiceval.report.results import Results
@@ -54,7 +56,6 @@ def adjacent_pairs(results: Results, runs: Sequence[RunData], prefer_metric: str
                         b_label=lo.label,
                         after=results.window.after,
                         split=results.split,
-                        resamples=results.bootstrap.resamples,
                         level=results.bootstrap.level,
                     )
                     out.extend(diffs)
@@ -76,9 +77,28 @@ def markdown(results: Results) -> str:
         "|---|---|---|---|---|---:|---|---:|---|",
     ]
     for d in results.paired:
-        e = d.diff
-        ci = f"{e.mean:+.3f} [{e.ci_low:+.3f}, {e.ci_high:+.3f}]" if e.mean is not None else "—"
-        mark = "**significant**" if d.significant else "not significant"
         p = f"{d.p_value:.4f}" if d.p_value is not None else "—"
-        lines.append(f"| {d.task} | {d.setting} | {d.metric}:{d.value} | {d.a} | {d.b} | {d.n} | {ci} | {p} | {mark} |")
+        lines.append(
+            f"| {d.task} | {d.setting} | {d.metric}:{d.value} | {d.a} | {d.b} | {d.n} | {fmt_diff(d)} | {p} | "
+            f"{verdict_text(d, markdown=True)} |"
+        )
     return "\n".join(lines) + "\n"
+
+
+def fmt_diff(d: PairedDiff) -> str:
+    """`+0.035 [+0.009, +0.061]`, or the mean alone below the low-n rule (`+0.093 (n=5, low n)`)."""
+    e = d.diff
+    if e.mean is None:
+        return "—"
+    if e.ci_low is None or e.ci_high is None:
+        return f"{e.mean:+.3f} (n={e.n}, low n)"
+    return f"{e.mean:+.3f} [{e.ci_low:+.3f}, {e.ci_high:+.3f}]"
+
+
+def verdict_text(d: PairedDiff, *, markdown: bool = False) -> str:
+    """The verdict in words: significant / not significant / too few shared samples to say."""
+    if d.p_value is None:
+        return f"low n (< {MIN_N_FOR_INTERVAL} shared): no verdict"
+    if d.significant:
+        return "**significant**" if markdown else "significant"
+    return "not significant"

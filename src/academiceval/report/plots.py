@@ -22,6 +22,7 @@ from academiceval.scores.aggregate import bootstrap_mean, derive_seed
 from academiceval.scores.models import Estimate
 from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RunData
+from academiceval.store.models import MIN_N_FOR_INTERVAL
 from academiceval.store.tasks import task_title
 
 
@@ -211,6 +212,14 @@ def plot_length(
     )
 
 
+def error_bars(estimates: Sequence[Estimate]) -> list[list[float]]:
+    """[below, above] error-bar lengths for matplotlib; an estimate without an interval (fewer than
+    MIN_N_FOR_INTERVAL samples, the low-n rule) gets no bar rather than a degenerate one."""
+    lo = [e.mean - e.ci_low if e.mean is not None and e.ci_low is not None else 0.0 for e in estimates]
+    hi = [e.ci_high - e.mean if e.mean is not None and e.ci_high is not None else 0.0 for e in estimates]
+    return [lo, hi]
+
+
 def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None:
     """Mean per setting, grouped by model, with the bootstrap interval as error bar."""
     tasks = [t for t in results.tasks() if any(metric in r.metrics for r in results.rows if r.task == t)]
@@ -224,7 +233,7 @@ def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None
     for ax, task in zip(axes, tasks, strict=True):
         settings = results.settings(task)
         for j, label in enumerate(labels):
-            xs, ys, lo, hi = [], [], [], []
+            xs, ys, ests = [], [], []
             for i, s in enumerate(settings):
                 row = next((r for r in results.rows if r.task == task and r.setting == s and r.label == label), None)
                 est = row.metrics[metric].main if row and metric in row.metrics else None
@@ -232,10 +241,9 @@ def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None
                     continue
                 xs.append(i + (j - (len(labels) - 1) / 2) * width)
                 ys.append(est.mean)
-                lo.append(est.mean - (est.ci_low if est.ci_low is not None else est.mean))
-                hi.append((est.ci_high if est.ci_high is not None else est.mean) - est.mean)
+                ests.append(est)
             if xs:
-                ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, color=colors[label], label=label)
+                ax.bar(xs, ys, width=width, yerr=error_bars(ests), capsize=2, color=colors[label], label=label)
         ax.set_xticks(range(len(settings)))
         ax.set_xticklabels(settings, rotation=0)
         ax.set_title(task_title(task))
@@ -246,7 +254,11 @@ def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None
     svg, png = _save(fig, out_dir, "settings")
     plt.close(fig)
     return Figure(
-        "settings", "Per-setting comparison", f"Mean {metric} per setting; error bars: 95% bootstrap CI.", svg, png
+        "settings",
+        "Per-setting comparison",
+        f"Mean {metric} per setting; error bars: 95% bootstrap CI (none below {MIN_N_FOR_INTERVAL} samples).",
+        svg,
+        png,
     )
 
 
@@ -279,17 +291,16 @@ def plot_fewshot(results: Results, effects: dict, metric: str, out_dir: Path) ->
     for ax, task in zip(axes, tasks, strict=True):
         settings = sorted({k[2] for k in effects if k[1] == task}, key=setting_sort_key)
         for j, label in enumerate(labels):
-            xs, ys, lo, hi = [], [], [], []
+            xs, ys, ests = [], [], []
             for i, s in enumerate(settings):
                 est = effects.get((label, task, s))
                 if est is None or est.mean is None:
                     continue
                 xs.append(i + (j - (len(labels) - 1) / 2) * width)
                 ys.append(est.mean)
-                lo.append(est.mean - est.ci_low)
-                hi.append(est.ci_high - est.mean)
+                ests.append(est)
             if xs:
-                ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, color=colors[label], label=label)
+                ax.bar(xs, ys, width=width, yerr=error_bars(ests), capsize=2, color=colors[label], label=label)
                 # a marker on every bar, so a difference of exactly zero is visible (not mistaken for missing)
                 ax.scatter(xs, ys, s=14, color=colors[label], edgecolors="#222", linewidths=0.6, zorder=3)
         ax.axhline(0, color="#333", lw=0.8)
@@ -309,7 +320,7 @@ def plot_fewshot(results: Results, effects: dict, metric: str, out_dir: Path) ->
         "fewshot",
         "Few-shot effect",
         f"Mean paired difference in {metric} to zero-shot on the same target papers (above 0: the demos help); "
-        "error bars: 95% bootstrap CI.",
+        f"error bars: 95% bootstrap CI (none below {MIN_N_FOR_INTERVAL} papers).",
         svg,
         png,
     )

@@ -59,9 +59,28 @@ def _env():
         lstrip_blocks=True,
     )
     env.filters["est"] = lb.fmt
+    env.filters["est_html"] = _est_html
+    env.filters["verdict"] = paired.verdict_text
     env.tests["low_n"] = lb.low_n
     env.globals["min_n_for_ci"] = lb.MIN_N_FOR_CI
     return env
+
+
+def _est_html(est, digits: int = 3):
+    """An estimate as page HTML: the mean, then its interval in small type or, below the low-n rule, "n=K, low n"
+    (the same rule and words as the Markdown tables)."""
+    from markupsafe import Markup, escape  # jinja2's own dependency, loaded with it in _env
+
+    if est is None or est.mean is None:
+        return Markup("—")
+    mean = f"{est.mean:.{digits}f}"
+    if lb.low_n(est):
+        tip = f"fewer than {lb.MIN_N_FOR_CI} samples: no interval shown"
+        return Markup('{} <span class="ci warn" title="{}">n={}, low n</span>').format(mean, tip, est.n)
+    if est.ci_low is None or est.ci_high is None:
+        return escape(mean)
+    ci = f"[{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
+    return Markup('{} <span class="ci">{}</span>').format(mean, ci)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -204,6 +223,7 @@ def render(
             task_titles={s.name: s.title for s in task_specs()},
             overview=_overview(results, prefer_metric),
             empty_window=lb.empty_window_text(results),
+            low_n_line=lb.low_n_summary(results),
         ),
     )
     ex = out / "examples.html"
@@ -265,7 +285,8 @@ def fallback_lengths(runs: Sequence[RunData], rounds_dir: str | Path | None) -> 
 
 
 def _overview(results: Results, prefer_metric: str | None) -> dict:
-    """Label × (task, setting) matrix of the ranking metric, for the top of the page."""
+    """Label × (task, setting) matrix of the ranking metric, for the top of the page: drawn as one small table per
+    task (side by side, wrapping), each cell the mean with its interval or the low-n marker."""
     cols = [(t, s, results.primary_metric(t, prefer_metric)) for t in results.tasks() for s in results.settings(t)]
     cells = {}
     for r in results.rows:
@@ -281,8 +302,12 @@ def _overview(results: Results, prefer_metric: str | None) -> dict:
             if len(col) > 1:
                 top = max(col.values())
                 best |= {k for k, v in col.items() if v == top}
+    groups: dict[str, list[tuple[str, str | None]]] = {}  # task -> its (setting, metric) columns, in page order
+    for t, s, m in cols:
+        groups.setdefault(t, []).append((s, m))
     return {
         "columns": cols,
+        "groups": list(groups.items()),  # one small table per task: the overview wraps to the page's width
         "rows": sorted({(r.round, r.label) for r in results.rows}),
         "cells": cells,
         "best": best,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.models import Sample
-from academiceval.rounds.stats import split_notes
+from academiceval.rounds.stats import coarsest_precisions, split_notes
 from academiceval.store.artifacts import MANIFEST, load_round, locate_round
 from academiceval.store.paper_models import DatePrecision
 
@@ -78,6 +78,9 @@ def round_notes(
     if d is None:
         return []
     try:
-        return [f"round {round_name}: {n}" for n in split_notes(load_round(d, verify=False).manifest)]
+        rnd = load_round(d, verify=False)
+        # low n is stated by the report from the cells it shows (one line after the results), not per split here
+        notes = split_notes(rnd.manifest, precisions=coarsest_precisions(rnd), low_n=False)
+        return [f"round {round_name}: {n}" for n in notes]
     except (AcademicEvalError, OSError, ValueError):
         return []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter, OrderedDict
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
@@ -32,6 +33,7 @@ from academiceval.rounds.tokens import count_tokens
 from academiceval.rounds.versions import DemoText, earlier_texts, text_date
 from academiceval.store.artifacts import check_name
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.paper_models import DatePrecision
 from academiceval.store.publisher import check_destination, publishing
 from academiceval.store.tasks import task_names, task_spec
 from academiceval.store.workspace import Workspace
@@ -220,8 +222,16 @@ def build_round(
             dates = [d for d in dates if d <= test_until]
         windows = windows_from_fractions(dates, cfg.fractions)
     check_windows(windows)
+    # the coarsest precision of each date: a "2024" paper makes 2024-01-01 stand for the year
+    precision_of: dict[date, DatePrecision] = {}
+    for e in entries.values():
+        if e.date_precision != "day" or e.published not in precision_of:
+            precision_of[e.published] = e.date_precision
     validity["splits"] = split_report(
-        dates, windows, None if (val_from is not None or test_from is not None) else cfg.fractions
+        dates,
+        windows,
+        None if (val_from is not None or test_from is not None) else cfg.fractions,
+        [precision_of.get(d, "day") for d in dates],
     )
     for warning in validity["splits"]["warnings"]:  # type: ignore[index]
         note("splits", f"warning: {warning}")

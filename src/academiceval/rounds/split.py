@@ -75,9 +75,15 @@ def windows_from_fractions(dates: Sequence[date], fractions: Sequence[float]) ->
     return w
 
 
-def split_report(dates: Sequence[date], w: SplitWindows, fractions: Sequence[float] | None) -> dict[str, object]:
+def split_report(
+    dates: Sequence[date],
+    w: SplitWindows,
+    fractions: Sequence[float] | None,
+    precisions: Sequence[DatePrecision] | None = None,
+) -> dict[str, object]:
     """Papers per split, the fractions delivered, their deviation from the asked ones, and warnings (a window
-    that is a single day; an asked split left empty)."""
+    that is a single day; an asked split left empty). `precisions` (one per date) say how well each date is known:
+    a window from 2024-01-01 to 2024-01-01 that holds papers dated only "2024" is that year, not a single day."""
     counts = {"train": 0, "val": 0, "test": 0}
     for d in dates:
         sp = assign(d, w)
@@ -94,8 +100,9 @@ def split_report(dates: Sequence[date], w: SplitWindows, fractions: Sequence[flo
         for k in asked:
             if asked[k] > 0 and counts[k] == 0:
                 warnings.append(f"the {k} split is empty although {asked[k]:.0%} was asked")
+    coarse = {d for d, p in zip(dates, precisions or (), strict=False) if p != "day"}
     for name, a, b in (("val", w.val_from, w.val_until), ("test", w.test_from, w.test_until)):
-        if a is not None and a == b:
+        if a is not None and a == b and b not in coarse:
             warnings.append(f"the {name} window is a single day ({a})")
     return out
 

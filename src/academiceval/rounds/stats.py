@@ -16,7 +16,7 @@ from academiceval.rounds.prompts import render_prompt
 from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.dates import date_range, format_date
 from academiceval.store.artifacts import LoadedRound, load_round
-from academiceval.store.models import RoundManifest
+from academiceval.store.models import MIN_N_FOR_INTERVAL, RoundManifest
 from academiceval.store.paper_models import DatePrecision
 from academiceval.store.tasks import task_order
 
@@ -149,11 +149,8 @@ def coauthor_spread(rnd: LoadedRound) -> list[DemoSpread]:
 _COARSER = {"day": 0, "month": 1, "year": 2}
 
 
-def window_title(rnd: LoadedRound) -> str:
-    """ "train ≤ … · val … · test …" with each cut shown as precisely as the dates it came from are known.
-
-    Windows cut over publication-list dates known only to the year fall on that year's first day; a cut equal to
-    such a date stands for the year ("val 2024"), not for 1 January ("2024-01-01…2024-01-01")."""
+def coarsest_precisions(rnd: LoadedRound) -> dict[date, DatePrecision]:
+    """date -> the coarsest precision of a sample dated on it (a "2024" paper makes 2024-01-01 mean the year)."""
     coarsest: dict[date, DatePrecision] = {}
     for s in rnd.samples():
         p = s.date_precision
@@ -161,6 +158,15 @@ def window_title(rnd: LoadedRound) -> str:
             coarsest[s.published] = p
         else:
             coarsest.setdefault(s.published, p)
+    return coarsest
+
+
+def window_title(rnd: LoadedRound) -> str:
+    """ "train ≤ … · val … · test …" with each cut shown as precisely as the dates it came from are known.
+
+    Windows cut over publication-list dates known only to the year fall on that year's first day; a cut equal to
+    such a date stands for the year ("val 2024"), not for 1 January ("2024-01-01…2024-01-01")."""
+    coarsest = coarsest_precisions(rnd)
 
     def fmt(d: date | None) -> str:
         return "—" if d is None else format_date(d, coarsest.get(d, "day"))
@@ -227,17 +233,26 @@ def markdown(stats: list[ConfigStats], *, title: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def split_notes(manifest: RoundManifest) -> list[str]:
+def split_notes(
+    manifest: RoundManifest, *, precisions: dict[date, DatePrecision] | None = None, low_n: bool = True
+) -> list[str]:
     """Plain-language notes on uneven splits. The split is by v1 date, so a window that is one day long can still
     hold a large share of a config's samples (many papers share a date: a bulk listing day, a conference
-    deadline); and a split with a handful of samples gives wide, unstable scores. Said once per config."""
+    deadline); and a split with a handful of samples gives wide, unstable scores. Said once per config.
+    `precisions` (`coarsest_precisions`) make a window of papers dated only "2024" the year it is, not one day;
+    `low_n=False` leaves out the small-split notes (the report states low n from the cells it shows)."""
     w = manifest.windows
-    days = {
-        "train": None,
-        "val": (w.val_until - w.val_from).days + 1 if w.val_from and w.val_until else None,
-        "test": (w.test_until - w.test_from).days + 1 if w.test_from and w.test_until else None,
-    }
-    span = {"val": f"{w.val_from}…{w.val_until}", "test": f"{w.test_from}…{w.test_until}"}
+    prec = precisions or {}
+
+    def days(a: date | None, b: date | None) -> int | None:
+        if a is None or b is None:
+            return None
+        return (date_range(b, prec.get(b, "day"))[1] - a).days + 1
+
+    def fmt(d: date | None) -> str:
+        return "—" if d is None else format_date(d, prec.get(d, "day"))
+
+    spans = {"val": (w.val_from, w.val_until), "test": (w.test_from, w.test_until)}
     notes = []
     for name, info in sorted(manifest.configs.items()):
         total = sum(info.counts.values())
@@ -246,16 +261,17 @@ def split_notes(manifest: RoundManifest) -> list[str]:
         for split in ("val", "test"):
             n = info.counts.get(split, 0)
             share = n / total
-            d = days[split]
+            a, b = spans[split]
+            d = days(a, b)
             if d is not None and d <= 3 and share >= 0.25:
                 notes.append(
-                    f"{name}: the {split} window is {d} day{'s' if d > 1 else ''} ({span[split]}) yet holds "
+                    f"{name}: the {split} window is {d} day{'s' if d > 1 else ''} ({fmt(a)}…{fmt(b)}) yet holds "
                     f"{share:.0%} of the samples ({n}/{total}): many papers share those v1 dates, and the split is "
                     "by date, so it cannot be balanced by count"
                 )
-            elif 0 < n < 10:
+            elif low_n and 0 < n < MIN_N_FOR_INTERVAL:
                 notes.append(
                     f"{name}: the {split} split has only {n} sample{'s' if n > 1 else ''}: its scores are low-n "
-                    "(no intervals are shown below 10 samples)"
+                    f"(no intervals are shown below {MIN_N_FOR_INTERVAL} samples)"
                 )
     return notes

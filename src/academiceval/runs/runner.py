@@ -21,8 +21,9 @@ from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import is_final
-from academiceval.models.registry import load_backend, parse_spec, run_model_name
+from academiceval.models.registry import load_backend, parse_spec, run_model_name, tokenizer_for_model
 from academiceval.models.retry import RetryPolicy
+from academiceval.models.tokenize import load_tokenizer
 from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
 from academiceval.runs.lock import RunLock
@@ -162,6 +163,19 @@ def preparer_for(
     )
 
 
+def run_tokenizer(config: RunConfig, preparer: PromptPreparer) -> tuple[str | None, str | None]:
+    """(the tokenizer that will count this run's tokens, the fallback warning) — (None, None) when nothing is
+    counted locally. A tokenizer the user named (`--tokenizer`) must load: offline without its files it is a
+    `TokenizerError` before any request, never a silent bert-base-uncased. One implied by the model (tiktoken for
+    an OpenAI-style model) may fall back to the packaged estimator, and the warning goes into run.json."""
+    if not preparer.needs_fitting:
+        return None, None
+    if config.tokenizer is not None:
+        return load_tokenizer(config.tokenizer, strict=True).name, None
+    tok = load_tokenizer(tokenizer_for_model(preparer.model))  # None without a budget: the packaged estimator
+    return tok.name, tok.fallback_reason
+
+
 def run_round(
     ws_or_runs_dir: Any,
     round_ref: str | Path,
@@ -198,11 +212,13 @@ async def run_round_async(
     distinct = view.distinct_samples()
     samples = select_samples(distinct, config)
     if not samples:
-        have = sorted({(s.task, s.setting, s.split) for s in distinct})
+        tasks = sorted({s.task for s in distinct})
+        settings = sorted({s.setting for s in distinct})
+        splits = sorted({s.split for s in distinct})
         raise ConfigError(
             f"no samples in round {view.name} match tasks={config.tasks} settings={config.settings} "
             f"splits={config.splits}",
-            hint="available (task, setting, split): " + ", ".join(map(str, have[:20])),
+            hint=f"the round has tasks {', '.join(tasks)}; settings {', '.join(settings)}; splits {', '.join(splits)}",
         )
 
     lie = length_instruction_for(config.length_instruction, {s.task for s in samples})
@@ -211,11 +227,14 @@ async def run_round_async(
         return preparer_for(config, ctx, length_instruction=lie, templates_dir=view.templates_dir, count=count)
 
     preparer = make_preparer(context_length, count=config.count_tokens_only)
+    tokenizer_used, tokenizer_warning = run_tokenizer(config, preparer)  # an asked-for tokenizer must load: early
     first = samples[0]
     preparer(first, options.max_tokens or max_new_tokens(first.task))  # bad options fail here, early
     summary = RunSummary(
         run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name, epochs=config.epochs
     )
+    if tokenizer_warning:
+        summary.warnings.append(tokenizer_warning)
     if config.count_tokens_only:
         summary.count_tokens_only = True
         summary.token_report = _token_report(preparer, samples, options)
@@ -264,6 +283,8 @@ async def run_round_async(
             created_at=now_iso(),
             on_overflow=config.on_overflow,
             tokenizer=config.tokenizer,
+            tokenizer_used=tokenizer_used,
+            warnings=[tokenizer_warning] if tokenizer_warning else [],
             prompt_preparation=preparer.name,
             max_connections=config.max_connections,
             timeout_s=config.timeout,

@@ -89,6 +89,7 @@ class RunSummary:
     token_report: list[dict[str, Any]] = field(default_factory=list)  # --count-tokens rows
     count_tokens_only: bool = False
     epochs: int = 1  # repeats per sample; with more than one, the counts are of (sample, epoch) pairs
+    warnings: list[str] = field(default_factory=list)  # what run.json records too (e.g. a tokenizer fallback)
 
     def config(self, task: str, setting: str) -> ConfigCounts:
         counts = self.by_config.get((task, setting))

@@ -1,5 +1,8 @@
 """Per-sample ScoreRecords → one `MetricSummary` per metric × run × task × setting, with seeded bootstrap CIs.
 
+Below `MIN_N_FOR_INTERVAL` (10) samples an estimate has its mean and sd but no interval (`ci_low`/`ci_high`
+None): the package's one low-n rule, so every table, plot and JSON file that shows these estimates agrees.
+
 This is the only bootstrap in the package: `academiceval score` prints these summaries, the report stores them
 in `results.json`, and the report's own estimates (paired few-shot differences) call `bootstrap_mean` too.
 
@@ -30,6 +33,7 @@ import numpy as np
 
 from academiceval.scores.models import EpochSpread, Estimate, MetricSummary, ScoreRecord
 from academiceval.scores.windows import in_window
+from academiceval.store.models import MIN_N_FOR_INTERVAL
 
 N_BOOT = 1000
 LEVEL = 0.95
@@ -72,6 +76,7 @@ def bootstrap_mean(
     """Mean of the finite `values` with a percentile-bootstrap interval at `level` (seeded: same data, same CI).
 
     Non-finite values (None/NaN/inf) are dropped: they mean "no score", which is counted elsewhere as an error.
+    Fewer than `MIN_N_FOR_INTERVAL` values: no interval (the low-n rule).
     """
     x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
     n = int(x.size)
@@ -79,7 +84,9 @@ def bootstrap_mean(
         return Estimate(n=0)
     mean = float(x.mean())
     std = float(x.std(ddof=1)) if n > 1 else 0.0
-    if n == 1 or std == 0.0:
+    if n < MIN_N_FOR_INTERVAL:
+        return Estimate(n=n, mean=mean, std=std)
+    if std == 0.0:
         return Estimate(n=n, mean=mean, std=std, ci_low=mean, ci_high=mean)
     means = _resampled_means(x, np.random.default_rng(seed), resamples)
     lo, hi = np.percentile(means, _tails(level))
@@ -91,13 +98,15 @@ def bootstrap_ratio(
 ) -> Estimate:
     """sum(num) / sum(den) with a bootstrap interval over samples (a win rate pooled over judgments).
 
-    `n` is sum(den): how many judgments the rate rests on.
+    `n` is sum(den): how many judgments the rate rests on; below `MIN_N_FOR_INTERVAL` of them, no interval.
     """
     a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     total = float(b.sum())
     if total == 0:
         return Estimate(n=0)
     rate = float(a.sum() / total)
+    if total < MIN_N_FOR_INTERVAL:
+        return Estimate(n=int(total), mean=rate)
     if len(a) < 2:
         return Estimate(n=int(total), mean=rate, ci_low=rate, ci_high=rate)
     idx = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))

@@ -20,7 +20,7 @@ __all__ = ["EpochSpread", "Estimate", "MetricSummary", "ScoreRecord"]
 
 
 class Estimate(BaseModel):
-    """A mean with its bootstrap interval (`ci_low`/`ci_high` are None when `n` is 0).
+    """A mean with its bootstrap interval (`ci_low`/`ci_high` are None when `n` is 0 or below MIN_N_FOR_INTERVAL).
 
     For a pooled judge win rate, `n` counts judgments (both orders of every judged pair), not samples.
     """

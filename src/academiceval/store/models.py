@@ -18,6 +18,12 @@ from academiceval.errors import ConfigError
 from academiceval.store.paper_models import DatePrecision
 from academiceval.store.secrets import scrub
 
+# The one low-n rule (issue 28): a mean over fewer than this many samples gets no interval, and a paired comparison
+# over fewer shared samples no interval and no verdict, wherever it is shown (`score`, `compare`, the report's
+# tables, plots, ladders and results.json, `stats` notes). An interval over one to nine papers looks precise and
+# is not (n = 1 gives [x, x]); a mean is still shown, marked "n < 10".
+MIN_N_FOR_INTERVAL = 10
+
 
 def is_first_epoch(epoch: int) -> bool:
     """Epoch 1 is left out of written records (a one-epoch run's lines are what they were before epochs)."""
@@ -165,7 +171,11 @@ class RunSpec(BaseModel):
     created_at: str
     # added by the runs area (optional, backward compatible)
     on_overflow: str = "truncate"  # or "skip"
-    tokenizer: str | None = None  # what counted tokens for truncation
+    tokenizer: str | None = None  # the tokenizer asked for (--tokenizer), as given
+    # what actually counted tokens (None: nothing was counted locally) and why it is not the one implied or asked
+    # for (an offline tiktoken that fell back to the bert-base-uncased estimate): the run record says what happened
+    tokenizer_used: str | None = None
+    warnings: list[str] = Field(default_factory=list)
     prompt_preparation: str = ""  # which code rendered/truncated prompts (module.function)
     max_connections: int | None = None
     timeout_s: float | None = None

@@ -26,6 +26,7 @@ CONCURRENT = "concurrent second process"
 BAD_NUMBERS = "bad numeric options"
 SECRETS = "secrets in arguments"
 NETWORK = "hostile server"
+NO_INPUT = "reads no input"  # listings built from the registries: what they print is pinned instead
 
 IMPORTS = "test_catalogue.py"  # this catalogue: BAD_ROWS, OCCUPIED, RESOURCES, KILL
 NUMBERS = "test_cli_numbers.py"  # walks every command's numeric options itself
@@ -52,9 +53,11 @@ COVERAGE: dict[str, dict[str, str]] = {
     "leval import": {BAD_ROWS: IMPORTS, OCCUPIED: IMPORTS, RESOURCES: IMPORTS},
     "leval run": {NETWORK: "../runs/test_outage.py"},
     "lm-eval import": {BAD_ROWS: IMPORTS, RESOURCES: IMPORTS},
+    "metrics": {NO_INPUT: "../test_discoverability.py"},
     "mirror harvest": {NETWORK: "../sources/test_oai_bounds.py", BAD_NUMBERS: NUMBERS},
     "mirror index": {BAD_ROWS: IMPORTS, KILL: "../sources/test_disk_kill.py", DAMAGED_WS: "test_workspace_db.py"},
     "mirror serve": {NETWORK: "../sources/test_serve_bounds.py", BAD_NUMBERS: NUMBERS},
+    "models": {NO_INPUT: "../test_discoverability.py"},
     "release": {OCCUPIED: IMPORTS, KILL: IMPORTS, RESOURCES: IMPORTS, SECRETS: "test_secrets.py"},
     "report": {DAMAGED_WS: "test_bad_inputs.py", KILL: "test_crash_score_report.py"},
     "run": {
