@@ -82,6 +82,7 @@ class DemoSummary:
     leaderboard_md: Path | None = None
     results_json: Path | None = None
     lab_index_html: Path | None = None  # the lab publication-list round's leaderboard
+    lab_results_json: Path | None = None  # its results, printed as tables like the main round's
     stages: list[StageReport] = field(default_factory=list)
     wall_s: float = 0.0
 
@@ -525,6 +526,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
         if lab_kept is not None:
             st.note = f"an earlier report in {lab_out} was moved to {lab_kept}"
         summary.lab_index_html = paths.index_html
+        summary.lab_results_json = paths.results_json
         co = {c: n for c, n in manifest.counts.items() if "-coauthor" in c or "-mixed" in c}
         st.rows = [
             (

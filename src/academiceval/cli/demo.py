@@ -107,14 +107,17 @@ def demo(
             [(st.name, f"{st.seconds:.1f}") for st in summary.stages],
         )
     )
-    if summary.results_json is not None:
-        from academiceval.report.leaderboard import fmt, task_matrices
-        from academiceval.report.results import Results
+    from academiceval.report.leaderboard import fmt, task_matrices
+    from academiceval.report.results import Results
 
-        for m in task_matrices(Results.read(summary.results_json)):
+    # the leaderboard of each round the demo built: the mirror round, then the lab list's private round
+    for prefix, results in (("", summary.results_json), ("lab round · ", summary.lab_results_json)):
+        if results is None:
+            continue
+        for m in task_matrices(Results.read(results)):
             console.print(
                 summary_table(
-                    f"{m.task} · {m.metric or 'no metric'} · mean [95% CI]",
+                    f"{prefix}{m.task} · {m.metric or 'no metric'} · mean [95% CI]",
                     ["model", *m.settings],
                     [(escape(label), *(fmt(e) for e in ests)) for label, ests in m.rows],
                 )
