@@ -145,6 +145,8 @@ def import_(
         raise fail(exc) from None
     rows = [(lv, len(v)) for lv, v in sorted(rep.items.items())]
     console.print(summary_table(f"imported into {round_name}", ["level", "items"], rows))
+    imported, rejected = sum(len(v) for v in rep.items.values()), sum(rep.problems.values())
+    console.print(f"{imported} imported, {rejected} rejected")
     for reason, n in rep.problems.most_common():
         console.print(f"[yellow]{n} skipped: {reason}[/yellow] (e.g. {rep.examples[reason]})")
     if not rep.items:
