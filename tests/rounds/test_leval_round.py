@@ -10,8 +10,8 @@ import pytest
 from academiceval.errors import AcademicEvalError
 from academiceval.families.leval.items import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
 from academiceval.families.leval.round import load_round, write_round
+from academiceval.families.leval.scoring import score_file
 from academiceval.runs.config import RunConfig
-from academiceval.scores.leval import score_file
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +94,9 @@ def run_and_export(tmp_path: Path, round_dir: Path, config: RunConfig) -> dict[s
 
 
 def test_runs_with_an_openai_compatible_backend(data_dir: Path, tmp_path: Path) -> None:
-    from academiceval.models.fake_server import start_in_thread
     from academiceval.runs.prepare import sha256_text
     from academiceval.store.artifacts import read_run_records
+    from academiceval.testing.fake_server import start_in_thread
 
     items = read_task_file(data_dir / "Open-ended-tasks" / "tv_show_summ.jsonl")
     round_dir = write_round(items, tmp_path / "rounds" / "tv", source=str(data_dir))

@@ -21,8 +21,8 @@ from academiceval.scores import registry
 from academiceval.scores.aggregate import primary_value_key
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import ScoreRecord
-from academiceval.scores.registry import MetricOptions, RunJob
-from academiceval.scores.scorer import score_job
+from academiceval.scores.registry import MetricOptions
+from academiceval.scores.scorer import RunJob, score_job
 from academiceval.store.artifacts import new_record
 
 EMPTY_ANSWER = "empty_answer"  # the runner's error code for a blank answer (models.errors.EmptyAnswerError)

@@ -29,12 +29,15 @@ import re
 from typing import Any
 
 from academiceval.errors import ConfigError
+from academiceval.models import citation_baselines as cb
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.errors import BackendError
 from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
 from academiceval.models.truncate import content_field
 from academiceval.rounds.choice import ChoiceItem, choice_item
 from academiceval.rounds.models import Sample
+from academiceval.rounds.prompts import retrieval_query
+from academiceval.rounds.tokens import count
 from academiceval.store.tasks import task_spec, task_specs
 
 BASELINES = (
@@ -60,8 +63,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 def input_tokens(sample: Sample) -> int:
     """What a baseline reads, in BERT WordPiece tokens (the round's own unit): its input fields, demos and cited
     papers. A baseline sends no prompt, but its record should still say how much text it had."""
-    from academiceval.rounds.tokens import count
-
     parts = [*sample.fields.values()]
     for d in sample.demos:
         parts += [*d.fields.values(), d.label]
@@ -188,8 +189,6 @@ class BaselineBackend:
         elif self.model == "demo-copy":
             text, raw = self._demo_copy(sample, n)
         elif self.model.startswith("cite-"):
-            from academiceval.models import citation_baselines as cb
-
             text, raw = (cb.cite_copy if self.model == "cite-copy" else cb.cite_invent)(sample), {}
         else:
             text, raw = self._extractive(sample, n)
@@ -225,8 +224,6 @@ class BaselineBackend:
         }
 
     def _extractive(self, sample: Sample, n: int) -> tuple[str, dict[str, Any]]:
-        from academiceval.rounds.prompts import retrieval_query
-
         name, text = source_text(sample)
         sentences = [s for s in split_sentences(text) if len(s.split()) >= MIN_SENTENCE_WORDS]
         if not sentences:

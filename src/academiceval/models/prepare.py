@@ -14,11 +14,13 @@ from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
 from academiceval.models.rag import RagConfig, retrieve
-from academiceval.models.tokenize import Tokenizer, load_tokenizer, tokenizer_for_model
+from academiceval.models.registry import tokenizer_for_model
+from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
 from academiceval.rounds.choice import choice_item, fit_choice, render_choice
 from academiceval.rounds.document_qa import DOCUMENT_FIELD, document_port
 from academiceval.rounds.models import Sample
+from academiceval.rounds.prompts import prompt_sha256, render_prompt
 from academiceval.store.tasks import task_spec
 
 Probe = Literal["title-only", "no-context"]
@@ -54,8 +56,6 @@ class PreparedPrompt(BaseModel):
 
 
 def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir: Any, length_words: int | None) -> str:
-    from academiceval.rounds.prompts import render_prompt
-
     view = sample.model_copy(update={"fields": parts.fields, "demos": parts.demos, "citations": parts.citations})
     return render_prompt(
         view,
@@ -67,8 +67,6 @@ def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir:
 
 
 def _sha256(text: str) -> str:
-    from academiceval.rounds.prompts import prompt_sha256
-
     return prompt_sha256(text)
 
 

@@ -20,6 +20,7 @@ from academiceval.report import leaderboard as lb
 from academiceval.report.choice import choice_view, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
+from academiceval.rounds.tokens import count_tokens
 from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
 from academiceval.store.tasks import task_specs
@@ -240,7 +241,6 @@ def fallback_lengths(runs: Sequence[RunData], rounds_dir: str | Path | None) -> 
     out: dict[tuple[str, str], int] = {}
     if not need:
         return out
-    from academiceval.rounds.tokens import count_tokens
 
     for rnd, sids in need.items():
         samples = round_samples(rnd, rounds_dir=rounds_dir, run_dir=first_dir[rnd]) or {}

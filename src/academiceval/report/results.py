@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.contamination import ContaminationGap
-from academiceval.report.ladder import Ladder
+from academiceval.report.models import ContaminationGap, Ladder
+from academiceval.report.rounddata import expected_samples, round_notes
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.paired import PairedDiff
@@ -333,8 +333,6 @@ def build_results(
     loaded `RunData`. `round_name` keeps only runs of that round. `rounds_dir` (default: the `rounds/`
     sibling of a `<home>/runs` tree, when it exists) lets the report count round samples that were never run.
     """
-    from academiceval.report.rounddata import expected_samples, round_notes
-
     bs = bootstrap or BootstrapConfig()
     if isinstance(runs, (str, Path)):
         runs = [runs]

@@ -34,6 +34,7 @@ from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
 from academiceval.rounds.models import Sample
 from academiceval.rounds.quality import default_gate
+from academiceval.rounds.tasks import title_occurrences
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
 from academiceval.store.tasks import family_for, find_spec, task_names
 
@@ -75,8 +76,6 @@ def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str
     """Title samples whose paper uses the title inside sentences (of its abstract or body as other tasks show
     them): before the fix the build cut those uses out, leaving holes that point at the answer; now such a
     sample is not built. Counted from the round alone (the other tasks' inputs keep the title)."""
-    from academiceval.rounds.tasks import title_occurrences
-
     others: dict[str, list[str]] = defaultdict(list)
     for s in samples:
         source = _label_source(s.task)

@@ -19,13 +19,13 @@ from academiceval.rounds import citations as cit
 from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
-from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
+from academiceval.rounds.leakage import check_sample, check_windows, contains, leak_reason
 from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
-from academiceval.rounds.tasks import TaskViews, contains, prepare_paper, task_views
+from academiceval.rounds.tasks import TaskViews, prepare_paper, task_views
 from academiceval.rounds.tokens import count_tokens
 from academiceval.store.artifacts import check_name
 from academiceval.store.publisher import check_destination, publishing

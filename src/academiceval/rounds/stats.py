@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.rounds.prompts import render_prompt
+from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.dates import date_range, format_date
 from academiceval.store.artifacts import LoadedRound, load_round
 from academiceval.store.models import RoundManifest
@@ -131,8 +132,6 @@ def window_title(rnd: LoadedRound) -> str:
 
 def _count_pairs(batch: list[tuple[str, str]]) -> tuple[int, int]:
     """Token sums of (prompt, label) pairs; empties the batch."""
-    from academiceval.rounds.tokens import count_tokens
-
     if not batch:
         return 0, 0
     c = count_tokens([t for pair in batch for t in pair])

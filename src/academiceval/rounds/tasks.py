@@ -9,23 +9,21 @@ per section and summed (WordPiece is additive at whitespace), so a paper is toke
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from academiceval.papers.clean import clean_text, debris_counts, source_family, strip_leading_fragments, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
+from academiceval.rounds.leakage import contains, leak_reason
 from academiceval.rounds.models import Task
+from academiceval.rounds.quality import QualityGate, default_gate, label_reason
 from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.models import PaperMeta
 from academiceval.store.tasks import task_names, task_spec
-
-if TYPE_CHECKING:
-    from academiceval.rounds.quality import QualityGate
 
 MIN_BODY_WORDS = 200
 MIN_SECTION_WORDS = 50
@@ -34,21 +32,6 @@ MIN_SECTION_WORDS = 50
 def squash(text: str) -> str:
     """Whitespace-collapsed text, as stored in samples."""
     return " ".join(text.split())
-
-
-@functools.lru_cache(maxsize=128)
-def norm_for_match(text: str) -> str:
-    """Lower-case, whitespace-free form used for 'is the label inside the input' checks (cached: demo texts are
-    checked against many targets)."""
-    return "".join(text.split()).casefold()
-
-
-def contains(haystack: str, needle: str) -> bool:
-    """Is the needle inside the haystack, ignoring case and all whitespace (so a label re-spaced by a parser or
-    LaTeX still counts)? Exact by design: no cheaper pre-filter can be sure, because whitespace may split any
-    word of the needle inside the haystack."""
-    n = norm_for_match(needle)
-    return bool(n) and n in norm_for_match(haystack)
 
 
 def remove_occurrences(text: str, phrase: str) -> tuple[str, int]:
@@ -184,9 +167,6 @@ def task_views(
 
     The paper is first prepared (`prepare_paper`: roles by inheritance and evidence, debris cleaned); each label
     must pass the quality gate's length range and the near-copy guard (`rounds.leakage.leak_reason`)."""
-    from academiceval.rounds.leakage import leak_reason
-    from academiceval.rounds.quality import default_gate, label_reason
-
     gate = gate or default_gate()
     views = TaskViews()
     paper, prep_notes = prepare_paper(paper) if prepare else (paper, Counter())

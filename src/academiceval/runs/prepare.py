@@ -21,7 +21,8 @@ from pydantic_core import from_json
 from academiceval import __version__
 from academiceval.models.prepare import PreparedPrompt, prepare_prompt
 from academiceval.models.rag import RagConfig
-from academiceval.models.tokenize import load_tokenizer, tokenizer_for_model
+from academiceval.models.registry import tokenizer_for_model
+from academiceval.models.tokenize import load_tokenizer
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 from academiceval.store.tasks import find_spec

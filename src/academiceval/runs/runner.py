@@ -22,7 +22,7 @@ from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import is_final
-from academiceval.models.registry import load_backend, parse_spec
+from academiceval.models.registry import load_backend, parse_spec, run_model_name
 from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
@@ -47,11 +47,7 @@ def run_dir_name(config: RunConfig, context_length: int | None, *, length_instru
     """Variants that change the inputs get their own directory, so records of different variants never mix.
     A local checkpoint is named by its folder (`hf/<name>`), not its whole path; run.json keeps the path and a
     different checkpoint with the same folder name is refused there."""
-    model_spec = config.model
-    provider, _, model = model_spec.partition("/")
-    if provider == "hf" and (model.startswith(("/", "~", ".")) or Path(model).expanduser().is_dir()):
-        model_spec = f"hf/{Path(model).expanduser().name}"
-    parts = [safe_name(model_spec)]
+    parts = [safe_name(run_model_name(config.model))]
     if context_length:
         parts.append(f"ctx{context_length}")
     if config.rag:

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from academiceval.runs.models import RunRecord
-from academiceval.scores.registry import Metric, Needs, register
-from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
+from academiceval.scores.registry import Metric, register
+from academiceval.scores.scorer import Needs, SampleScorer, Scored, ScoreItem
 from academiceval.store.tasks import find_spec
 
 VERSION = "1"

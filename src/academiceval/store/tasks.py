@@ -78,8 +78,11 @@ class Family:
 
     The declaration is light (it is imported for every lookup): its name, its `specs`, and references
     ("module:attribute", imported on first use) to what it implements — `ports`, the functions core layers call
-    (`"choice_item"`: `rounds.choice.ChoicePort`; `"document_prompt"`: `rounds.document_qa.DocumentPort`), and
-    `cli_app`, the typer app mounted as `academiceval <command>`."""
+    (`"choice_item"`: `rounds.choice.ChoicePort`; `"document_prompt"`: `rounds.document_qa.DocumentPort`),
+    `cli_app`, the typer app mounted as `academiceval <command>`, and `extensions`: per core registry, the modules
+    that add the family's entries to it when imported (`"metrics"`: `scores.registry`; `"run_presets"`:
+    `runs.presets`; `"export_formats"`: `runs.export`). A core registry imports them on its first lookup
+    (`load_extensions`), so the family's metric, preset or file format exists exactly when its family is loaded."""
 
     def __init__(
         self,
@@ -89,12 +92,14 @@ class Family:
         ports: dict[str, str] | None = None,
         command: str | None = None,
         cli_app: str | None = None,
+        extensions: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.name = name
         self.specs = tuple(specs)
         self.ports = dict(ports or {})
         self.command = command
         self.cli_app = cli_app
+        self.extensions = {k: tuple(v) for k, v in (extensions or {}).items()}
 
     def port(self, name: str) -> Any | None:
         """The function the family gives for port `name` (imported now), or None when it gives none."""
@@ -197,6 +202,20 @@ def _load() -> _Registry:
             _loading = False
         assert _registry is not None
         return _registry
+
+
+def load_extensions(registry: str) -> None:
+    """Import every loaded family's modules for one core registry (`Family.extensions[registry]`): each registers
+    its entries there when imported. Called by the registry itself on its first lookup."""
+    for fam in families():
+        for module in fam.extensions.get(registry, ()):
+            try:
+                importlib.import_module(module)
+            except ImportError as exc:
+                raise ConfigError(
+                    f"{registry} of family {fam.name!r} ({module}) cannot be loaded: {exc}",
+                    hint="is the family's package complete?",
+                ) from exc
 
 
 def reset_families() -> None:

@@ -53,7 +53,7 @@ def elaip_import(
         raise fail(f"no usable rows in {rows} ({len(rejects)} rejected)")
     retriever = count = None
     if setting.startswith("rag-"):
-        from academiceval.runs.elaip import retrieval_for
+        from academiceval.families.elaip.retrieval import retrieval_for
 
         retriever, count = retrieval_for(setting)
     try:
@@ -100,9 +100,9 @@ def elaip_run(
 
     from academiceval.errors import AcademicEvalError
     from academiceval.families.elaip.items import PROMPT_SHA256, SETTINGS, context_for, read_file
+    from academiceval.families.elaip.retrieval import retrieval_for
     from academiceval.families.elaip.samples import write_round
     from academiceval.runs.config import RunConfig
-    from academiceval.runs.elaip import retrieval_for
     from academiceval.runs.runner import run_round
     from academiceval.runs.summary import failed_requests
     from academiceval.scores.aggregate import epoch_spread, latest
@@ -210,9 +210,9 @@ def elaip_generate(
     import asyncio
 
     from academiceval.errors import AcademicEvalError
+    from academiceval.families.elaip.generate import generate_and_filter
     from academiceval.models.generate import Generator
     from academiceval.models.registry import load_backend
-    from academiceval.scores.elaip import generate_and_filter
     from academiceval.store import Workspace
 
     ws = Workspace(home)

@@ -10,13 +10,13 @@ imported; `read_rows` returns it among the rejects with the reason, so a count i
 
 Settings (`context_for`): `full` — the whole paper (ElaipBench's base setting; papers fit a 32k window); `rag-bm25`
 / `rag-dense` — the top-k passages of the paper itself for the question (ElaipBench's RAG variant: passages of ~512
-tokens cut on sentence boundaries, top 5), ranked by `models.rag.retrievers` through `runs.elaip.retrieval_for`
+tokens cut on sentence boundaries, top 5), ranked by `models.rag.retrievers` through `retrieval.retrieval_for`
 (bm25s; the packaged all-MiniLM-L6-v2 for dense — ElaipBench used BGE-m3, which is not available offline; any local
 checkpoint can be passed); `evidence` — the relevant passage only (an oracle upper bound).
 
 ElaipBench's own base prompt and answer parser are not published; ours (`templates/elaipbench.j2`, rendered by the
 core multiple-choice path `rounds.choice`) asks for the letters inside `<answer>…</answer>` and is parsed strictly
-by `scores.mcq.parse_answer_set` (see `scores.elaip`), so every number is "ElaipBench data, academiceval protocol",
+by `scores.mcq.parse_answer_set` (see `scoring`), so every number is "ElaipBench data, academiceval protocol",
 and `PROMPT_SHA256` (of the templates) goes with every result.
 """
 
@@ -126,7 +126,7 @@ def sentences(text: str) -> list[str]:
 def passages(text: str, *, count: Callable[[str], int], size: int = 512) -> list[str]:
     """Consecutive sentences packed into passages of at most `size` tokens (a longer sentence is cut on words).
 
-    `count` is the tokenizer's counter (`runs.elaip.retrieval_for` passes the packaged WordPiece one)."""
+    `count` is the tokenizer's counter (`retrieval.retrieval_for` passes the packaged WordPiece one)."""
     units: list[str] = []
     for sent in sentences(text):
         if count(sent) <= size:

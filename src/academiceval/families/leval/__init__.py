@@ -3,7 +3,9 @@
 This module is the family's declaration for the registry (`store.tasks`; kept light): task `leval` (setting =
 L-Eval's task id), prompt kind document_qa, 512 new tokens, LIE on by default, scored by the `leval` metric.
 `items` (task files → items, prompts, LIE, L-Eval's truncation), `round` (items ↔ a round; the document port),
-`samples` (an item as a round `Sample`), `cli` (`leval import|run`).
+`samples` (an item as a round `Sample`), `scoring` (L-Eval's numbers for prediction rows), `metrics` (the `leval`
+metric), `export` (a run as L-Eval prediction files), `predictions` (prediction files imported as a run),
+`agreement` (prediction files as metric rows), `cli` (`leval import|run`).
 """
 
 from academiceval.store.tasks import Family, TaskSpec
@@ -24,4 +26,8 @@ family = Family(
     ports={"document_prompt": "academiceval.families.leval.round:document_prompt"},
     command="leval",
     cli_app="academiceval.families.leval.cli:app",
+    extensions={
+        "metrics": ("academiceval.families.leval.metrics",),
+        "export_formats": ("academiceval.families.leval.export",),
+    },
 )

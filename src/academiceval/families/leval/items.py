@@ -2,14 +2,14 @@
 
 Source: `LEval-data/{Closed,Open}-ended-tasks/<task>.jsonl`, one long document per line with parallel
 `instructions` / `outputs` lists and an `evaluation` tag (exam, f1, rouge, LLM, human) that applies to the whole
-document. An item keeps: the task id (= the file stem, the key `scores.leval.TASKS` dispatches on), the document
+document. An item keeps: the task id (= the file stem, the key `scoring.TASKS` dispatches on), the document
 and question indices, the tag, the document's `source`, and the reference.
 
 Prompt conventions follow L-Eval's structure (`Baselines/LEval_config.py`, `*-test.py`), in our own wording:
 a system message per kind of task, then the document, then the question (closed-ended) or the instruction
 (open-ended). The **length instruction** (L-Eval's LIE) is added to open-ended instructions by default, with
 N = the number of whitespace-separated words of that item's reference (L-Eval's `len(out.split())`); every item
-records N, the wording used and whether it was on. Closed-ended answers are parsed by `scores.leval`; GSM keeps
+records N, the wording used and whether it was on. Closed-ended answers are parsed by `scoring`; GSM keeps
 the phrase "The answer is" because L-Eval's parser looks for it. Output length: 512 new tokens (L-Eval's).
 
 Truncation follows L-Eval's policy (`fit_document`): only the document is cut, at word granularity, from the

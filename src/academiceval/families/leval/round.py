@@ -7,7 +7,7 @@ task `leval`, setting = the task id), and `manifest.json` (a `RoundManifest` wit
 So `academiceval run/score/report` read it like any round, and `leval run` reads the same files back as items.
 
 A run's answers become `<out>/<task>.pred.jsonl` in L-Eval's own prediction format through `academiceval export
-RUN_DIR --format leval` (`runs.export_leval`; `leval run` = `run` + that export), so `academiceval
+RUN_DIR --format leval` (`families.leval.export`; `leval run` = `run` + that export), so `academiceval
 score-predictions --format leval` — or L-Eval's own `auto_eval.py` — scores them directly."""
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from academiceval.integrations.inspect.core import (
     select,
 )
 from academiceval.rounds.models import Sample
+from academiceval.rounds.tokens import count
 
 _O200K = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
@@ -49,7 +50,6 @@ def offline_mockllm() -> None:
         return
     from inspect_ai.model._providers.mockllm import MockLLM
 
-    from academiceval.rounds.tokens import count
 
     async def count_text_tokens(self: MockLLM, text: str) -> int:
         return max(1, count(text))

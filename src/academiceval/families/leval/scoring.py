@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from academiceval.families.leval.items import TASKS
 from academiceval.scores import leval_text as lt
+from academiceval.scores.rouge import FastRouge
 
 Protocol = Literal["leval-compatible", "strict"]
 PROTOCOLS: tuple[str, ...] = ("leval-compatible", "strict")
@@ -235,8 +236,6 @@ def _mean_len(items: list[ItemScore]) -> float:
 
 
 def _rouge_metrics(items: list[ItemScore], protocol: str) -> dict[str, float]:
-    from academiceval.scores.rouge import FastRouge
-
     scorer = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
     sums = dict.fromkeys(("rouge1", "rouge2", "rougeL"), 0.0)
     for it in items:
@@ -289,8 +288,6 @@ def score_item(
     if evaluation == "f1":
         return {"f1": 100.0 * lt.token_f1(prediction, gold)}, details
     if rouge is None:
-        from academiceval.scores.rouge import FastRouge
-
         rouge = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
     got = rouge.score(gold, prediction)
     return {name: 100.0 * got[name].fmeasure for name in ("rouge1", "rouge2", "rougeL")}, details

@@ -7,7 +7,7 @@ always written, so `academiceval score-predictions --format leval`, `judge-predi
 `Evaluation/auto_eval.py` read them. The prediction is the model's text as generated (`output_raw`; L-Eval's
 scorers extract answers themselves). `error` is always null: `runs.export` writes answers only.
 
-A format module of its own so that the L-Eval family can own it (`runs.export.FORMAT_MODULES`).
+Registered with `runs.export` when its formats are first looked up (`Family.extensions["export_formats"]`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from academiceval.families.leval.items import FAMILY, render
 from academiceval.families.leval.samples import sample_to_item
+from academiceval.models.registry import names_local_checkpoint
 from academiceval.runs.export import ExportItem, register_format
 from academiceval.runs.models import RunSpec
 from academiceval.store.models import Sample
@@ -29,7 +30,7 @@ def model_name(spec: RunSpec) -> str:
     """`<model>` of the `<model>_pred` key: the name after the provider (`openai/gpt-4o` → `gpt-4o`; a local
     checkpoint by its folder), as `leval run` named it."""
     name = spec.model.partition("/")[2] or spec.model
-    return Path(name).name if spec.backend == "hf" else name
+    return Path(name).name if names_local_checkpoint(spec.model) else name
 
 
 def row(item: ExportItem, pred_key: str, *, length_instruction: bool) -> dict[str, Any]:

@@ -15,7 +15,7 @@ new round. A sample id is `pred/` + sha256(query, gt) — what L-Eval's `llm_eva
 by — so runs imported from different models' files of the same questions pair up for the judge; the n-th repeat
 of one (query, gt) in a file gets `-n`.
 
-The file-level L-Eval numbers (`leval_file_summary`) are L-Eval's own aggregation (`scores.leval.score_rows`:
+The file-level L-Eval numbers (`leval_file_summary`) are L-Eval's own aggregation (`scoring.score_rows`:
 the rounding, per-part averages, the last row's evaluation tag, unknown task ids) over the imported run's rows
 in file order, so they equal what scoring the file directly gave.
 """
@@ -34,8 +34,15 @@ from typing import Any
 from academiceval import __version__
 from academiceval.families.leval.items import MAX_NEW_TOKENS, TASKS
 from academiceval.families.leval.samples import RELEASED, TEXT_FIELDS
+from academiceval.families.leval.scoring import (
+    LEvalResult,
+    Protocol,
+    prediction_key,
+    read_prediction_file,
+    score_rows,
+    task_id,
+)
 from academiceval.runs.models import RunSpec
-from academiceval.scores.leval import LEvalResult, Protocol, prediction_key, read_prediction_file, score_rows, task_id
 from academiceval.store.artifacts import (
     MANIFEST,
     Layout,
