@@ -29,7 +29,6 @@ import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,7 +39,6 @@ from academiceval.models.choice_guessers import (
     FEATURES,
     PER_ITEM,
     ItemView,
-    OptionView,
     bm25,
     cross_validated,
     guess,
@@ -54,32 +52,6 @@ if TYPE_CHECKING:
 ATTEMPTS = 4  # candidate sets tried per question (the nearest, then the next nearest ones)
 MIN_FIT = 20  # questions a level needs to fit its own signal (fewer: BM25 + the title match)
 RANK_SLACK = 0.1  # no target rank given to more than (1 + slack) / 4 of a level's questions
-
-
-@dataclass(frozen=True)
-class PoolText:
-    """A pool reference as the guessers see it in one field (full / body / abstract)."""
-
-    terms: Counter[str]
-    n_terms: int
-    title_terms: frozenset[str]
-
-
-def pool_centrality(views: dict[int, OptionView]) -> dict[int, float]:
-    """Each reference's mean cosine similarity (log term frequencies) to the others of its pool."""
-    refs = sorted(views)
-    vocab: dict[str, int] = {}
-    rows = [{vocab.setdefault(t, len(vocab)): 1 + math.log(c) for t, c in views[r].terms.items()} for r in refs]
-    m = np.zeros((len(refs), max(1, len(vocab))))
-    for i, row in enumerate(rows):
-        for j, w in row.items():
-            m[i, j] = w
-    norms = np.linalg.norm(m, axis=1)
-    norms[norms == 0] = 1.0
-    m /= norms[:, None]
-    sims = m @ m.T
-    n = len(refs)
-    return {r: float((sims[i].sum() - sims[i, i]) / max(1, n - 1)) for i, r in enumerate(refs)}
 
 
 def pool_features(q: Pending) -> tuple[list[int], np.ndarray]:

@@ -28,7 +28,6 @@ from datetime import date
 
 from rapidfuzz import fuzz
 
-from academiceval.families.cloze.balance import PoolText, pool_centrality
 from academiceval.families.cloze.classify import JudgeClassifier
 from academiceval.families.cloze.defects import in_group, shows_own_title, whole_citation
 from academiceval.families.cloze.generate import (
@@ -45,6 +44,7 @@ from academiceval.families.cloze.generate import (
     question_seed,
 )
 from academiceval.families.cloze.models import MASK, ClozeItem, ClozeOptions, TypeDecision
+from academiceval.families.cloze.pool import PoolText, pool_centrality
 from academiceval.models.choice_guessers import OptionView, anchor_context, shown_title, word_before
 from academiceval.models.rag.retrievers import terms
 from academiceval.papers.clean import clean_text, vocabulary
