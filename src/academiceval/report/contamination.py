@@ -33,8 +33,6 @@ from academiceval.scores.windows import find_model, load_model_info
 from academiceval.store.artifacts import RunData
 
 PROBE = "title-only"
-
-
 def bootstrap_gap(
     a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = N_BOOT, level: float = LEVEL
 ) -> Estimate:

@@ -50,6 +50,7 @@ def offline_mockllm() -> None:
         return
     from inspect_ai.model._providers.mockllm import MockLLM
 
+
     async def count_text_tokens(self: MockLLM, text: str) -> int:
         return max(1, count(text))
 
