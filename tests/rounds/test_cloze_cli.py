@@ -29,6 +29,9 @@ def test_cli_build_and_import(scalar_home: Path, tmp_path: Path) -> None:
     assert "live cutoff: 20" in r.output and "newest" in r.output
     manifest = json.loads((home / "rounds" / "c3" / "manifest.json").read_text())
     assert manifest["build_options"]["construction"] == "filtered" and manifest["build_options"]["cutoff"]
+    scalar_easy = ["--level", "easy", "--preset", "scalar", "--after", "none", "--strict"]
+    strict = runner.invoke(app, ["cloze", "build", "--home", str(home), "--round", "c5", *scalar_easy])
+    assert strict.exit_code != 0 and "refused" in strict.output and not (home / "rounds" / "c5").exists()
     bad = runner.invoke(app, [*base, "--round", "c4", "--after", "2024-13-01"])
     assert bad.exit_code != 0 and "--after" in bad.output
     bad = runner.invoke(app, ["cloze", "build", "--round", "c2", "--home", str(home), "--set", "nonsense=1"])

@@ -108,6 +108,9 @@ def test_level_check_leaves_no_guesser_above_the_limit(scalar_round) -> None:
     """On SCALAR's construction (uncapped), the level check removes items until no blind guesser, fitted ones
     included, is above the limit — or the level would fall below its minimum."""
     _, rep = scalar_round
+    # SCALAR's construction is flagged: a blind guesser beats chance by more than 0.10 on easy
+    assert any(f.split(" ")[1] == "easy" for f in rep.flags), rep.flags
+    assert "flags" in json.loads((rep.path / "stats.json").read_text())
     items = rep.items["citation_cloze-easy"]
     views = views_of(items)
     golds = [it.gold for it in items]

@@ -30,7 +30,7 @@ from academiceval.families.cloze.defects import round_defects
 from academiceval.families.cloze.export import config_name, write_round
 from academiceval.families.cloze.filtered import Context, Pending, generate_filtered
 from academiceval.families.cloze.generate import PaperResult, cap_items, generate_for_paper
-from academiceval.families.cloze.guess import as_json, guesser_accuracy, views_of
+from academiceval.families.cloze.guess import CHANCE, as_json, flagged, guesser_accuracy, views_of
 from academiceval.families.cloze.library import CandidateLibrary
 from academiceval.families.cloze.models import (
     CONSTRUCTIONS,
@@ -72,6 +72,7 @@ class ClozeBuildReport:
     guessers: dict[str, Any] = field(default_factory=dict)  # guesser → level → accuracy, CI (stats.json)
     defects: dict[str, Any] = field(default_factory=dict)  # level → defects by kind
     notes: dict[str, Counter[str]] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)  # "guesser level accuracy" above chance + the flag margin
 
 
 def prompt_tokens(item: ClozeItem, counter: TokenCounter, templates_dir: str | Path | None) -> int:
@@ -260,10 +261,20 @@ def build_cloze_round(
     stats = cloze_stats(every, types=types)
     stats["skipped"] = {lv: dict(sorted(c.items())) for lv, c in skips.items()}
     stats["notes"] = {lv: dict(sorted(c.items())) for lv, c in notes.items() if c}
-    guessers = as_json(guesser_accuracy(every, seed=seed)) if every else {}
+    table = guesser_accuracy(every, seed=seed) if every else {}
+    guessers = as_json(table)
     defects = round_defects(every)
     stats["guessers"] = guessers
     stats["defects"] = defects
+    flags = flagged(table, CHANCE + cfg.flag_margin)
+    stats["flags"] = flags
+    if flags and cfg.refuse_flagged:
+        raise ConfigError(
+            f"round {name} refused: blind guessers above {CHANCE + cfg.flag_margin:.2f} ({'; '.join(flags)})",
+            hint="build the filtered construction (the default), or lower the level caps; nothing was written",
+        )
+    for line in flags:
+        notes.setdefault(line.split(" ")[1], Counter())[f"flag: blind guesser above chance + margin: {line}"] += 1
     if links_report is not None:
         stats["links"] = {
             "papers": links_report.papers,
@@ -307,4 +318,5 @@ def build_cloze_round(
         guessers=guessers,
         defects=defects,
         notes=notes,
+        flags=flags,
     )

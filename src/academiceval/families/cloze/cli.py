@@ -1,7 +1,7 @@
 """`academiceval cloze build|import`: the citation-cloze family (SCALAR) — thin over families.cloze.
 
     academiceval cloze build --round cloze-2025-01 [--level easy --level hard] [--after 2024-12-31|none]
-        [--preset filtered|scalar]
+        [--preset filtered|scalar] [--strict]
         [--set max_candidate_tokens=20000] [--judge openai/gpt-4o-mini --type-decider judge] [--seed S]
     academiceval cloze import PATH... --round scalar-published [--level hard]
 
@@ -53,6 +53,14 @@ def build(
             "scalar (SCALAR's exact construction, for comparison).",
         ),
     ] = "filtered",
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse the round (write nothing) when a blind guesser beats chance (0.25) by more than 0.10 "
+            "on a level; without it such a round is written and flagged.",
+        ),
+    ] = False,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="Override a knob on every level, e.g. max_questions=50 (repeatable)."),
@@ -118,6 +126,7 @@ def build(
                 progress=lambda _s, done, total: bar.update(task, completed=done, total=total),
                 levels=level or ["easy", "medium", "hard"],
                 construction=preset,
+                refuse_flagged=strict,
                 overrides=overrides,
                 cutoff=day,
                 seed=seed,
@@ -136,6 +145,8 @@ def build(
         top = ", ".join(f"{k} {n}" for k, n in c.most_common(4))
         console.print(f"[dim]{lv} skipped: {top}[/dim]")
     _print_checks(rep.guessers, rep.defects)
+    for line in rep.flags:
+        console.print(f"[red]flagged: blind guesser above chance + 0.10: {line}[/red]")
     console.print(f"live cutoff: {rep.cutoff or 'none'} ({rep.cutoff_source})")
     console.print(f"{rep.question_papers} question papers, {rep.seconds:.1f}s → {rep.path}")
 

@@ -20,7 +20,8 @@ from academiceval.models.choice_guessers import GUESSERS, ItemView, TermCache, g
 from academiceval.scores.mcq import LevelAccuracy, accuracy_by_level, score_item
 
 TABLE = ("random", *GUESSERS)  # rows of the table, in order
-CHANCE_LIMIT = 0.35  # issue 24's target: no blind guesser above this on any level (chance: 0.25)
+CHANCE = 0.25  # four candidates
+CHANCE_LIMIT = 0.35  # issue 24's target: no blind guesser above this on any level (chance + 0.10)
 
 
 def views_of(items: Sequence[ClozeItem], cache: TermCache | None = None) -> list[ItemView]:
@@ -88,6 +89,11 @@ def over_limit(table: dict[str, dict[str, LevelAccuracy]], limit: float = CHANCE
         for lv, a in levels.items()
         if lv != "all" and a.accuracy > limit
     ]
+
+
+def flagged(table: dict[str, dict[str, LevelAccuracy]], limit: float = CHANCE_LIMIT) -> list[str]:
+    """`over_limit` for the round's flag: the per-level lines, worst first."""
+    return sorted(over_limit(table, limit), key=lambda s: -float(s.rsplit(" ", 1)[1]))
 
 
 def format_table(

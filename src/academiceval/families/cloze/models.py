@@ -87,6 +87,10 @@ class ClozeBuildConfig(BaseModel):
     cutoff: date | Literal["auto"] | None = "auto"
     guesser_limit: float | None = 0.30  # the filtered construction's level check: no blind guesser above this
     min_level_items: int = 20  # the level check never leaves a level with fewer items
+    # the round's flag: a blind guesser above chance + this margin on a level is flagged in the manifest and the
+    # build's output; with `refuse_flagged` the round is not written at all (either construction)
+    flag_margin: float = 0.10
+    refuse_flagged: bool = False
     # level → a level it must be at least as hard as for the lexical baseline (checked in that order)
     harder_than: dict[str, str] = Field(default_factory=lambda: {"hard": "medium"})
     seed: int = 0
