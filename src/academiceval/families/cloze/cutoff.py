@@ -52,7 +52,7 @@ def writing_test_window(ws: Workspace) -> tuple[date | None, str]:
 def resolve_cutoff(ws: Workspace, asked: date | Literal["auto"] | None) -> tuple[date | None, str]:
     """(cutoff, how it was chosen): papers with a v1 date after the cutoff are question papers."""
     if asked is None:
-        return None, "none (every dated paper)"
+        return None, "every dated paper"
     if asked != "auto":
         return asked, f"given ({asked})"
     start, why = writing_test_window(ws)
