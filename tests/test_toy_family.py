@@ -29,8 +29,9 @@ from typing import Annotated
 import typer
 
 from academiceval.rounds.choice import ChoiceItem, ChoiceOption
-from academiceval.rounds.prompts import prompt_sha256, render_prompt
+from academiceval.rounds.prompts import render_prompt
 from academiceval.store.artifacts import Layout, write_manifest, write_round_config
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.models import ConfigInfo, RoundManifest, Sample, SplitWindows
 from academiceval.store.publisher import publishing
 from academiceval.store.tasks import Family, TaskSpec
@@ -62,7 +63,7 @@ def import_(rows: Path, round_name: Annotated[str, typer.Option("--round")], hom
         s = Sample(sample_id=f"toy_mc/next/{row['id']}", round=round_name, task="toy_mc", setting="next",
                    split="test", arxiv_id="", paper_id=row["paper"], published="2022-12-01",
                    fields={"context": row["context"], "options": json.dumps(row["options"])}, label=row["answer"])
-        samples.append(s.model_copy(update={"prompt_sha256": prompt_sha256(render_prompt(s))}))
+        samples.append(s.model_copy(update={"prompt_sha256": sha256_hex(render_prompt(s))}))
     info.counts = {"test": len(samples)}
     manifest = RoundManifest(round=round_name, created_at="2026-01-01T00:00:00+00:00", package_version="toy",
                              seed=0, windows=SplitWindows(), configs={info.setting_name: info},

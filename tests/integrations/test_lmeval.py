@@ -25,6 +25,7 @@ pytest.importorskip("lm_eval")
 from academiceval.cli.main import app
 from academiceval.integrations.lmeval.folder import MANIFEST, read_manifest
 from academiceval.store.artifacts import Layout, load_round, load_run
+from academiceval.store.hashing import sha256_hex
 from academiceval.testing.fake_server import FakeServerConfig, deterministic_answer, start_in_thread
 
 ROUNDS = ("uxv", "cloze", "leval")
@@ -265,7 +266,7 @@ def test_a_prompt_that_is_not_the_rounds_refuses_the_export(corpus: Path, tmp_pa
     from academiceval.errors import ConfigError
     from academiceval.integrations.lmeval.export import export_round
     from academiceval.rounds.models import Sample
-    from academiceval.rounds.prompts import prompt_sha256, render_prompt
+    from academiceval.rounds.prompts import render_prompt
     from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     papers = load_unarxive_papers(corpus, max_papers=3, body_chars=1000)
@@ -283,9 +284,9 @@ def test_a_prompt_that_is_not_the_rounds_refuses_the_export(corpus: Path, tmp_pa
             fields={"abstract": p["abstract"], "body": p["body"]},
             label=p["title"],
         )
-        s.prompt_sha256 = prompt_sha256(render_prompt(s))
+        s.prompt_sha256 = sha256_hex(render_prompt(s))
         rows.append(s)
-    rows[1].prompt_sha256 = prompt_sha256("a prompt the build never rendered")
+    rows[1].prompt_sha256 = sha256_hex("a prompt the build never rendered")
     write_round(tmp_path / "ws" / "rounds" / "r", "r", {"title-zero-shot": rows})
     with pytest.raises(ConfigError, match="1 of 3 prompts of config title-zero-shot differ") as e:
         export_round("r", tmp_path / "out", home=tmp_path / "ws")

@@ -10,7 +10,7 @@ import pytest
 from academiceval.papers import errors as E
 from academiceval.papers import ingest as ingest_mod
 from academiceval.papers.ingest import ingest_file, ingest_paths
-from academiceval.papers.parse import sha256_file
+from academiceval.store.hashing import sha256_file
 
 REAL = ["1503.02531v1.pdf", "2304.02623v1.pdf"]
 

@@ -11,9 +11,10 @@ import pytest
 
 from academiceval.rounds.build import build_round
 from academiceval.rounds.config import BuildConfig
-from academiceval.rounds.prompts import prompt_sha256, render_prompt
+from academiceval.rounds.prompts import render_prompt
 from academiceval.rounds.tokens import count
 from academiceval.store.artifacts import RoundIntegrityError, load_round
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import EmptyOutputError
 
 SETTINGS = ["zero-shot", "random:1", "coauthor:1", "mixed:1+1"]
@@ -62,7 +63,7 @@ def test_real_round_contents(built) -> None:
             for d in s.demos:
                 assert d.published <= s.published and d.arxiv_id != s.arxiv_id
                 assert ws.get_meta(d.arxiv_id).published <= s.published
-            assert s.prompt_sha256 == prompt_sha256(render_prompt(s, templates_dir=rnd.templates_dir))
+            assert s.prompt_sha256 == sha256_hex(render_prompt(s, templates_dir=rnd.templates_dir))
             assert s.label_tokens == count(s.label)
             if n % 20 == 0:  # exact WordPiece count of the default prompt
                 assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))
@@ -285,8 +286,8 @@ def test_custom_templates_travel_with_the_round(uws, tmp_path) -> None:
     assert render_prompt(s, templates_dir=rnd.templates_dir).startswith("Name this paper")
     assert (
         s.prompt_sha256
-        == prompt_sha256(render_prompt(s, templates_dir=rnd.templates_dir))
-        != prompt_sha256(render_prompt(s))
+        == sha256_hex(render_prompt(s, templates_dir=rnd.templates_dir))
+        != sha256_hex(render_prompt(s))
     )
     assert s.input_tokens == count(render_prompt(s, templates_dir=rnd.templates_dir))
 

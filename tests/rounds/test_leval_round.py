@@ -94,8 +94,8 @@ def run_and_export(tmp_path: Path, round_dir: Path, config: RunConfig) -> dict[s
 
 
 def test_runs_with_an_openai_compatible_backend(data_dir: Path, tmp_path: Path) -> None:
-    from academiceval.runs.prepare import sha256_text
     from academiceval.store.artifacts import read_run_records
+    from academiceval.store.hashing import sha256_hex
     from academiceval.testing.fake_server import start_in_thread
 
     items = read_task_file(data_dir / "Open-ended-tasks" / "tv_show_summ.jsonl")
@@ -117,7 +117,7 @@ def test_runs_with_an_openai_compatible_backend(data_dir: Path, tmp_path: Path) 
     (run_dir,) = [p.parent for p in (tmp_path / "ws" / "runs").rglob("run.json")]
     assert run_dir.name == "openai__fake-model+ctx2512+lie"
     recs = read_run_records(run_dir)
-    assert all(sha256_text(r["prompt"]) == recs[r["sample_id"]].prompt_sha256 for r in rows)  # the prompt sent
+    assert all(sha256_hex(r["prompt"]) == recs[r["sample_id"]].prompt_sha256 for r in rows)  # the prompt sent
     assert all(r["fake-model_pred"] == recs[r["sample_id"]].output_raw for r in rows)
     assert score_file(out["tv_show_summ"]).metrics["rouge/rouge1"] > 0
 

@@ -17,6 +17,7 @@ from academiceval.rounds.split import assign, windows_from_dates, windows_from_f
 from academiceval.rounds.tasks import task_views
 from academiceval.rounds.tokens import count, count_tokens, wordpiece
 from academiceval.sources.models import PaperMeta
+from academiceval.store.hashing import sha256_hex
 
 
 def test_wordpiece_is_bert_base_uncased_and_additive() -> None:
@@ -173,7 +174,7 @@ def test_render_prompt_variants_overrides_and_hash() -> None:
     rag = prompts.render_prompt(s, variant="rag", retrieved=["chunk alpha", "chunk beta"], length_words=700)
     assert "chunk beta" in rag and "700 words" in rag and "THE BODY" not in rag
     assert "THE TITLE" in prompts.retrieval_query(s)
-    assert prompts.prompt_sha256(full) == prompts.prompt_sha256(prompts.render_prompt(s))
+    assert sha256_hex(full) == sha256_hex(prompts.render_prompt(s))
     parts = prompts.render_parts(s)
     assert "demo label 0" in parts["demos"] and "cited abstract" in parts["citations"] and "THE BODY" in parts["body"]
     with pytest.raises(ConfigError):

@@ -128,12 +128,13 @@ def test_prompt_suffix_is_sent_and_kept_inside_the_budget(sample_round, fake_ser
     assert all(r.prompt_sha256 != plain_recs[sid].prompt_sha256 for sid, r in recs.items())
     assert srv.stats.total == 6
     # what was sent: the rendered, fitted prompt with the suffix at its end (the record's hash is of that text)
-    from academiceval.runs.prepare import PromptPreparer, sha256_text
+    from academiceval.runs.prepare import PromptPreparer
     from academiceval.store.artifacts import load_round
+    from academiceval.store.hashing import sha256_hex
 
     sample = next(s for s in load_round(sample_round).distinct_samples() if s.sample_id in recs)
     prep = PromptPreparer(context_length=1200, tokenizer="bert-base-uncased", prompt_suffix=suffix)(sample, 512)
-    assert prep.prompt.endswith(suffix) and sha256_text(prep.prompt) == recs[sample.sample_id].prompt_sha256
+    assert prep.prompt.endswith(suffix) and sha256_hex(prep.prompt) == recs[sample.sample_id].prompt_sha256
     with pytest.raises(ConfigError, match="prompt_suffix"):  # the same directory with another suffix is refused
         other = RunConfig(**base, context_length=1200, prompt_suffix="x", run_name=cot.run_dir.name)
         run_round(ws, sample_round, other)

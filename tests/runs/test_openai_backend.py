@@ -11,7 +11,8 @@ from academiceval.models import errors as E
 from academiceval.models.base import GenerationOptions
 from academiceval.models.openai_backend import OpenAIBackend, is_loopback, normalize_base_url, parse_retry_after
 from academiceval.models.registry import load_backend, parse_spec
-from academiceval.testing.fake_server import FakeServerConfig, _pick, _unit, deterministic_answer, prompt_hash
+from academiceval.store.hashing import sha256_hex
+from academiceval.testing.fake_server import FakeServerConfig, _pick, _unit, deterministic_answer
 
 OPTS = GenerationOptions(max_tokens=32)
 
@@ -21,7 +22,7 @@ def prompt_with(kind: str, table: str, cfg: FakeServerConfig, start: int = 0) ->
     fractions = cfg.transient if table == "transient" else cfg.permanent
     for i in range(start, start + 5000):
         p = f"Write the title of paper {i} about random polynomials and their zeros."
-        got = _pick(fractions, _unit(cfg.seed, table, prompt_hash(p)))
+        got = _pick(fractions, _unit(cfg.seed, table, sha256_hex(p)))
         if (got or "") == kind:
             return p
     raise AssertionError(f"no prompt maps to {kind}")
@@ -44,7 +45,7 @@ def test_answer_is_deterministic_and_counted(fake_server):
     c1, c2 = gen(b, p), gen(b, p)
     assert c1.text == c2.text == deterministic_answer(p + "", 24, 32)
     assert c1.input_tokens == len(p.split()) and c1.output_tokens == len(c1.text.split())
-    assert srv.stats.by_prompt[prompt_hash(p)] == 2
+    assert srv.stats.by_prompt[sha256_hex(p)] == 2
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,8 @@ Both read the sample's citation list (the numbered list the Related Work prompt 
 
 from __future__ import annotations
 
-import hashlib
-
 from academiceval.rounds.models import Sample
+from academiceval.store.hashing import stable_int
 
 INVENTED_AUTHORS = ("Hartwell", "Okonkwo", "Lindqvist", "Ferreira", "Nakamura", "Dubois", "Kowalczyk", "Abara")
 
@@ -30,7 +29,7 @@ def cite_copy(sample: Sample) -> str:
 def cite_invent(sample: Sample) -> str:
     """Cites only works that are not in the list (deterministic per sample)."""
     n = len(sample.citations)
-    h = int(hashlib.sha256(sample.sample_id.encode()).hexdigest()[:8], 16)
+    h = stable_int(sample.sample_id)
     out = []
     for k in range(max(3, min(n, 8))):
         name = INVENTED_AUTHORS[(h + k) % len(INVENTED_AUTHORS)]

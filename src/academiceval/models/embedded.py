@@ -7,12 +7,13 @@ metric built on them), so we refuse it instead.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from academiceval.store.hashing import sha256_file
 
 # Locating the packaged files is at the bottom of the tree (the rounds stage counts WordPiece tokens with them).
 from academiceval.store.packaged import EmbeddedModelError, package_model_dir
@@ -29,14 +30,6 @@ def force_offline() -> None:
     """Make Hugging Face libraries use local files only (set before they are imported or used)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @lru_cache(maxsize=1)

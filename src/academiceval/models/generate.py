@@ -23,7 +23,6 @@ identity + options + input) and `model/_retry.py` (Retry-After first, then expon
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -33,6 +32,7 @@ from academiceval.models.cache import ResponseCache, key_from_prefix, key_prefix
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.retry import RetryPolicy, RetryStats, generate_with_retry
 from academiceval.rounds.models import Sample
+from academiceval.store.hashing import sha256_hex
 
 Outcome = Completion | BaseException
 Source = Literal["backend", "cache", "shared"]
@@ -74,7 +74,7 @@ def text_of(result: object) -> str:
 
 
 def prompt_digest(prompt: str) -> str:
-    return hashlib.sha256(prompt.encode()).hexdigest()
+    return sha256_hex(prompt)
 
 
 class Generator:
@@ -110,7 +110,7 @@ class Generator:
         """`cache_key(identity, options, prompt_sha256)`; for a backend that reads the sample, the sample's
         digest is part of the key too (two samples rendered to the same prompt may get different answers)."""
         if self.capabilities.reads_sample and sample is not None:
-            digest = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
+            digest = sha256_hex(sample.model_dump_json())
             return key_from_prefix(prefix, f"{prompt_sha256}|sample:{digest}")
         return key_from_prefix(prefix, prompt_sha256)
 

@@ -21,6 +21,7 @@ from academiceval.models.embedded import force_offline
 from academiceval.models.errors import ContextLengthError
 from academiceval.models.tokenize import Tokenizer, chat_wrapper, from_hf
 from academiceval.rounds.models import Sample
+from academiceval.store.hashing import sha256_hex
 
 DEFAULT_MAX_NEW_TOKENS = 256
 
@@ -114,7 +115,7 @@ class HFBackend:
                 "model": self.model,
                 "revision": self._revision(),
                 "dtype": self.dtype_name or str(self.hf_model.dtype),
-                "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if template else None,
+                "chat_template_sha256": sha256_hex(template) if template else None,
             }
         return dict(self._identity)
 

@@ -20,7 +20,8 @@ from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
 from academiceval.rounds.choice import choice_item, fit_choice, render_choice
 from academiceval.rounds.document_qa import DOCUMENT_FIELD, document_port
 from academiceval.rounds.models import Sample
-from academiceval.rounds.prompts import prompt_sha256, render_prompt
+from academiceval.rounds.prompts import render_prompt
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.tasks import task_spec
 
 Probe = Literal["title-only", "no-context"]
@@ -67,7 +68,7 @@ def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir:
 
 
 def _sha256(text: str) -> str:
-    return prompt_sha256(text)
+    return sha256_hex(text)
 
 
 def probe_parts(sample: Sample, probe: str) -> tuple[Parts | None, str | None]:

@@ -8,7 +8,6 @@ text layer), lay the pages out into reading-ordered lines (layout.py), find titl
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import replace
@@ -35,6 +34,7 @@ from academiceval.papers.models import Citation, Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
+from academiceval.store.hashing import sha256_file
 
 PARSER_VERSION = "pymupdf-heuristic-5"  # 2: journal front matter, bare numbered references; 3: superscript citations;
 # 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris);
@@ -48,14 +48,6 @@ _ARXIV_OLD_FILENAME = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?)[_/](\d{7})(?:v(\d+
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _check_bytes(path: Path) -> None:
@@ -147,7 +139,7 @@ def parse_pdf(
         doc.close()
 
 
-def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyped-def]
+def _build(layout, path: Path, paper_id: str) -> Paper:
     lines = layout.lines
     warnings: list[str] = []
     arxiv_id, version = _arxiv_from([*layout.vertical_text, layout.first_page_text[:3000]], path.name)
@@ -230,7 +222,7 @@ def _superscript_citations(
     sections: list[Section],
     bodies: dict[int, list],
     refs: list,
-    found: list[Citation],  # type: ignore[type-arg]
+    found: list[Citation],
 ) -> list[Citation]:
     """AIP/RSC/APS papers cite with raised numbers ("flows.1,3"), which the layout keeps only in `Line.sup_text`.
     When those find more numbered citations than the bracket markers did, the sections' text takes the raised
@@ -264,7 +256,7 @@ _BARE = re.compile(r"^(\d{1,3})\s+[A-Z\u00c0-\u024f]")
 _YEARISH = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
-def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore[type-arg]
+def _unheaded_references(lines: list, begin: int) -> int | None:
     """Index of a "[1] ..." line followed closely by "[2]"/"[3]" entries, or of a bare "1 Name ..." line
     followed by "2 ..." and "3 ..." entries that carry years, searched after `begin`."""
     for k in range(begin, len(lines)):
@@ -277,7 +269,7 @@ def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore
     return None
 
 
-def _bare_sequence(lines: list, k: int) -> bool:  # type: ignore[type-arg]
+def _bare_sequence(lines: list, k: int) -> bool:
     """Labels 1, 2, 3 start lines in order within a few lines, in one type size, and the entries have years."""
     want, size, dated = 2, lines[k].size, 0
     window = lines[k : k + 30]

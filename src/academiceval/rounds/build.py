@@ -8,7 +8,6 @@ lengths and export. Only small per-paper records are held; texts are re-read per
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -21,13 +20,14 @@ from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import check_sample, check_windows, contains, leak_reason
 from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
-from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
+from academiceval.rounds.prompts import render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import TaskViews, prepare_paper, task_views
 from academiceval.rounds.tokens import count_tokens
 from academiceval.store.artifacts import check_name
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import check_destination, publishing
 from academiceval.store.tasks import task_names, task_spec
 from academiceval.store.workspace import Workspace
@@ -38,7 +38,7 @@ EMPTY_HINT = "no paper gave a sample: see the skip reasons (`academiceval build`
 
 def derive_seed(round_seed: int, *parts: str) -> int:
     """A per-sample seed from the round seed (no global RNG anywhere)."""
-    h = hashlib.sha256(":".join([str(round_seed), *parts]).encode()).hexdigest()
+    h = sha256_hex(":".join([str(round_seed), *parts]))
     return int(h[:12], 16)
 
 
@@ -287,7 +287,7 @@ def build_round(
                                     date_precision=e.date_precision,
                                     shared_authors=_shared_authors(target, e, names_by_key),
                                 )
-                            )  # type: ignore[arg-type]
+                            )
                         if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
                             skip(key, "label text appears in a demonstration")
                             continue
@@ -328,7 +328,7 @@ def build_round(
                         sample.input_tokens = (
                             skel_cache[sk] + body_tok + corpus_tokens + sum(e.cost[task] for e, _ in picked)
                         )
-                        sample.prompt_sha256 = prompt_sha256(render_prompt(sample, templates_dir=templates_dir))
+                        sample.prompt_sha256 = sha256_hex(render_prompt(sample, templates_dir=templates_dir))
                         staging.write(key, sample)
                         token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
                         split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1

@@ -12,7 +12,6 @@ core path: multiple choice (`rounds.choice`) and long-document QA (`rounds.docum
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 from typing import Literal
 
@@ -27,10 +26,6 @@ from academiceval.store.tasks import task_names, task_spec
 Variant = Literal["plain", "demos", "rag"]
 VARIANTS: tuple[Variant, ...] = ("plain", "demos", "rag")
 DEFAULT_TEMPLATES = Path(__file__).resolve().parent / "templates"
-
-
-def prompt_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @functools.cache

@@ -28,10 +28,10 @@ from typing import Protocol
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.runs.prepare import sha256_text
 from academiceval.runs.runner import preparer_for, select_samples
 from academiceval.runs.summary import failed_requests
 from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.models import Sample
 from academiceval.store.tasks import load_extensions, max_new_tokens
 
@@ -182,7 +182,7 @@ def export_run(
         if why is None and rec is not None:
             max_tokens = spec.options.get("max_tokens") or max_new_tokens(sample.task)
             prompt = preparer(sample, int(max_tokens)).prompt
-            if sha256_text(prompt) == rec.prompt_sha256:
+            if sha256_hex(prompt) == rec.prompt_sha256:
                 items.append(ExportItem(sample, rec, prompt))
             else:
                 why = "prompt differs from the one sent (templates or code changed since the run)"

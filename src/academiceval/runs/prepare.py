@@ -25,6 +25,7 @@ from academiceval.models.registry import tokenizer_for_model
 from academiceval.models.tokenize import load_tokenizer
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.tasks import find_spec
 
 
@@ -100,11 +101,6 @@ def _module_files(name: str) -> list[Path]:
     return [origin]
 
 
-def sha256_text(text: str) -> str:
-    """The same hash as `rounds.prompts.prompt_sha256` (sha256 of the UTF-8 text)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class PromptPreparer:
     """Binds the run-wide preparation options once; `__call__(sample, max_tokens)` → Prepared."""
 
@@ -175,7 +171,7 @@ class PromptPreparer:
         if round_sha256:
             ident = f"{round_sha256}/{sample.sample_id}"
         else:
-            ident = hashlib.sha256(sample.model_dump_json().encode()).hexdigest()
+            ident = sha256_hex(sample.model_dump_json())
         h = _fingerprint_hasher(fingerprint).copy()  # = sha256(fingerprint + suffix), the long prefix hashed once
         h.update(f"|{ident}|{max_tokens}".encode())
         return h.hexdigest()
@@ -184,7 +180,7 @@ class PromptPreparer:
         suffix = self.prompt_suffix or ""
         if not self.needs_fitting:
             prompt = render_prompt(sample, templates_dir=self.templates_dir) + suffix
-            return Prepared(prompt=prompt, prompt_sha256=sha256_text(prompt))
+            return Prepared(prompt=prompt, prompt_sha256=sha256_hex(prompt))
         tok: Any = self.tokenizer
         reserve = 0
         if suffix:  # appended after fitting: its tokens (+2 for a merge at the seam) are kept free of the budget
@@ -206,14 +202,14 @@ class PromptPreparer:
             out = out.model_copy(
                 update={
                     "prompt": out.prompt + suffix,
-                    "prompt_sha256": sha256_text(out.prompt + suffix),
+                    "prompt_sha256": sha256_hex(out.prompt + suffix),
                     "input_tokens": tok.count_prompt(out.prompt + suffix),
                     "full_tokens": out.full_tokens + tok.count(suffix),
                 }
             )
         return Prepared(
             prompt=out.prompt,
-            prompt_sha256=out.prompt_sha256 or sha256_text(out.prompt),
+            prompt_sha256=out.prompt_sha256 or sha256_hex(out.prompt),
             input_tokens=out.input_tokens,
             tokens_cut=out.tokens_cut,
             truncation=out.policy or "none",

@@ -10,7 +10,6 @@ the requests in flight.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +39,7 @@ from academiceval.store.artifacts import (
     safe_name,
     write_run_spec,
 )
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.tasks import find_spec, max_new_tokens
 
 
@@ -59,7 +59,7 @@ def run_dir_name(config: RunConfig, context_length: int | None, *, length_instru
     if config.preset:  # a protocol (its options, its prompt suffix) is a variant of its own
         parts.append(config.preset)
     elif config.prompt_suffix:
-        parts.append("sfx-" + hashlib.sha256(config.prompt_suffix.encode()).hexdigest()[:8])
+        parts.append("sfx-" + sha256_hex(config.prompt_suffix)[:8])
     return safe_name("+".join(parts))
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
 import logging
 import math
 import sqlite3
@@ -42,6 +41,7 @@ from typing import Any, Literal
 from academiceval.errors import ConfigError
 from academiceval.scores.bertscore_model import STITCH, BertScoreError, embed_ids, load_model, window_chunks
 from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
+from academiceval.store.hashing import sha256_hex
 
 __all__ = ["BertScoreError", "BertScoreResult", "BertScorer", "read_baseline", "short_model_name"]
 
@@ -252,7 +252,7 @@ class BertScorer:
     def idf_weights(self, refs: Sequence[str]) -> dict[int, float]:
         """bert-score's `get_idf_dict`: log((N+1)/(df+1)) over the token sets of the references (N = number of
         references, duplicates included); unseen tokens get log(N+1) via `unseen_idf`."""
-        digest = hashlib.sha256("\x00".join(refs).encode("utf-8")).hexdigest()  # the same refs every chunk of a run
+        digest = sha256_hex("\x00".join(refs))  # the same refs every chunk of a run
         if digest in self._idf_memo:
             return self._idf_memo[digest]
         counts: Counter[int] = Counter()

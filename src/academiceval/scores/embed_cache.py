@@ -18,7 +18,6 @@ empty cache takes its place.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from academiceval.store.artifacts import Layout
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.secrets import private_file
 
 SCHEMA = """
@@ -58,8 +58,8 @@ class CachedEmbedding:
 def embedding_key(identity: dict[str, Any], text: str) -> str:
     """sha256 over the embedding identity (JSON, sorted keys) and the text's own sha256."""
     head = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    text_sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return hashlib.sha256(f"{head}|{text_sha}".encode()).hexdigest()
+    text_sha = sha256_hex(text)
+    return sha256_hex(f"{head}|{text_sha}")
 
 
 class EmbeddingCache:

@@ -20,7 +20,6 @@ pairwise protocol), chosen by whether the sample has a question.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +30,7 @@ from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.generate import Generator
 from academiceval.scores.verdict import ASPECTS, CRITERIA, JudgeParseError, Verdict, parse_verdict, quote
 from academiceval.scores.winrate import pooled
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.tasks import find_spec
 
 __all__ = ["ASPECTS", "CRITERIA", "Judge", "JudgeParseError", "parse_verdict", "quote", "win_rate"]
@@ -113,7 +113,7 @@ Reply again; end with the VERDICT line exactly as asked, for example:
 VERDICT: {example}"""
 
 ESCAPING = "quoted: every line prefixed '| ', '[[' and ']]' spaced; verdict: the final VERDICT line only"
-TEMPLATE_SHA256 = hashlib.sha256((TEMPLATE + QA_TEMPLATE + REPAIR + ESCAPING).encode()).hexdigest()
+TEMPLATE_SHA256 = sha256_hex(TEMPLATE + QA_TEMPLATE + REPAIR + ESCAPING)
 
 
 EXAMPLE = (
@@ -225,7 +225,7 @@ class Judge:
 
     async def _ask(self, prompt: str) -> str:
         """The judge's answer to one prompt: from the cache, or asked (with retries); raises the final error."""
-        sha = hashlib.sha256(prompt.encode()).hexdigest()
+        sha = sha256_hex(prompt)
         got = await self.generator.generate(
             prompt, self.options, key=self.generator.key(self._prefix, sha), prompt_sha256=sha
         )

@@ -18,8 +18,6 @@ So a new metric is a class with `metric_name`, `config()` and `score(item)`, and
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,18 +25,19 @@ from typing import Any
 
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.models import ScoreRecord
+from academiceval.store.hashing import sha256_hex, sha256_json
 
 EMIT_EVERY = 200  # per-sample scorers: records written (and one progress tick) per this many samples
 
 
 def config_hash(config: dict[str, Any]) -> str:
     """16 hex of sha256 over the metric's configuration: records of different configurations never mix."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return sha256_json(config)[:16]
 
 
 def output_sha(text: str) -> str:
     """The skip key of a scored output: a re-generated output is scored again."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(text)[:16]
 
 
 def done_key(sample_id: str, metric: str, chash: str, out_sha: Any, epoch: int = 1) -> tuple[Any, ...]:

@@ -17,7 +17,6 @@ Every problem is a `PubIssue` with the file and entry key; nothing stops the bat
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -26,10 +25,11 @@ from pathlib import Path
 
 from academiceval.errors import ConfigError
 from academiceval.papers.errors import PaperError
-from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
+from academiceval.papers.parse import PARSER_VERSION, parse_pdf
 from academiceval.papers.quality import similarity
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal
 from academiceval.sources.publist import PubEntry, PubIssue, find_lists, read_list
+from academiceval.store.hashing import sha256_file
 
 TITLE_MATCH = 0.8  # printed title vs entry title, normalized similarity
 ABSTRACT_MATCH = 0.85  # rescues a retitled version whose abstract is the entry's
@@ -145,14 +145,10 @@ def _first_page_dois(path: Path) -> set[str]:
 
 def _file_identity(p: Path) -> str:
     """The bytes' sha256 (two copies of one PDF are one paper), or the resolved path if it cannot be read."""
-    h = hashlib.sha256()
     try:
-        with p.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        return sha256_file(p)
     except OSError:
         return str(p.resolve())
-    return h.hexdigest()
 
 
 def _one_entry_per_pdf(
@@ -224,7 +220,7 @@ def _distinct_entries(lists: list[Path], report: PubImportReport) -> list[PubEnt
 
 
 def import_publist(
-    ws,  # type: ignore[no-untyped-def]  # store.workspace.Workspace
+    ws,  # store.workspace.Workspace
     root: str | Path,
     *,
     category: str | None = None,
@@ -252,7 +248,7 @@ def import_publist(
     report.issues.extend(issues)
     parsed: dict[Path, object] = {}
 
-    def parsed_of(p: Path):  # type: ignore[no-untyped-def]
+    def parsed_of(p: Path):
         # heavy (pymupdf and its layout models, ~2 s): imported only when a PDF is parsed, not for --no-parse
 
         if p not in parsed:

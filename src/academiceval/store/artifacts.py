@@ -31,7 +31,6 @@ skipped and counted in `bad_lines`, never fatal. The last line for a key wins (a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -47,6 +46,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticUndefined
 
 from academiceval.errors import ConfigError
+from academiceval.store.hashing import sha256_file, sha256_hex
 from academiceval.store.models import ConfigInfo, RoundManifest, RunRecord, RunSpec, Sample, ScoreRecord
 
 # ---- names -------------------------------------------------------------------------------------------------
@@ -108,14 +108,6 @@ def safe_name(text: str) -> str:
     """A checked name from free text: `openai/gpt-4o` → `openai__gpt-4o`, `random:2` → `random_2`."""
     name = _UNSAFE.sub("_", text.replace("/", "__")).strip("._").replace("..", "_")
     return check_name(name or "_", "name")
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # ---- layout ------------------------------------------------------------------------------------------------
@@ -423,7 +415,7 @@ def write_manifest(round_dir: Path, manifest: RoundManifest) -> None:
     """Record the sha256 of every file of the round in the manifest, then write it (the round's last file)."""
     for p in sorted(round_dir.rglob("*")):
         if p.is_file() and p != round_dir / MANIFEST:
-            manifest.files[p.relative_to(round_dir).as_posix()] = file_sha256(p)
+            manifest.files[p.relative_to(round_dir).as_posix()] = sha256_file(p)
     (round_dir / MANIFEST).write_text(manifest_json(manifest), encoding="utf-8")
 
 
@@ -489,7 +481,7 @@ def verify_round(round_dir: Path, manifest: RoundManifest) -> None:
             raise RoundIntegrityError(f"manifest lists a file outside the round: {rel!r}", source=str(round_dir))
         if not p.is_file():
             raise RoundIntegrityError(f"round file {rel} is missing (sha256 cannot be checked)", source=str(round_dir))
-        actual = file_sha256(p)
+        actual = sha256_file(p)
         if actual != expected:
             raise RoundIntegrityError(
                 f"round file {rel} has sha256 {actual[:16]}… but the manifest records {expected[:16]}…",
@@ -516,7 +508,7 @@ def load_round(round_dir: str | Path, *, verify: bool = True) -> LoadedRound:
         ) from None
     if verify:
         verify_round(d, manifest)
-    return LoadedRound(d, manifest, hashlib.sha256(raw).hexdigest())
+    return LoadedRound(d, manifest, sha256_hex(raw))
 
 
 # ---- runs --------------------------------------------------------------------------------------------------
@@ -805,7 +797,6 @@ __all__ = [
     "artifact_name",
     "check_name",
     "data_paths",
-    "file_sha256",
     "find_run_dirs",
     "home_of_run",
     "is_safe_name",

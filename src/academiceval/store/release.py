@@ -18,7 +18,6 @@ the label is withheld (`label_withheld`).
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,9 +35,9 @@ from academiceval.store.artifacts import (
     TEMPLATES,
     LoadedRound,
     data_paths,
-    file_sha256,
     write_manifest,
 )
+from academiceval.store.hashing import sha256_file, sha256_hex
 from academiceval.store.models import RoundManifest, Sample
 from academiceval.store.publisher import publishing
 
@@ -131,7 +130,7 @@ def _write(
         **(release_info or {}),
     }
     write_manifest(tmp, manifest)
-    sums = {**manifest.files, MANIFEST: file_sha256(tmp / MANIFEST)}
+    sums = {**manifest.files, MANIFEST: sha256_file(tmp / MANIFEST)}
     (tmp / CHECKSUMS).write_text("".join(f"{h}  {p}\n" for p, h in sorted(sums.items())), encoding="utf-8")
     res.files = len(sums) + 1
 
@@ -142,6 +141,6 @@ def verify_checksums(out: Path) -> list[str]:
     for line in (Path(out) / CHECKSUMS).read_text(encoding="utf-8").splitlines():
         digest, rel = line.split("  ", 1)
         p = Path(out) / rel
-        if not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+        if not p.is_file() or sha256_hex(p.read_bytes()) != digest:
             bad.append(rel)
     return bad

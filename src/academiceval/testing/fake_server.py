@@ -30,6 +30,8 @@ from typing import Any
 
 from aiohttp import web
 
+from academiceval.store.hashing import sha256_hex
+
 TRANSIENT_KINDS = ("429", "500", "timeout", "malformed", "nonstring", "slow")
 PERMANENT_KINDS = ("empty", "refusal", "invalid_utf8", "malformed", "nonstring")
 
@@ -66,10 +68,6 @@ class ServerStats:
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)  # distinct Authorization values seen (tests only)
-
-
-def prompt_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _unit(seed: int, salt: str, digest: str) -> float:
@@ -173,7 +171,7 @@ class FakeOpenAIServer:
             return web.json_response({"error": {"message": "bad request body"}}, status=400)
         if model not in cfg.models:
             return web.json_response({"error": {"message": f"The model `{model}` does not exist."}}, status=404)
-        digest = prompt_hash(prompt)
+        digest = sha256_hex(prompt)
         st.by_prompt[digest] += 1
         st.by_model_prompt[(model, digest)] += 1
         seen = st.by_model_prompt[(model, digest)]  # each model's first attempts fail (two runs, one server)
@@ -218,7 +216,7 @@ class FakeOpenAIServer:
         else:
             answer = deterministic_answer(seeded, cfg.answer_words, max_tokens)
         if cfg.answer_choices and "<answer>" in prompt:  # two letters when the prompt asks for several
-            h = int(prompt_hash(seeded)[:8], 16)
+            h = int(sha256_hex(seeded)[:8], 16)
             pick = "ABCD"[h % 4] if "two or more" not in prompt.lower() else ["AB", "AC", "AD", "BC", "BD", "CD"][h % 6]
             answer = f"<answer>{pick}</answer>"
         permanent = _pick(cfg.permanent, _unit(cfg.seed, "permanent", digest))

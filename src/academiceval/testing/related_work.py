@@ -12,7 +12,6 @@ order. Every sample is written as a real round (`testing.sample_round.write_roun
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from pathlib import Path
@@ -21,6 +20,7 @@ from academiceval.rounds.models import CitedPaper, Sample
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.mirror.scalar_papers import is_scalar_paper_object, paper_object_to_records
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
+from academiceval.store.hashing import stable_int
 from academiceval.store.paper_models import NON_BODY_ROLES, SectionRole
 from academiceval.testing.sample_round import UNARXIVE, write_round
 
@@ -61,7 +61,7 @@ def related_work_samples(corpus: Path, *, round_name: str = ROUND, body_chars: i
         elsewhere = sorted(
             {j for c in p.citations if c.section_index not in rw for j in c.reference_indices} - set(cited)
         )
-        seed = int(hashlib.sha256(p.arxiv_id.encode()).hexdigest()[:8], 16)
+        seed = stable_int(p.arxiv_id)
         rng = random.Random(seed)
         distractors = rng.sample(elsewhere, min(len(cited), len(elsewhere)))
         corpus_list = [CitedPaper(title=_ref_title(p.references[j]), arxiv_id=p.references[j].arxiv_id) for j in cited]

@@ -7,7 +7,6 @@ abstract tasks, zero-shot plus one random-demo setting (demos strictly older tha
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
@@ -17,6 +16,7 @@ from typing import Any
 from academiceval import __version__
 from academiceval.rounds.models import ConfigInfo, Demo, RoundManifest, Sample, SplitWindows
 from academiceval.store.artifacts import write_manifest, write_round_config
+from academiceval.store.hashing import stable_int
 from academiceval.store.tasks import task_spec
 
 UNARXIVE = Path("samples") / "unarXive_sample" / "arXiv_src_2212_086.jsonl"
@@ -102,7 +102,7 @@ def write_sample_round(
                         fields=fields,
                         demos=demos,
                         label=label,
-                        seed=int(hashlib.sha256(p["arxiv_id"].encode()).hexdigest()[:8], 16),
+                        seed=stable_int(p["arxiv_id"]),
                     )
                 )
             by_config[f"{task}-{setting.replace(':', '')}"] = rows

@@ -48,9 +48,9 @@ from academiceval.models.choice_guessers import guess
 from academiceval.papers.links import link_all
 from academiceval.papers.models import Paper
 from academiceval.rounds.models import RoundManifest, SplitWindows
-from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import check_destination
 from academiceval.store.workspace import Workspace
 
@@ -254,7 +254,7 @@ def build_cloze_round(
             ) / max(1, len(kept))
         for it in kept:
             prompt = render_item(it, templates_dir=templates_dir)
-            it.prompt_sha256 = prompt_sha256(prompt)
+            it.prompt_sha256 = sha256_hex(prompt)
             it.input_tokens = prompt_tokens(it, counter, templates_dir)
         final_items[config_name(lv)] = kept
     every = [it for v in final_items.values() for it in v]

@@ -13,12 +13,12 @@ Two classifiers, reported side by side:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from academiceval.families.cloze.models import CitationType
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
 JUDGE_SCHEMA = """
@@ -205,7 +205,7 @@ class JudgeClassifier:
     def classify(self, text: str, start: int, end: int, *, paper_id: str = "") -> CitationType | None:
         ctx = citation_context(text, start, end)
         prompt = judge_prompt(ctx)
-        key = hashlib.sha256(f"{self.model}\n{prompt}".encode()).hexdigest()
+        key = sha256_hex(f"{self.model}\n{prompt}")
         if self.ws is not None:
             row = self.ws.db.execute("SELECT answer FROM cloze_type_judgement WHERE key=?", (key,)).fetchone()
             if row is not None:

@@ -22,7 +22,6 @@ Every skipped paper, reference or citation is counted with its reason in `skips`
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
 from collections import Counter
@@ -33,6 +32,7 @@ from datetime import date
 from academiceval.families.cloze.classify import SCALAR_TYPES, JudgeClassifier, heuristic_type
 from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, ClozeOptions, TypeDecision
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section
+from academiceval.store.hashing import sha256_hex
 
 CountTokens = Callable[[Sequence[str]], list[int]]
 
@@ -191,14 +191,14 @@ def nearest_refs(target: Span, spans: list[Span], eligible: set[int], k: int) ->
     out: list[int] = []
     for _, _, r in ranked:
         if r not in out:
-            out.append(r)  # type: ignore[arg-type]
+            out.append(r)
         if len(out) == k:
             break
     return out
 
 
 def question_seed(seed: int, paper_id: str, ref_index: int, section_index: int, start: int) -> int:
-    h = hashlib.sha256(f"{seed}:{paper_id}:{ref_index}:{section_index}:{start}".encode()).hexdigest()
+    h = sha256_hex(f"{seed}:{paper_id}:{ref_index}:{section_index}:{start}")
     return int(h[:12], 16)
 
 

@@ -30,11 +30,11 @@ from academiceval.families.cloze.export import config_name, write_round
 from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
 from academiceval.families.cloze.stats import cloze_stats
 from academiceval.rounds.models import RoundManifest, SplitWindows
-from academiceval.rounds.prompts import prompt_sha256
 from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.store.artifacts import check_name
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.publisher import check_destination
 
 LEVELS = ("easy", "medium", "hard")
@@ -139,7 +139,7 @@ def record_to_item(
         tokenizer="tiktoken:o200k_base (as published by SCALAR)",
         options={"source": "SCALAR published questions", **(rec.get("additional_fields") or {})},
         prompt=question,
-        prompt_sha256=prompt_sha256(question),
+        prompt_sha256=sha256_hex(question),
     )
 
 

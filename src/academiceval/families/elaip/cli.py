@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, summary_table
+from academiceval.store.hashing import sha256_hex
 
 app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
 
@@ -94,7 +95,6 @@ def elaip_run(
     """Alias (kept for one release) of `elaip import` + `run --preset elaipbench[-cot] --epochs RUNS` + `score`:
     strict set-match accuracy overall and per SA/MA, mean ± sd across runs; cached and resumable in the workspace.
     Failed requests are reported and end with exit 1; they are never scored as wrong answers."""
-    import hashlib
     import json
     import sys
 
@@ -121,7 +121,7 @@ def elaip_run(
         raise fail(f"no usable rows in {rows} ({len(rejects)} rejected)")
     # the round is named by the rows' content and the setting, so the same command finds its round, its run and
     # its cached answers again (a rerun asks nothing that was answered)
-    name = f"elaip-{hashlib.sha256(rows.read_bytes()).hexdigest()[:12]}-{setting}"
+    name = f"elaip-{sha256_hex(rows.read_bytes())[:12]}-{setting}"
     name += f"-k{top_k}" if setting.startswith("rag-") else ""
     try:
         layout = Layout.of(resolve_home(home))
@@ -246,7 +246,7 @@ def elaip_generate(
 
     out = asyncio.run(go())
     statuses: dict[str, int] = {}
-    for r in out["records"]:  # type: ignore[union-attr]
+    for r in out["records"]:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     console.print(
         summary_table(

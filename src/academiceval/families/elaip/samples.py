@@ -34,8 +34,8 @@ from academiceval.families.elaip.items import (
 )
 from academiceval.rounds.choice import ChoiceItem
 from academiceval.rounds.models import Sample
-from academiceval.rounds.prompts import prompt_sha256
 from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
 from academiceval.store.publisher import publishing
 
@@ -76,7 +76,7 @@ def item_to_sample(
             "item": json.dumps(rest, sort_keys=True),
         },
         label=gold_label(item.answer),
-        prompt_sha256=prompt_sha256(render(item, context)),
+        prompt_sha256=sha256_hex(render(item, context)),
     )
 
 

@@ -57,6 +57,7 @@ from academiceval.store.artifacts import (
     write_round_config,
     write_run_spec,
 )
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.models import ConfigInfo, RoundManifest, Sample, SplitWindows
 
 FAMILY = "leval"
@@ -78,7 +79,7 @@ class ImportedRun:
 
 
 def _sample_id(query: str, gt: str, seen: dict[str, int]) -> str:
-    base = "pred/" + hashlib.sha256(f"{query}\x1f{gt}".encode()).hexdigest()[:16]
+    base = "pred/" + sha256_hex(f"{query}\x1f{gt}")[:16]
     seen[base] = seen.get(base, 0) + 1
     return base if seen[base] == 1 else f"{base}-{seen[base]}"
 
@@ -160,7 +161,7 @@ def import_prediction_file(path: str | Path, home: str | Path, *, task: str | No
     imported = ImportedRun(source=source, task=tid, key=key, rows=len(rows), bad_lines=bad)
     if not rows:
         return imported
-    sha = hashlib.sha256(raw).hexdigest()
+    sha = sha256_hex(raw)
     layout = Layout.of(home)
     name = safe_name(f"pred-{task_id(path)}-{tid}-{sha[:12]}" if task else f"pred-{tid}-{sha[:12]}")
     round_dir = layout.round_dir(name)

@@ -21,7 +21,7 @@ from academiceval.errors import ConfigError
 from academiceval.families.leval import SPEC
 from academiceval.families.leval.items import FAMILY, TASKS, LEvalItem, render
 from academiceval.rounds.models import Sample
-from academiceval.rounds.prompts import prompt_sha256
+from academiceval.store.hashing import sha256_hex
 
 RELEASED = date(2023, 7, 20)  # L-Eval v1 on arXiv (2307.11088)
 TEXT_FIELDS = SPEC.input_fields
@@ -54,7 +54,7 @@ def item_to_sample(item: LEvalItem, config: str = "") -> Sample:
         published=RELEASED,
         fields={"document": item.document, "instruction": item.instruction, "item": json.dumps(rest, sort_keys=True)},
         label=item.label,
-        prompt_sha256=prompt_sha256(f"{system}\n\n{user}"),
+        prompt_sha256=sha256_hex(f"{system}\n\n{user}"),
         label_tokens=None,
     )
 

@@ -11,8 +11,8 @@ from academiceval.errors import ConfigError
 from academiceval.integrations.scoring import MetricScorer, clean_output, headline
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
-from academiceval.runs.prepare import sha256_text
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 
@@ -23,7 +23,6 @@ __all__ = [
     "clean_output",
     "find_round",
     "headline",
-    "prompt_hash",
     "select",
 ]
 
@@ -101,10 +100,6 @@ def select(
     return Selection(loaded, task, setting or "all", split, samples)
 
 
-def prompt_hash(text: str) -> str:
-    return sha256_text(text)
-
-
 def as_metadata(sample: Sample, prompt: str) -> dict[str, Any]:
     return {
         "round": sample.round,
@@ -113,5 +108,5 @@ def as_metadata(sample: Sample, prompt: str) -> dict[str, Any]:
         "split": sample.split,
         "arxiv_id": sample.arxiv_id,
         "published": sample.published.isoformat(),
-        "prompt_sha256": prompt_hash(prompt),
+        "prompt_sha256": sha256_hex(prompt),
     }

@@ -22,7 +22,6 @@ Why each choice:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import shutil
 import tempfile
@@ -49,6 +48,7 @@ from academiceval.rounds.models import Sample
 from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.scores import registry
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 
@@ -324,7 +324,7 @@ def _write_config(
         max_gen_toks=max_tokens,
         metrics=metrics,
         data_file=rel,
-        data_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        data_sha256=sha256_hex(path.read_bytes()),
         prompts_checked=checked,
         prompts_unchecked=unchecked,
     )

@@ -14,7 +14,6 @@ the per-doc scorer. lm-eval itself is not imported.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from academiceval.errors import ConfigError
 from academiceval.integrations.lmeval.folder import read_manifest
 from academiceval.integrations.scoring import MetricScorer, answer_record, headline
 from academiceval.rounds.models import Sample
+from academiceval.store.hashing import sha256_hex
 
 BACKEND = "lm-eval"
 
@@ -35,7 +35,7 @@ def load_docs(folder: str | Path, *, config: str, split: str, **_metadata: Any) 
     entry = read_manifest(folder).entry(config)
     path = folder / entry.data_file
     raw = path.read_bytes()
-    if hashlib.sha256(raw).hexdigest() != entry.data_sha256:
+    if sha256_hex(raw) != entry.data_sha256:
         raise ConfigError(
             f"{path} changed after the export (sha256 differs from the manifest)",
             hint="export the round again with `academiceval export --format lm-eval --force`",

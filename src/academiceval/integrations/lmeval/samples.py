@@ -31,8 +31,8 @@ from academiceval.errors import ConfigError
 from academiceval.integrations.scoring import answer_record
 from academiceval.rounds.models import Sample
 from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.runs.prepare import sha256_text
 from academiceval.store.artifacts import Layout, RecordWriter, locate_round, safe_name, write_run_spec
+from academiceval.store.hashing import sha256_hex
 from academiceval.store.secrets import scrub
 from academiceval.store.workspace import resolve_home
 
@@ -93,11 +93,11 @@ def sent_prompt(arguments: Any, doc_prompt: str) -> tuple[str, bool]:
         messages = None
     if isinstance(messages, list) and all(isinstance(m, dict) for m in messages):
         if messages == [{"role": "user", "content": doc_prompt}]:
-            return sha256_text(doc_prompt), True
-        return sha256_text("\n".join(str(m.get("content", "")) for m in messages)), False
+            return sha256_hex(doc_prompt), True
+        return sha256_hex("\n".join(str(m.get("content", "")) for m in messages)), False
     if first == doc_prompt or doc_prompt in first:  # plain, or wrapped by a local model's chat template
-        return sha256_text(doc_prompt), True
-    return sha256_text(first), False
+        return sha256_hex(doc_prompt), True
+    return sha256_hex(first), False
 
 
 def _read_lines(path: Path, skipped: Counter[str]) -> list[dict[str, Any]]:
