@@ -189,8 +189,8 @@ def generate_filtered(
     kept = kept_sections(paper)
     chars = sum(len(paper.sections[i].text) for i in kept)
     if not first.min_paper_chars <= chars <= first.max_paper_chars:
-        for r in res.values():
-            r.skips[f"paper text outside {first.min_paper_chars:,}-{first.max_paper_chars:,} characters"] += 1
+        for pr in res.values():
+            pr.skips[f"paper text outside {first.min_paper_chars:,}-{first.max_paper_chars:,} characters"] += 1
         return res, pending
     pools: dict[str, dict[int, CandidateSource]] = {}
     groups: dict[str, dict[int, int]] = {}
@@ -220,16 +220,16 @@ def generate_filtered(
         elif s.ref_index not in sources:
             reason = "citation: no linked stored paper"
         if reason is not None:
-            for r in res.values():
-                r.skips[reason] += 1
+            for pr in res.values():
+                pr.skips[reason] += 1
         else:
             individual.setdefault(s.ref_index, []).append(s)  # type: ignore[arg-type]
     decisions = {}
     for occ in individual.values():
         for s in occ:
             decisions[id(s)] = decide_type(paper, s, first, ctx.judge)
-            for r in res.values():
-                r.types.append(decisions[id(s)])
+            for pr in res.values():
+                pr.types.append(decisions[id(s)])
     # ---- one citation per level, one question per reference and level ----------------------------------------
     rng = random.Random(f"{ctx.seed}:{paper.paper_id}:filtered")
     order = sorted(individual)
@@ -313,7 +313,19 @@ class Pending:
         )
 
 
-def _pending(paper, published, kept, span, r, decision, pool, groups, o, lv, ctx):  # type: ignore[no-untyped-def]
+def _pending(
+    paper: Paper,
+    published: date | None,
+    kept: list[int],
+    span: Span,
+    r: int,
+    decision: TypeDecision,
+    pool: dict[int, CandidateSource],
+    groups: dict[int, int],
+    o: ClozeOptions,
+    lv: str,
+    ctx: Context,
+) -> Pending | str:
     """The question of `span` with its pool prepared, or the reason it cannot be asked."""
     text = paper.sections[span.section_index].text
     masked = text[: span.start] + ctx.mask + text[span.end :]
