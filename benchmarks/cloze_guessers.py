@@ -33,12 +33,14 @@ from academiceval.families.cloze.guess import format_table, guesser_accuracy, le
 from academiceval.families.cloze.importer import read_scalar_questions
 from academiceval.families.cloze.models import ClozeItem
 from academiceval.families.cloze.stats import agreement
+from academiceval.papers.clean import debris_counts
 from academiceval.store import Workspace
 from academiceval.store.artifacts import load_round
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
 LEVELS = ("easy", "medium", "hard")
+TEXT_DEBRIS = ("xref_trails", "image_markup", "math_duplicates", "heading_markup", "link_markup")
 
 
 def load() -> str:
@@ -57,6 +59,19 @@ def show(title: str, items: list[ClozeItem]) -> None:
     print("blind guessers above 0.35: " + (", ".join(over) if over else "none"))
     for line in defect_rows(round_defects(items, level_of=level_of), KINDS):
         print(line)
+    debris: dict[str, Counter[str]] = {}
+    for it in items:
+        c = debris.setdefault(level_of(it), Counter())
+        for cand in it.candidates:
+            c["candidates"] += 1
+            for kind, n in debris_counts(cand.text).items():
+                if n and kind in TEXT_DEBRIS:
+                    c[kind] += 1
+    for lv in LEVELS:
+        if lv in debris:
+            c = debris[lv]
+            kinds = ", ".join(f"{k} {c[k]}" for k in TEXT_DEBRIS)
+            print(f"candidates with debris, {lv}: {kinds} (of {c['candidates']})")
     typed = agreement((it.citation_type.heuristic, it.citation_type.source) for it in items)
     if typed["n"]:
         print(f"citation type, heuristic vs SCALAR's stored type: {typed['agree']}/{typed['n']} agree")
