@@ -14,6 +14,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,7 @@ def old_module(ref: str):  # type: ignore[no-untyped-def]
     mod = importlib.util.module_from_spec(spec)
     sys.modules["classify_before"] = mod
     spec.loader.exec_module(mod)
+    shutil.rmtree(path.parent)  # the module is loaded: its file is not needed any more
     return mod
 
 
