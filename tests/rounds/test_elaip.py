@@ -5,6 +5,7 @@ settings."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,7 @@ def rows(paper: str) -> list[dict]:
         {**base, "question_type": "SA-MCQ", "question": _question("Bad row", list("wxyz")), "answer": "AB"},
         {**base, "question_type": "TF", "question": "True?", "answer": "A"},
         {**base, "question_type": "MA-MCQ", "question": _question("Bad", list("wxyz")), "answer": "E"},
+        {**base, "question_type": "MA-MCQ", "question": _question("One of many?", list("wxyz")), "answer": "B"},
     ]
 
 
@@ -55,16 +57,42 @@ def test_import_counts_rejects(rows: list[dict], tmp_path: Path) -> None:
     path = tmp_path / "elabench.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     items, rejects = elaip.read_file(path)
-    assert [i.sample_id for i in items] == ["elaipbench/0", "elaipbench/1", "elaipbench/2"]
-    assert [i.answer for i in items] == ["C", "AC", "BCD"]
+    assert [i.sample_id for i in items] == ["elaipbench/0", "elaipbench/1", "elaipbench/2", "elaipbench/6"]
+    assert [i.answer for i in items] == ["C", "AC", "BCD", "B"]
     assert items[0].options == {"A": "w", "B": "x", "C": "y", "D": "z"} and items[0].source == "ElaipBench"
     assert [r["row"] for r in rejects] == [3, 4, 5]
     assert "SA-MCQ with 2" in rejects[0]["reason"] and "question_type" in rejects[1]["reason"]
 
 
+def test_ma_row_with_one_letter_is_imported_and_flagged(rows: list[dict], tmp_path: Path) -> None:
+    """ElaipBench's published file has MA rows with a single letter (401 of 403 rows imported before): such a row
+    is imported as published, flagged, scored by the same strict set match, and its prompt does not claim "two
+    or more" correct options; the round's manifest counts it."""
+    from academiceval.families.elaip.samples import sample_to_item, write_round
+    from academiceval.store.artifacts import load_round
+
+    items, _ = elaip.read_rows(rows)
+    one = items[-1]
+    assert (one.question_type, one.answer, one.flags) == ("MA-MCQ", "B", [elaip.MA_SINGLE])
+    assert all(not i.flags for i in items[:-1])
+    prompt = elaip.render(one, "paper text")
+    assert "One or more of the options A–D are correct" in prompt and "Two or more" not in prompt
+    assert "Two or more of the options" in elaip.render(items[1], "paper text")  # other MA rows unchanged
+    assert score_answer(one, "<answer>B</answer>").value == 1.0
+    assert score_answer(one, "<answer>B, C</answer>").value == 0.0
+    assert score_response(one.sample_id, "<answer>B</answer>", gold_label(one.answer), n_choices=4).value == 1.0
+    round_dir = write_round(
+        items, tmp_path / "eb", setting="evidence", context=lambda it: elaip.context_for(it, "evidence")
+    )
+    loaded = load_round(round_dir)
+    assert loaded.manifest.notes["elaipbench"] == {"SA-MCQ": 1, "MA-MCQ": 3, elaip.MA_SINGLE: 1}
+    back = [sample_to_item(s)[0] for s in loaded.samples("elaipbench-evidence")]
+    assert back[-1].flags == [elaip.MA_SINGLE] and back[-1].answer == "B"
+
+
 def test_strict_set_match_breakdown_and_runs(rows: list[dict]) -> None:
     items, _ = elaip.read_rows(rows)
-    sa, ma1, ma2 = items
+    sa, ma1, ma2 = items[:3]
     run1 = [
         score_answer(sa, "<answer>C</answer>"),
         score_answer(ma1, "<answer>A, C</answer>"),
@@ -108,10 +136,12 @@ def test_passages_and_retrieval_settings(rows: list[dict], paper: str) -> None:
     chunks = elaip.passages(paper, size=512, count=count)
     assert len(chunks) > 5 and all(count(c) <= 512 for c in chunks)
     assert " ".join(" ".join(chunks).split()) == " ".join(" ".join(elaip.sentences(paper)).split())  # nothing lost
-    for setting in ("rag-bm25", "rag-dense"):
+    for setting in ("passages-bm25", "passages-dense"):  # the passages instead of the paper, in paper order
         retriever, count = retrieval_for(setting)
         text, meta = elaip.context_for(item, setting, top_k=3, retriever=retriever, count=count)
         assert meta["top_k"] == 3 and len(meta["chosen"]) == 3 and meta["passages"] == len(chunks)
+        assert meta["chosen"] == sorted(meta["chosen"]) and "mode" not in meta
+        assert text == "\n\n".join(chunks[i] for i in meta["chosen"])
         assert " ".join(item.relevant_passage.split()) in " ".join(text.split()), setting  # evidence retrieved
     full, meta = elaip.context_for(item, "full")
     assert full == paper and meta == {"setting": "full"}
@@ -133,7 +163,7 @@ def test_three_epochs_through_the_runner_failures_left_out(rows: list[dict], tmp
     from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
 
-    items, _ = elaip.read_rows(rows)
+    items = elaip.read_rows(rows)[0][:3]
     gold = {i.question.strip()[:40]: i.answer for i in items}
 
     class Oracle:  # epoch 1 right; epoch 2 (seed 1) drops a letter of MA answers and times out once on SA;
@@ -201,6 +231,15 @@ def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path
             arxiv_id="2212.00001",
             title="T",
             abstract="A.",
+            sections=[Section(heading="Intro", text=rows[0]["paper_content"])],
+        )
+    )
+    ws.put_paper(
+        Paper(
+            paper_id="p2",
+            arxiv_id="2212.00002",
+            title="Short",
+            abstract="A.",
             sections=[Section(heading="Intro", text=rows[0]["paper_content"][:3000])],
         )
     )
@@ -227,9 +266,9 @@ def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path
         )
         assert res.exit_code == 0, res.output
         out = json.loads(res.stdout)
-        assert out["runs"] == 2 and out["all"]["n_per_run"] == 3 and len(out["rejected_rows"]) == 3
-        assert 0 <= out["all"]["unparsed_total"] <= 6 and out["prompt_sha256"]
-        assert server.stats.total == 6
+        assert out["runs"] == 2 and out["all"]["n_per_run"] == 4 and len(out["rejected_rows"]) == 3
+        assert 0 <= out["all"]["unparsed_total"] <= 8 and out["prompt_sha256"]
+        assert server.stats.total == 8
         review = tmp_path / "review.jsonl"
         args = [
             "elaip",
@@ -248,5 +287,53 @@ def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path
         ]
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 0, res.output  # the fake generator writes no JSON: nothing to review, no crash
+        asked = server.stats.total
+        res = CliRunner().invoke(app, [*args[:2], "2212.00002", *args[3:]])  # ElaipBench's length gate
+        assert res.exit_code == 2 and "fewer than the 4,096 ElaipBench requires" in res.output
+        assert server.stats.total == asked  # refused before any request
         res = CliRunner().invoke(app, [*args[:2], "nope", *args[3:]])
         assert res.exit_code == 2 and "no stored paper" in res.output
+
+
+def test_paper_plus_snippets_within_the_budget_round_robin(rows: list[dict], paper: str) -> None:
+    """ElaipBench's RAG settings: the whole paper and the top-5 passages as auxiliary knowledge, in descending
+    score; over the budget the passages lose sentences round-robin (lowest score first), the paper is never cut,
+    and every snippet still starts and ends on a sentence of its passage."""
+    items, _ = elaip.read_rows(rows)
+    item = items[0]
+    for setting in ("rag-bm25", "rag-dense"):
+        retriever, count = retrieval_for(setting)
+        units = elaip.passage_units(paper, size=512, count=count)
+        text, meta = elaip.context_for(item, setting, retriever=retriever, count=count, budget=None)
+        assert meta["mode"] == "paper+snippets" and len(meta["chosen"]) == 5 and meta["snippets_kept"] == 5
+        assert meta["scores"] == sorted(meta["scores"], reverse=True)  # best first
+        assert text.startswith(item.paper_content + "\n\n" + elaip.AUX_HEADER)
+        assert text.endswith(" ".join(units[meta["chosen"][-1]]))
+        full = meta["prompt_tokens"]
+        assert full == count(elaip.render(item, text))
+        # a budget 300 tokens under the whole prompt: trimmed round-robin, the paper intact, within budget
+        cut, m = elaip.context_for(item, setting, retriever=retriever, count=count, budget=full - 300)
+        assert m["prompt_tokens"] <= full - 300 and m["sentences_trimmed"] >= 1 and not m["over_budget"]
+        assert cut.startswith(item.paper_content + "\n\n" + elaip.AUX_HEADER)
+        block = cut.split(elaip.AUX_HEADER + "\n\n", 1)[1]
+        shown = re.split(r"(?:^|\n\n)\[\d+\] ", block)[1:]  # a sentence may hold a paragraph break itself
+        assert 1 <= len(shown) == m["snippets_kept"]
+        assert m["kept"] == [i for i in meta["chosen"] if i in m["kept"]]  # score order kept
+        for k, body in zip(m["kept"], shown, strict=True):
+            sentences = units[k]
+            assert any(body == " ".join(sentences[:j]) for j in range(1, len(sentences) + 1))  # a sentence prefix
+        # a budget the paper alone exceeds: every snippet goes, the paper stays whole, and the record says so
+        alone, m = elaip.context_for(item, setting, retriever=retriever, count=count, budget=1_000)
+        assert alone == item.paper_content and m["over_budget"] and m["snippets_kept"] == 0
+
+
+def test_round_robin_order() -> None:
+    def count(s: str) -> int:
+        return len(s.split())
+
+    snippets = [["a1 a1", "a2 a2"], ["b1 b1", "b2 b2"], ["c1 c1"]]  # best first
+    out, n = elaip.trim_round_robin(snippets, 5, count)
+    assert (out, n) == ([["a1 a1"], ["b1 b1"], []], 3)  # c (lowest) first, then b, then a
+    out, n = elaip.trim_round_robin(snippets, 100, count)
+    assert (out, n) == ([[], [], []], 5)
+    assert elaip.with_knowledge("P", [["x."], [], ["z."]]) == f"P\n\n{elaip.AUX_HEADER}\n\n[1] x.\n\n[2] z."

@@ -20,7 +20,7 @@ def _paper(corpus: Path) -> tuple[str, str]:
     path = corpus / "samples" / "unarXive_sample" / "arXiv_src_2212_086.jsonl"
     d = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
     paras = [p["text"] for p in d["body_text"] if len(p["text"].split()) > 40]
-    return d["paper_id"], "\n\n".join(paras[:12])
+    return d["paper_id"], "\n\n".join(paras)  # 12,828 WordPiece tokens: past ElaipBench's 4,096-token gate
 
 
 def test_generate_check_filter_and_review(corpus: Path, tmp_path: Path) -> None:
@@ -86,6 +86,27 @@ def test_generate_check_filter_and_review(corpus: Path, tmp_path: Path) -> None:
     assert records[0]["provenance"]["generator"] == {"backend": "test", "model": "scripted-generator"}
     assert records[0]["references"]["fake-server"]["correct"] is False
     assert "paper_content" not in records[0]["item"]
+
+
+def test_length_gate_refuses_a_short_paper_before_any_request(corpus: Path) -> None:
+    """ElaipBench §3.1: source papers under 4,096 tokens are rejected; the generator is never asked."""
+    import pytest
+
+    from academiceval.models.tokenize import load_tokenizer
+
+    paper_id, text = _paper(corpus)
+    short = "\n\n".join(text.split("\n\n")[:12])  # the paper's first 12 long paragraphs: 2,900 tokens
+    count = load_tokenizer(None).count
+    assert eg.check_length(paper_id, text, count, eg.MIN_PAPER_TOKENS) == count(text) > 4_096
+
+    class NeverAsked:
+        model = "never"
+
+        async def generate(self, prompt, options):
+            raise AssertionError("asked despite the length gate")
+
+    with pytest.raises(eg.PaperTooShort, match=r"has 2,900 tokens, fewer than the 4,096"):
+        asyncio.run(generate_and_filter(paper_id, short, NeverAsked(), {"r": NeverAsked()}, setting="full"))
 
 
 def test_unreadable_generator_answer() -> None:

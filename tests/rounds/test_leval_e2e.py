@@ -234,3 +234,37 @@ def test_bad_inputs_are_one_line_errors(home: Path, corpus: Path, tmp_path: Path
     )
     out = cli("run", "handmade", "-m", "baseline/leval-lead", "--home", str(home), code=2)
     assert "unknown L-Eval task id 'tpo2'" in out and "Traceback" not in out
+
+
+def test_retrieval_over_the_document_only_as_levals_baselines(home: Path) -> None:
+    """`run --rag bm25` on L-Eval items (L-Eval's retrieval rows: 4 chunks of 1,024 tokens, no overlap, a 4k
+    model): the chunks come from the item's document alone, ranked for its instruction, and replace the document
+    in L-Eval's prompt; the run records which chunks each prompt got. Formerly every item was skipped."""
+    from academiceval.models.prepare import prepare_prompt
+    from academiceval.models.rag import RagConfig
+    from academiceval.models.tokenize import load_tokenizer
+
+    rag = RagConfig.from_spec("bm25", top_k=4, chunk_size=1024, chunk_overlap=0)
+    tok = load_tokenizer(None)
+    sample = next(load_round(Layout.of(home).round_dir("lv")).samples("leval-financial_qa"))
+    doc, question = sample.fields["document"], sample.fields["instruction"]
+    out = prepare_prompt(sample, tokenizer=tok, context_length=None, max_output_tokens=512, rag=rag)
+    assert not out.skipped and out.variant == "rag" and len(out.retrieved) == 4
+    assert [r["rank"] for r in out.retrieved] == [0, 1, 2, 3] and all(r["source"] == "document" for r in out.retrieved)
+    assert [r["score"] for r in out.retrieved] == sorted((r["score"] for r in out.retrieved), reverse=True)
+    assert all(t in doc and tok.count(t) <= 1024 for t in out.retrieved_texts)  # verbatim windows of the document
+    chunks = "\n\n".join(out.retrieved_texts)  # in rank order, as L-Eval's "stuff" chain joins them
+    plain = prepare_prompt(sample, tokenizer=tok, context_length=None, max_output_tokens=512)
+    assert tok.count(doc) > 4 * 1024 and plain.prompt.replace(doc, chunks) == out.prompt  # only the document differs
+    # a 4k model: the chunks are cut L-Eval's way (words from the right: the lowest-ranked chunk loses its tail)
+    fit = prepare_prompt(sample, tokenizer=tok, context_length=4096, max_output_tokens=512, rag=rag)
+    assert fit.retrieved == out.retrieved and fit.input_tokens <= 4096 - 512 and fit.policy == "document-cut-leval"
+    assert out.retrieved_texts[0] in fit.prompt and question in fit.prompt and fit.words_cut > 0
+    cli(
+        "run", "lv", "-m", "baseline/leval-lead", "--home", str(home), "--setting", "financial_qa", "--limit", "3",
+        "--rag", "bm25", "--top-k", "4", "--chunk-size", "1024", "--chunk-overlap", "0", "--context-length", "4096",
+        "--run-name", "lead-rag",
+    )  # fmt: skip
+    recs = _records(home / "runs" / "lv" / "lead-rag")["financial_qa"]
+    assert len(recs) == 3 and all(not r.error and r.output_raw for r in recs)
+    assert all(len(r.prompt_info["retrieved"]) == 4 and r.input_tokens <= 3584 for r in recs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -40,7 +40,7 @@ def score(
             "--metric-arg",
             help="A metric's option as METRIC.OPTION=VALUE (repeatable), e.g. bertscore.layer=9, judge.against=RUN_DIR,"
             " accuracy.parser=lenient, leval.protocol=strict, bertscore.long_inputs=truncate. Options per metric:"
-            " bertscore (model, layer, idf, baseline, long_inputs), judge (against), accuracy (parser),"
+            " bertscore (model, layer, idf, baseline, long_inputs), judge (against, template), accuracy (parser),"
             " leval (protocol).",
         ),
     ] = None,
@@ -53,6 +53,13 @@ def score(
     against: Annotated[
         str | None,
         typer.Option(help="judge.against: 'reference' (the paper's text, default) or a RUN_DIR (pairwise)."),
+    ] = None,
+    judge_template: Annotated[
+        str | None,
+        typer.Option(
+            help="judge.template: 'ours' (default) or leval:PATH — L-Eval's own judge prompt and [[A]]/[[B]]/[[C]] "
+            "verdict rule, read from L-Eval's Evaluation/llm_eval.py (long-document QA items; records named …-leval).",
+        ),
     ] = None,
     min_judged: Annotated[
         int | None,
@@ -104,6 +111,7 @@ def score(
     from academiceval.report.leaderboard import fmt, fmt_spread
     from academiceval.runs.summary import failed_requests
     from academiceval.scores.config import MIN_JUDGED, ScoreConfig, parse_metric_args
+    from academiceval.scores.judge_templates import resolve_template
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
     from academiceval.store.artifacts import load_run
@@ -112,12 +120,13 @@ def score(
     min_judged = MIN_JUDGED if min_judged is None else min_judged
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)
+        resolve_template(judge_template)  # a bad --judge-template is refused before any run is read
         config = ScoreConfig(
             metrics=names,
             judge=judge if names is None or "judge" in names else None,
             judge_base_url=judge_base_url,
             after=window.after,
-            options=parse_metric_args(metric_arg),
+            options=_with_template(parse_metric_args(metric_arg), judge_template),
             # earlier flags, mapped onto their metric's namespace (None: not given)
             mcq_parser=mcq_parser,
             leval_protocol=leval_protocol,
@@ -193,6 +202,13 @@ def score(
             )
     if incomplete:
         raise typer.Exit(1)
+
+
+def _with_template(options: dict[str, dict[str, Any]], template: str | None) -> dict[str, dict[str, Any]]:
+    """`--judge-template X` = `--metric-arg judge.template=X`."""
+    if template is not None:
+        options.setdefault("judge", {})["template"] = template
+    return options
 
 
 def _judge_lines(run_dir: Path, home: Path | None, min_judged: int) -> None:

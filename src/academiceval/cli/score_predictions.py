@@ -128,6 +128,13 @@ def judge_predictions(
     cache: Annotated[
         Path | None, typer.Option(help="Response cache file (SQLite): a re-run never asks the judge twice.")
     ] = None,
+    judge_template: Annotated[
+        str,
+        typer.Option(
+            help="ours (default) or leval:PATH — L-Eval's own judge prompt and [[A]]/[[B]]/[[C]] rule, read from "
+            "L-Eval's Evaluation/llm_eval.py (as `score --judge-template`).",
+        ),
+    ] = "ours",
     min_judged: Annotated[
         int | None,
         typer.Option(
@@ -156,6 +163,7 @@ def judge_predictions(
     from academiceval.models.cache import ResponseCache
     from academiceval.scores.config import MIN_JUDGED, ScoreConfig
     from academiceval.scores.judge import TEMPLATE_SHA256
+    from academiceval.scores.judge_templates import resolve_template
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.winrate import run_judge_summaries
     from academiceval.store.artifacts import read_run_records
@@ -166,6 +174,7 @@ def judge_predictions(
     out: dict[str, dict] = {}
     response_cache = ResponseCache(cache) if cache else None
     try:
+        template = resolve_template(judge_template)  # refused before any file is imported
         with _workspace(home) as (ws, _kept):
             reference = import_prediction_file(against, ws)
             if reference.run_dir is None:
@@ -175,7 +184,9 @@ def judge_predictions(
                 metrics=["judge"],
                 judge=judge,
                 judge_base_url=judge_base_url,
-                options={"judge": {"against": str(reference.run_dir), "concurrency": concurrency}},
+                options={
+                    "judge": {"against": str(reference.run_dir), "concurrency": concurrency, "template": judge_template}
+                },
             )
             for name in files:
                 cand = import_prediction_file(name, ws)
@@ -194,8 +205,11 @@ def judge_predictions(
                     "against": against,
                     "judge": judge,
                     "metric": metric,
-                    "template_sha256": TEMPLATE_SHA256,
-                    "verdict": "final VERDICT line",
+                    **(
+                        template.config()
+                        if template is not None
+                        else {"template_sha256": TEMPLATE_SHA256, "verdict": "final VERDICT line"}
+                    ),
                 }
     except AcademicEvalError as e:
         raise fail(e) from None

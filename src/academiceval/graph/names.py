@@ -22,6 +22,7 @@ from academiceval.sources.models import PaperMeta
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal, names_compatible
 from academiceval.sources.names import author_key
 from academiceval.sources.query import and_, au, cat, or_, submitted_between
+from academiceval.store.workspace import authors_by_paper
 
 ARXIV_START = date(1991, 8, 1)  # no paper on arXiv is older: the open lower end of a window
 
@@ -168,14 +169,13 @@ def _write_links(c, links: set[tuple[str, str]]) -> int:
     Returns the number of links written."""
     wanted = {store.edge_key(a, b) for a, b in links if a != b}
     weight: Counter[tuple[str, str]] = Counter()
-    rows = c.execute(
-        "SELECT gp.author_key, au.author_key, COUNT(DISTINCT gp.arxiv_id) FROM graph_paper gp "
-        "JOIN authorship au ON au.arxiv_id = gp.arxiv_id WHERE au.author_key != gp.author_key GROUP BY 1, 2"
-    )
-    for first, other, n in rows:
-        e = store.edge_key(first, other)
-        if e in wanted:
-            weight[e] += n  # a paper has one first author: the two directions never count one paper twice
+    firsts = dict(c.execute("SELECT arxiv_id, author_key FROM graph_paper").fetchall())
+    for aid, keys in authors_by_paper(c, firsts).items():
+        first = firsts[aid]
+        for other in set(keys) - {first}:
+            e = store.edge_key(first, other)
+            if e in wanted:
+                weight[e] += 1  # a paper has one first author: the two directions never count one paper twice
     c.executemany(
         "INSERT INTO graph_edge VALUES (?,?,?) ON CONFLICT(a, b) DO UPDATE SET weight=excluded.weight",
         [(a, b, w) for (a, b), w in sorted(weight.items()) if w > 0],

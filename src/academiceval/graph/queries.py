@@ -12,7 +12,7 @@ from datetime import date
 from pydantic import BaseModel
 
 from academiceval.graph import store
-from academiceval.store.workspace import Workspace
+from academiceval.store.workspace import Workspace, coauthor_counts, first_authored
 
 
 def has_graph(ws: Workspace) -> bool:
@@ -88,30 +88,15 @@ def coauthor_papers_by_authorship(ws: Workspace, author_keys: Sequence[str], *, 
     """Co-author demo papers without a crawled graph: first-author papers of the given authors and of their
     co-authors (1 hop in the workspace's authorship), never `exclude`. Ranked like `coauthor_papers`: the given
     authors first, then by number of shared papers, then newest first, then id."""
-    db = ws.db
     own = list(author_keys)
     if not own:
         return []
-    marks = ",".join("?" * len(own))
     weight: dict[str, int] = {a: 10**9 for a in own}
-    for key, n in db.execute(
-        f"""SELECT b.author_key, COUNT(*) FROM authorship a JOIN authorship b ON a.arxiv_id=b.arxiv_id
-            WHERE a.author_key IN ({marks}) AND b.author_key NOT IN ({marks}) GROUP BY b.author_key""",
-        (*own, *own),
-    ):
-        weight[key] = int(n)
-    keys = list(weight)
+    weight.update(coauthor_counts(ws.db, own))
     scored: list[tuple[int, int, str]] = []
-    for i in range(0, len(keys), 500):
-        chunk = keys[i : i + 500]
-        m = ",".join("?" * len(chunk))
-        for aid, key, pub in db.execute(
-            f"""SELECT a.arxiv_id, a.author_key, p.published FROM authorship a JOIN paper_meta p
-                ON p.arxiv_id=a.arxiv_id WHERE a.position=0 AND a.author_key IN ({m})""",
-            chunk,
-        ):
-            if aid != exclude:
-                scored.append((-weight[key], _neg_date(pub), aid))
+    for aid, key, pub in first_authored(ws.db, list(weight)):
+        if aid != exclude:
+            scored.append((-weight[key], _neg_date(pub), aid))
     scored.sort()
     return list(dict.fromkeys(aid for _, _, aid in scored))
 

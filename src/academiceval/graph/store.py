@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from academiceval.store.workspace import now_iso, register_schema
+from academiceval.store.workspace import authors_by_paper, now_iso, register_schema
 
 GRAPH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_author (
@@ -112,13 +112,9 @@ def enqueue(conn: sqlite3.Connection, key: str, name: str, depth: int, added_by:
 
 def edge_weight(conn: sqlite3.Connection, a: str, b: str) -> int:
     """Co-authorship weight: graph papers (of either endpoint, as first author) on which the other appears."""
-    row = conn.execute(
-        """SELECT COUNT(DISTINCT gp.arxiv_id) FROM graph_paper gp
-           JOIN authorship au ON au.arxiv_id = gp.arxiv_id
-           WHERE (gp.author_key = ? AND au.author_key = ?) OR (gp.author_key = ? AND au.author_key = ?)""",
-        (a, b, b, a),
-    ).fetchone()
-    return int(row[0])
+    firsts = dict(conn.execute("SELECT arxiv_id, author_key FROM graph_paper WHERE author_key IN (?, ?)", (a, b)))
+    authors = authors_by_paper(conn, firsts)
+    return sum(1 for aid, first in firsts.items() if (b if first == a else a) in authors.get(aid, ()))
 
 
 def add_edges(conn: sqlite3.Connection, pairs: Iterable[tuple[str, str]]) -> int:

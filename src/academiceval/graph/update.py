@@ -34,7 +34,7 @@ from academiceval.graph.refine import RefineReport, refine, refine_options
 from academiceval.sources.base import MetadataSource
 from academiceval.sources.entries import PageEntry, search_entries
 from academiceval.sources.models import PaperMeta
-from academiceval.store.workspace import Workspace, now_iso
+from academiceval.store.workspace import Workspace, categories_of, latest_published_by_author, now_iso
 
 WINDOW_PAGE = 2000  # arXiv's largest page
 MAX_WINDOW_RESULTS = 20000  # deeper paging is unreliable on arXiv: larger windows are split in halves
@@ -121,12 +121,13 @@ def _graph_categories(ws: Workspace) -> list[str]:
     A window query over these finds every new paper the per-author queries would, as long as a graph author's
     new paper carries at least one category the graph has seen before.
     """
-    rows = ws.db.execute(
-        """SELECT DISTINCT c.value FROM graph_paper p JOIN paper_meta m ON m.arxiv_id = p.arxiv_id
-           JOIN graph_author a ON a.key = p.author_key, json_each(m.json, '$.categories') c
-           WHERE a.state='visited'"""
-    ).fetchall()
-    return sorted(r[0] for r in rows if r[0])
+    ids = [
+        r[0]
+        for r in ws.db.execute(
+            "SELECT p.arxiv_id FROM graph_paper p JOIN graph_author a ON a.key = p.author_key WHERE a.state='visited'"
+        )
+    ]
+    return sorted(categories_of(ws.db, ids))
 
 
 def _open_record(ws: Workspace, since: date, until: date | None) -> int:
@@ -347,13 +348,9 @@ def _expand(
 
 def _prune_inactive(conn, inactive_after: date) -> tuple[int, int]:
     """Authors with no paper (any position) on or after `inactive_after` leave the graph with their papers."""
-    rows = conn.execute(
-        """SELECT a.key FROM graph_author a WHERE a.state='visited' AND COALESCE(
-               (SELECT MAX(m.published) FROM authorship s JOIN paper_meta m ON m.arxiv_id=s.arxiv_id
-                WHERE s.author_key=a.key), '') < ?""",
-        (inactive_after.isoformat(),),
-    ).fetchall()
-    keys = [r[0] for r in rows]
+    visited = [r[0] for r in conn.execute("SELECT key FROM graph_author WHERE state='visited'")]
+    latest = latest_published_by_author(conn, visited)
+    keys = [k for k in visited if latest.get(k, "") < inactive_after.isoformat()]
     papers = 0
     for k in keys:
         papers += conn.execute("DELETE FROM graph_paper WHERE author_key=?", (k,)).rowcount

@@ -13,12 +13,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
-from academiceval.models.rag import RagConfig, retrieve
+from academiceval.models.rag import RagConfig, Ranked, retrieve, retrieve_text
 from academiceval.models.registry import tokenizer_for_model
 from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
 from academiceval.rounds.choice import choice_item, fit_choice, render_choice
-from academiceval.rounds.document_qa import DOCUMENT_FIELD, document_port
+from academiceval.rounds.document_qa import DOCUMENT_FIELD, INSTRUCTION_FIELD, document_port
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 from academiceval.store.hashing import sha256_hex
@@ -138,6 +138,22 @@ def prepare_prompt(
     )
 
     kind = task_spec(sample.task).prompt_kind
+    if kind == "document_qa" and rag is not None:
+        # long-document QA (L-Eval): the document's own chunks retrieved for the instruction replace the document
+        # (L-Eval's retrieval baselines); the family's prompt and document cut then apply as without retrieval
+        ranked = retrieve_text(
+            sample.fields.get(DOCUMENT_FIELD, ""),
+            sample.fields.get(INSTRUCTION_FIELD, ""),
+            rag,
+            tok,
+            source=DOCUMENT_FIELD,
+        )
+        _record_retrieved(base, ranked)
+        base.variant = "rag"
+        view = sample.model_copy(
+            update={"fields": {**sample.fields, DOCUMENT_FIELD: "\n\n".join(r.chunk.text for r in ranked)}}
+        )
+        return _prepare_document(view, tok, budget, length_instruction, on_overflow, base)
     if kind != "writing":
         if probe is not None or rag is not None:  # their inputs are fixed by the task's protocol
             why = f"{'probe ' + probe if probe else 'retrieval'} does not apply to {sample.task} items"
@@ -155,11 +171,7 @@ def prepare_prompt(
         variant = variant or "plain"
     if rag is not None:
         ranked = retrieve(sample, rag, tok, templates_dir=templates_dir)
-        base.retrieved = [
-            {"chunk_id": r.chunk.chunk_id, "source": r.chunk.source, "score": round(r.score, 6), "rank": r.rank}
-            for r in ranked
-        ]
-        base.retrieved_texts = [r.chunk.text for r in ranked]
+        _record_retrieved(base, ranked)
         # The retrieved chunks replace the long inputs: the template shows them instead of body/demos/citations.
         fields = {k: (v if k in PROTECTED_FIELDS else "") for k, v in sample.fields.items()}
         parts = Parts(fields=fields, retrieved=[r.chunk.text for r in ranked])
@@ -199,6 +211,15 @@ def prepare_prompt(
             ),
         )
     return _finish(base, update)
+
+
+def _record_retrieved(base: PreparedPrompt, ranked: list[Ranked]) -> None:
+    """What retrieval chose, on the prepared prompt: chunk ids, sources, scores and ranks; the texts in rank order."""
+    base.retrieved = [
+        {"chunk_id": r.chunk.chunk_id, "source": r.chunk.source, "score": round(r.score, 6), "rank": r.rank}
+        for r in ranked
+    ]
+    base.retrieved_texts = [r.chunk.text for r in ranked]
 
 
 class _ChoiceCounter:

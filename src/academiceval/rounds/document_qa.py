@@ -6,7 +6,8 @@ measures the whole prompt, and over its budget asks the family for the prompt wh
 left after the rest (`models.prepare`). `document_prompt` returns the prompt and what was used
 (`length_words` of the length instruction when one was given; after a cut, `words_cut` and the `policy` a run
 record names). The sample holds its document in the field `document` (the rest of the prompt is measured by
-rendering it empty).
+rendering it empty) and its instruction in `instruction`; under `run --rag` the core retrieves chunks of the
+document alone for the instruction and the family renders them in place of the document (`models.prepare`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from academiceval.rounds.models import Sample
 from academiceval.store.tasks import family_for, task_spec
 
 DOCUMENT_FIELD = "document"
+INSTRUCTION_FIELD = "instruction"  # the question or instruction: the retrieval query under `run --rag`
 
 
 class DocumentPort(Protocol):

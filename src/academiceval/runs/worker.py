@@ -25,13 +25,14 @@ from academiceval.models.generate import Generator, Outcome
 from academiceval.models.postprocess import postprocess
 from academiceval.models.prepare import probe_parts
 from academiceval.models.retry import RetryPolicy, RetryStats
+from academiceval.rounds.document_qa import DOCUMENT_FIELD
 from academiceval.rounds.models import Sample
 from academiceval.runs.config import epoch_options
 from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.store.artifacts import RecordWriter, new_record
-from academiceval.store.tasks import max_new_tokens
+from academiceval.store.tasks import max_new_tokens, task_spec
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 Unit = tuple[Sample, tuple[int, ...]]  # a sample and the epochs of it still to do (prepared once, asked per epoch)
@@ -193,7 +194,8 @@ class SampleWorker:
         if not self.reads_sample or not prep.retrieved_texts:
             return sample
         kept = prep.retrieved_texts[: max(0, len(prep.retrieved_texts) - int(prep.extras.get("chunks_dropped", 0)))]
-        fields = {**sample.fields, "body": "\n\n".join(kept)}
+        field = DOCUMENT_FIELD if task_spec(sample.task).prompt_kind == "document_qa" else "body"
+        fields = {**sample.fields, field: "\n\n".join(kept)}  # L-Eval items: the document's retrieved chunks
         return sample.model_copy(update={"fields": fields, "demos": [], "citations": []})
 
     def restore_cache(self, records: Iterable[RunRecord]) -> int:

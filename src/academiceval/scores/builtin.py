@@ -18,6 +18,7 @@ from academiceval.runs.models import RunRecord
 from academiceval.scores.bertscore import BertScorer
 from academiceval.scores.embed_cache import EmbeddingCache
 from academiceval.scores.judge import Judge
+from academiceval.scores.judge_templates import resolve_template
 from academiceval.scores.registry import Metric, MetricOptions, Options, register
 from academiceval.scores.rouge import FastRouge
 from academiceval.scores.scorer import (
@@ -46,6 +47,7 @@ class BertScoreOptions(Options):
 class JudgeOptions(Options):
     against: str = "reference"  # the round's reference, or another run directory (pairwise, same sample ids)
     concurrency: int = Field(default=8, ge=1)  # judge requests in flight (not part of the configuration hash)
+    template: str = "ours"  # long-document QA: ours, or leval:PATH (L-Eval's own, from its llm_eval.py)
 
 
 class RougeMetric(BatchScorer):
@@ -109,11 +111,14 @@ class JudgeMetric(AsyncScorer):
         if cache is None and opts.home is not None:
             cache = ResponseCache.in_workspace(Path(opts.home))
         o: JudgeOptions = opts.of("judge")
-        self.judge = Judge(opts.judge, cache=cache, concurrency=o.concurrency)
+        template = resolve_template(o.template)
+        self.judge = Judge(opts.judge, cache=cache, concurrency=o.concurrency, template=template)
         self.against = o.against
         self.others: dict[str, RunRecord] | None = None
         vs = "reference" if str(self.against) == "reference" else Path(self.against).name
         self.metric_name = f"judge-{self.judge.backend.model.replace('/', '_')}-vs-{vs}"
+        if template is not None:  # another template's verdicts are other numbers: their own records
+            self.metric_name += f"-{template.name}"
 
     def config(self) -> dict[str, Any]:
         return self.judge.config() | {

@@ -14,7 +14,8 @@ object" or a `[[A]]` anywhere in the text. Inside that object parsing is toleran
 Python literals, trailing commas, aliases such as "Version A"). An unreadable answer gets one repair request;
 if that fails too the judgment is counted as unreadable, never guessed. Two templates share all this: the
 writing tasks' five criteria, and long-document QA (a question, a reference answer, two answers: L-Eval's
-pairwise protocol), chosen by whether the sample has a question.
+pairwise protocol), chosen by whether the sample has a question. For the latter, L-Eval's own wording and verdict
+rule can be chosen instead (`template=`, `scores.judge_templates`: `score --judge-template leval:PATH`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.generate import Generator
+from academiceval.scores.judge_templates import ExternalTemplate, parse_bracket_verdict
 from academiceval.scores.verdict import ASPECTS, CRITERIA, JudgeParseError, Verdict, parse_verdict, quote
 from academiceval.scores.winrate import pooled
 from academiceval.store.hashing import sha256_hex
@@ -182,10 +184,13 @@ class Judge:
         options: GenerationOptions | None = None,
         concurrency: int = 8,
         max_chars: int = 12_000,
+        template: ExternalTemplate | None = None,
     ) -> None:
         self.backend = backend
+        self.template = template  # a peer's QA template (L-Eval's) instead of QA_TEMPLATE; None: ours
         self.cache = cache
-        self.options = options or GenerationOptions(temperature=0.0, max_tokens=300)
+        # L-Eval's judge answers in up to 2,048 tokens at temperature 0 (its llm_eval.py); ours asks for a short reply
+        self.options = options or GenerationOptions(temperature=0.0, max_tokens=300 if template is None else 2048)
         self.concurrency = concurrency
         self.generator = Generator(backend, cache=cache, limiter=AdaptiveLimiter(concurrency))
         self._prefix = self.generator.prefix(self.options)
@@ -205,7 +210,7 @@ class Judge:
             "options": self.options.model_dump(),
             "template_sha256": TEMPLATE_SHA256,
             "max_chars": self.max_chars,
-        }
+        } | (self.template.config() if self.template is not None else {})
 
     def _clip(self, text: str) -> str:
         return text if len(text) <= self.max_chars else text[: self.max_chars] + " […cut]"
@@ -215,6 +220,15 @@ class Judge:
     ) -> str:
         """The judge prompt: the writing criteria, or the long-document QA protocol when a question is given. The
         two texts are clipped and quoted (`quote`)."""
+        if self.template is not None:
+            if question is None:
+                raise JudgeParseError(f"the {self.template.name} judge template judges question items only")
+            return self.template.render(
+                question=self._clip(question),
+                reference=self._clip(reference),
+                answer_a=self._clip(text_a),
+                answer_b=self._clip(text_b),
+            )
         a, b = quote(self._clip(text_a)), quote(self._clip(text_b))
         if question is not None:
             return QA_TEMPLATE.format(
@@ -245,14 +259,19 @@ class Judge:
         reference: str | None = "",
     ) -> Judgment:
         a, b = (candidate, other) if candidate_first else (other, candidate)
-        prompt = self.prompt(task, title, a, b, question=question, reference=reference or "")
         example = '{"overall": "A"}' if question is not None else EXAMPLE
         j = Judgment(candidate_first=candidate_first)
         try:
+            prompt = self.prompt(task, title, a, b, question=question, reference=reference or "")
             answer = await self._ask(prompt)
             try:
-                verdicts = parse_verdict(answer)
+                if self.template is not None:  # the peer's rule; unreadable stays unreadable (L-Eval's "error")
+                    verdicts = parse_bracket_verdict(answer)
+                else:
+                    verdicts = parse_verdict(answer)
             except JudgeParseError:
+                if self.template is not None:
+                    raise
                 self.repairs += 1
                 j.repaired = True
                 repair = REPAIR.format(prompt=prompt, answer=quote(answer[-2000:]), example=example)

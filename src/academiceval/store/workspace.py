@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -78,6 +78,84 @@ def register_schema(name: str, ddl: str) -> None:
 
 
 register_schema("core", CORE_SCHEMA)
+
+
+# ---- core-table reads for stages that keep their own tables beside them (the graph) ------------------------------
+# Module functions over a connection, because those stages work inside their own transactions; the SQL on
+# `paper_meta` and `authorship` stays here, with the tables' owner.
+_CHUNK = 500
+
+
+def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
+    vals = list(dict.fromkeys(values))
+    for i in range(0, len(vals), _CHUNK):
+        yield vals[i : i + _CHUNK]
+
+
+def authors_by_paper(conn: sqlite3.Connection, arxiv_ids: Iterable[str]) -> dict[str, list[str]]:
+    """The author keys of each given paper, in author order (papers without authorship rows are absent)."""
+    out: dict[str, list[str]] = {}
+    for chunk in _chunks(arxiv_ids):
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT arxiv_id, author_key FROM authorship WHERE arxiv_id IN ({marks}) ORDER BY arxiv_id, position"
+        for aid, key in conn.execute(sql, chunk):
+            out.setdefault(aid, []).append(key)
+    return out
+
+
+def first_authored(conn: sqlite3.Connection, author_keys: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(arxiv_id, author_key, published) of every paper with metadata whose first author is one of the keys."""
+    out: list[tuple[str, str, str]] = []
+    for chunk in _chunks(author_keys):
+        marks = ",".join("?" * len(chunk))
+        out += conn.execute(
+            f"""SELECT a.arxiv_id, a.author_key, p.published FROM authorship a JOIN paper_meta p
+                ON p.arxiv_id=a.arxiv_id WHERE a.position=0 AND a.author_key IN ({marks})""",
+            chunk,
+        ).fetchall()
+    return [(r[0], r[1], r[2]) for r in out]
+
+
+def coauthor_counts(conn: sqlite3.Connection, author_keys: Sequence[str]) -> dict[str, int]:
+    """For every other author on a paper of the given authors: on how many such (paper, given author) rows."""
+    own = list(author_keys)
+    if not own:
+        return {}
+    marks = ",".join("?" * len(own))
+    rows = conn.execute(
+        f"""SELECT b.author_key, COUNT(*) FROM authorship a JOIN authorship b ON a.arxiv_id=b.arxiv_id
+            WHERE a.author_key IN ({marks}) AND b.author_key NOT IN ({marks}) GROUP BY b.author_key""",
+        (*own, *own),
+    )
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def latest_published_by_author(conn: sqlite3.Connection, author_keys: Iterable[str]) -> dict[str, str]:
+    """The newest v1 date (ISO) of any paper (any author position) of each author that has one."""
+    out: dict[str, str] = {}
+    for chunk in _chunks(author_keys):
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"""SELECT s.author_key, MAX(m.published) FROM authorship s JOIN paper_meta m ON m.arxiv_id=s.arxiv_id
+                WHERE s.author_key IN ({marks}) GROUP BY s.author_key""",
+            chunk,
+        )
+        out.update((r[0], r[1]) for r in rows if r[1] is not None)
+    return out
+
+
+def categories_of(conn: sqlite3.Connection, arxiv_ids: Iterable[str]) -> set[str]:
+    """Every category (primary or cross-list) of the given papers' metadata."""
+    out: set[str] = set()
+    for chunk in _chunks(arxiv_ids):
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"""SELECT DISTINCT c.value FROM paper_meta m, json_each(m.json, '$.categories') c
+                WHERE m.arxiv_id IN ({marks})""",
+            chunk,
+        )
+        out.update(r[0] for r in rows if r[0])
+    return out
 
 
 def now_iso() -> str:
@@ -256,6 +334,32 @@ class Workspace:
             for r in self.db.execute(f"SELECT arxiv_id FROM paper_meta {where} ORDER BY published, arxiv_id", params)
         ]
 
+    def sources_of(self, arxiv_ids: Iterable[str]) -> dict[str, str]:
+        """The `source` of each stored paper's metadata (which record it came from: its standing), by id."""
+        ids = list(arxiv_ids)
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            sql = f"SELECT arxiv_id, source FROM paper_meta WHERE arxiv_id IN ({','.join('?' * len(chunk))})"
+            out.update((r[0], r[1]) for r in self.db.execute(sql, chunk))
+        return out
+
+    def delete_meta(self, arxiv_id: str, conn: sqlite3.Connection | None = None) -> None:
+        """Forget a paper's metadata and authorship (before a record of higher standing replaces it whole, which
+        `upsert_meta` alone would refuse when the stored version is higher)."""
+        c = self.db if conn is None else conn
+        c.execute("DELETE FROM paper_meta WHERE arxiv_id=?", (arxiv_id,))
+        c.execute("DELETE FROM authorship WHERE arxiv_id=?", (arxiv_id,))
+
+    def first_author_names(self, arxiv_ids: Collection[str]) -> list[str]:
+        """Distinct names of the first authors of the given papers, most recent paper first (then by id)."""
+        wanted = set(arxiv_ids)
+        rows = self.db.execute(
+            """SELECT a.arxiv_id, a.name FROM authorship a JOIN paper_meta m ON m.arxiv_id = a.arxiv_id
+               WHERE a.position = 0 ORDER BY m.published DESC, m.arxiv_id"""
+        )
+        return list(dict.fromkeys(name for aid, name in rows if aid in wanted))
+
     def count_meta(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
 
@@ -315,6 +419,10 @@ class Workspace:
             "WHERE arxiv_id IS NULL OR arxiv_id NOT IN (SELECT arxiv_id FROM paper_meta)"
         ).fetchone()
         return int(row[0])
+
+    def parsed_arxiv_ids(self) -> set[str]:
+        """arXiv ids that have a parsed text in the workspace."""
+        return {r[0] for r in self.db.execute("SELECT DISTINCT arxiv_id FROM parsed_paper WHERE arxiv_id IS NOT NULL")}
 
     def iter_papers(self) -> Iterator[Paper]:
         for row in self.db.execute("SELECT json FROM parsed_paper ORDER BY paper_id"):

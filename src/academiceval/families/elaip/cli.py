@@ -13,15 +13,25 @@ from academiceval.store.hashing import sha256_hex
 
 app = typer.Typer(help="ElaipBench-format questions: run/score them, or generate ElaipBench-style ones.")
 
+SETTING_HELP = (
+    "What the model reads: full (the paper) | rag-bm25 | rag-dense (ElaipBench's RAG: the paper + the top-k "
+    "passages as auxiliary knowledge, the prompt within --budget) | passages-bm25 | passages-dense (the passages "
+    "instead of the paper) | evidence (the relevant passage)."
+)
+BUDGET_HELP = "rag-*: the whole prompt's tokens (ElaipBench: 32,768); the passages are cut round-robin to fit."
+DENSE_HELP = "The *-dense settings: a local sentence-embedding checkpoint (default the packaged all-MiniLM-L6-v2)."
+TOKENIZER_HELP = "rag-*: count --budget in this tokenizer (HF name/path, tokenizer.json, tiktoken encoding)."
+
 
 @app.command("import")
 def elaip_import(
     rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).")],
     round_name: Annotated[str, typer.Option("--round", help="Round name: written to <home>/rounds/NAME.")],
-    setting: Annotated[
-        str, typer.Option(help="What the model reads: full | rag-bm25 | rag-dense | evidence.")
-    ] = "full",
+    setting: Annotated[str, typer.Option(help=SETTING_HELP)] = "full",
     top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
+    budget: Annotated[int, typer.Option(callback=at_least_one, help=BUDGET_HELP)] = 32_768,
+    dense_model: Annotated[str | None, typer.Option(help=DENSE_HELP)] = None,
+    tokenizer: Annotated[str | None, typer.Option(help=TOKENIZER_HELP)] = None,
     home: HomeOption = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
@@ -31,7 +41,8 @@ def elaip_import(
     score with `academiceval score` (strict set-match accuracy, per SA/MA too), show it with `academiceval report`.
     Retrieval settings choose the passages now, so every run of the round reads the same text."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.families.elaip.items import SETTINGS, context_for, read_file
+    from academiceval.families.elaip.items import SETTINGS, read_file
+    from academiceval.families.elaip.retrieval import context_builder
     from academiceval.families.elaip.samples import write_round
     from academiceval.store.artifacts import Layout
     from academiceval.store.publisher import check_destination
@@ -52,17 +63,13 @@ def elaip_import(
         raise fail(f"{rows}: {type(e).__name__}: {e}") from None
     if not items:
         raise fail(f"no usable rows in {rows} ({len(rejects)} rejected)")
-    retriever = count = None
-    if setting.startswith("rag-"):
-        from academiceval.families.elaip.retrieval import retrieval_for
-
-        retriever, count = retrieval_for(setting)
     try:
+        context = context_builder(setting, top_k=top_k, budget=budget, dense_model=dense_model, tokenizer=tokenizer)
         write_round(
             items,
             out,
             setting=setting,
-            context=lambda it: context_for(it, setting, top_k=top_k, retriever=retriever, count=count),
+            context=context,
             source=str(rows),
             rejects=rejects,
             force=force,
@@ -77,6 +84,12 @@ def elaip_import(
         err_console.print(
             f"{len(rejects)} rows rejected: " + "; ".join(f"row {r['row']}: {r['reason']}" for r in rejects[:5])
         )
+    flagged = [i for i in items if i.flags]
+    if flagged:
+        err_console.print(
+            f"{len(flagged)} rows imported and flagged: "
+            + "; ".join(f"row {i.row}: {', '.join(i.flags)}" for i in flagged[:5])
+        )
 
 
 @app.command("run")
@@ -84,10 +97,12 @@ def elaip_run(
     rows: Annotated[Path, typer.Argument(help="ElaipBench rows (elabench.jsonl or a JSON list).", exists=True)],
     model: Annotated[str, typer.Option(help="Model spec (openai/NAME, hf/PATH, baseline/NAME).")],
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
-    setting: Annotated[str, typer.Option(help="full | rag-bm25 | rag-dense | evidence.")] = "full",
+    setting: Annotated[str, typer.Option(help=SETTING_HELP)] = "full",
     runs: Annotated[int, typer.Option(callback=at_least_one, help="Independent runs to average (ElaipBench: 3).")] = 3,
     cot: Annotated[bool, typer.Option(help="Ask for step-by-step reasoning (4096 tokens).")] = False,
     top_k: Annotated[int, typer.Option(callback=at_least_one, help="Passages kept by retrieval settings.")] = 5,
+    budget: Annotated[int, typer.Option(callback=at_least_one, help=BUDGET_HELP)] = 32_768,
+    dense_model: Annotated[str | None, typer.Option(help=DENSE_HELP)] = None,
     parser: Annotated[str, typer.Option(help="Answer parser: strict (tags only) or lenient.")] = "strict",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     home: HomeOption = None,
@@ -99,8 +114,8 @@ def elaip_run(
     import sys
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.families.elaip.items import PROMPT_SHA256, SETTINGS, context_for, read_file
-    from academiceval.families.elaip.retrieval import retrieval_for
+    from academiceval.families.elaip.items import PROMPT_SHA256, SETTINGS, is_retrieval, read_file
+    from academiceval.families.elaip.retrieval import context_builder
     from academiceval.families.elaip.samples import write_round
     from academiceval.runs.config import RunConfig
     from academiceval.runs.runner import run_round
@@ -122,17 +137,18 @@ def elaip_run(
     # the round is named by the rows' content and the setting, so the same command finds its round, its run and
     # its cached answers again (a rerun asks nothing that was answered)
     name = f"elaip-{sha256_hex(rows.read_bytes())[:12]}-{setting}"
-    name += f"-k{top_k}" if setting.startswith("rag-") else ""
+    if is_retrieval(setting):  # what retrieval showed is part of the round: its options name it
+        choice = f"{top_k}|{budget if setting.startswith('rag-') else ''}|{dense_model or ''}"
+        name += f"-k{top_k}-" + sha256_hex(choice)[:6]
     try:
         layout = Layout.of(resolve_home(home))
         round_dir = layout.round_dir(name)
         if name not in layout.known_rounds():
-            retriever, count = retrieval_for(setting) if setting.startswith("rag-") else (None, None)
             write_round(
                 items,
                 round_dir,
                 setting=setting,
-                context=lambda it: context_for(it, setting, top_k=top_k, retriever=retriever, count=count),
+                context=context_builder(setting, top_k=top_k, budget=budget, dense_model=dense_model),
                 source=str(rows),
                 rejects=rejects,
             )
@@ -202,19 +218,29 @@ def elaip_generate(
     review: Annotated[Path, typer.Option(help="JSONL file the questions are appended to, for human review.")],
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL for all models.")] = None,
     n: Annotated[int, typer.Option(callback=at_least_one, help="Questions to ask the generator for.")] = 3,
-    setting: Annotated[str, typer.Option(help="What the reference models see: full | evidence | rag-bm25.")] = "full",
+    setting: Annotated[str, typer.Option(help="What the reference models see (as `elaip import --setting`).")] = "full",
+    min_tokens: Annotated[
+        int,
+        typer.Option(callback=at_least_one, help="Refuse a source paper shorter than this (ElaipBench: 4,096 tokens)."),
+    ] = 4_096,
+    tokenizer: Annotated[str | None, typer.Option(help="Count --min-tokens in this tokenizer.")] = None,
     home: Annotated[Path | None, typer.Option("--home", envvar="ACADEMICEVAL_HOME", help="Workspace.")] = None,
 ) -> None:
     """ElaipBench-STYLE questions about one stored paper (labelled as not ElaipBench): verbatim evidence per
-    option checked, questions any reference model answers correctly dropped, everything written for review."""
+    option checked, questions any reference model answers correctly dropped, everything written for review. A
+    paper shorter than --min-tokens is refused before any request (ElaipBench rejects papers under 4,096 tokens)."""
     import asyncio
 
     from academiceval.errors import AcademicEvalError
-    from academiceval.families.elaip.generate import generate_and_filter
+    from academiceval.families.elaip.generate import check_length, generate_and_filter
+    from academiceval.families.elaip.items import SETTINGS
     from academiceval.models.generate import Generator
     from academiceval.models.registry import load_backend
+    from academiceval.models.tokenize import load_tokenizer
     from academiceval.store import Workspace
 
+    if setting not in SETTINGS:
+        raise fail(f"unknown setting {setting!r}; one of {', '.join(SETTINGS)}")
     ws = Workspace(home)
     try:
         stored = ws.get_paper(paper) or ws.get_paper_by_arxiv(paper)
@@ -224,6 +250,8 @@ def elaip_generate(
         raise fail(f"no stored paper {paper!r}; ingest it first")
     text = "\n\n".join(x for x in (stored.title, stored.abstract, stored.body()) if x)
     try:
+        count = load_tokenizer(tokenizer).count
+        check_length(paper, text, count, min_tokens)  # before any backend is built
         gen = load_backend(generator, base_url=base_url)
         refs = {spec: load_backend(spec, base_url=base_url) for spec in reference}
     except AcademicEvalError as e:
@@ -239,6 +267,8 @@ def elaip_generate(
                 n=n,
                 setting=setting,
                 review_file=str(review),
+                min_tokens=min_tokens,
+                count=count,
             )
         finally:
             for b in (gen, *refs.values()):

@@ -30,6 +30,7 @@ from academiceval.families.elaip.items import (
     SETTINGS,
     ElaipItem,
     choice_of,
+    flag_counts,
     render,
 )
 from academiceval.rounds.choice import ChoiceItem
@@ -112,7 +113,7 @@ def write_round(
     refused unless `force`, never over the inputs in `protect` or the workspace `home`): one config
     (`elaipbench-<setting>`) holding what `context(item)` — `families.elaip.items.context_for` bound to the
     setting's retriever — chose for each question, then the manifest. Rejected rows are counted in the manifest
-    (`skipped`), never dropped silently."""
+    (`skipped`), never dropped silently; flagged items (an MA row with one letter) are counted in its notes."""
     if setting not in SETTINGS:
         raise ConfigError(f"unknown ElaipBench setting {setting!r}", hint=f"one of {', '.join(SETTINGS)}")
     round_dir = Path(round_dir)
@@ -125,7 +126,7 @@ def write_round(
     reasons: dict[str, int] = {}
     for r in rejects or []:
         reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
-    by_type = {t: sum(1 for it in items if it.question_type == t) for t in QUESTION_TYPES}
+    by_type = {t: sum(1 for it in items if it.question_type == t) for t in QUESTION_TYPES} | flag_counts(items)
     manifest = RoundManifest(
         round=round_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -21,6 +21,14 @@ def import_(
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Round directory to write instead of <home>/rounds/NAME.")] = None,
     tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids (default: every file).")] = None,
+    judge_subset: Annotated[
+        str | None,
+        typer.Option(
+            help="Only the items of one of L-Eval's judged subsets: gpt4 (documents tagged LLM: L-Eval's 96 "
+            "GPT-4-judged items) or turbo (tagged LLM or human: its 181 GPT-3.5-judged items). Then score the "
+            "runs with `score --metrics judge --against RUN` (`--judge-template leval` for L-Eval's wording).",
+        ),
+    ] = None,
     home: HomeOption = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace the round if it exists (a round, nothing else).")
@@ -29,7 +37,8 @@ def import_(
     """One item per (instruction, reference) pair; evaluation tag kept; task id = file stem (an unknown id is
     refused). The round holds ordinary Samples: `academiceval run/score/report` and `leval run` all read it."""
     from academiceval.errors import AcademicEvalError
-    from academiceval.families.leval.items import read_task_dir
+    from academiceval.families.leval.items import JUDGE_SUBSETS, read_task_dir
+    from academiceval.families.leval.items import judge_subset as subset_of
     from academiceval.families.leval.round import write_round
     from academiceval.families.leval.samples import check_task
     from academiceval.store.artifacts import Layout
@@ -48,10 +57,18 @@ def import_(
         check_destination(out, force=force, home=root, protect=[data_dir])  # refused before reading
         for t in wanted or []:
             check_task(t)
+        if judge_subset is not None and judge_subset not in JUDGE_SUBSETS:
+            raise fail(f"unknown --judge-subset {judge_subset!r}; one of {', '.join(JUDGE_SUBSETS)}")
         items = read_task_dir(data_dir, round_name=out.name, tasks=wanted)
         if not items:
             raise fail(f"no L-Eval task files found under {data_dir}")
-        write_round(items, out, source=str(data_dir), force=force, home=root, protect=[data_dir])
+        if judge_subset is not None:
+            items = subset_of(items, judge_subset)
+            if not items:
+                raise fail(f"no items of the {judge_subset} judge subset under {data_dir}")
+        write_round(
+            items, out, source=str(data_dir), force=force, home=root, protect=[data_dir], judge_subset=judge_subset
+        )
     except AcademicEvalError as e:
         raise fail(e) from None
     except (OSError, ValueError) as e:  # an unreadable or malformed task file

@@ -164,6 +164,20 @@ def read_task_dir(
     return out
 
 
+#: L-Eval's LLM-judged subsets (`Baselines/LEval_config.build_key_data_pairs`): the open-ended items whose
+#: document is tagged "LLM" (GPT-4 judge, 96 items in L-Eval's data) or "LLM" or "human" (GPT-3.5 judge, 181).
+JUDGE_SUBSETS: dict[str, tuple[str, ...]] = {"gpt4": ("LLM",), "turbo": ("LLM", "human")}
+
+
+def judge_subset(items: Iterable[LEvalItem], subset: str) -> list[LEvalItem]:
+    """The items L-Eval's `llm_gpt4_eval` (`gpt4`) or `llm_turbo_eval` (`turbo`) judges: open-ended tasks only,
+    by the document's evaluation tag, in the given order."""
+    if subset not in JUDGE_SUBSETS:
+        raise ValueError(f"unknown L-Eval judge subset {subset!r}; one of {', '.join(JUDGE_SUBSETS)}")
+    tags = JUDGE_SUBSETS[subset]
+    return [it for it in items if it.evaluation in tags and kind_of(it.task) == "text"]
+
+
 def fit_document(
     document: str, budget_tokens: int, count: Callable[[str], int], *, keep: str = "head", step_words: int = 250
 ) -> tuple[str, int]:

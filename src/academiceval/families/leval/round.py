@@ -51,18 +51,20 @@ def write_round(
     force: bool = False,
     home: str | Path | None = None,
     protect: Iterable[str | Path] = (),
+    judge_subset: str | None = None,
 ) -> Path:
     """Write items as a round of `Sample`s (`families.leval.samples`) through the one publisher
     (`store.publisher.publishing`: an existing round refused unless `force`, never over the inputs in `protect` or
     the workspace `home`): one config per L-Eval task id, written by `store.artifacts.write_round_config` (parquet
-    + JSONL), then the manifest with every file's sha256."""
+    + JSONL), then the manifest with every file's sha256 (and the judge subset the items were chosen by, if any:
+    `items.judge_subset`)."""
     round_dir = Path(round_dir)
     with publishing(round_dir, force=force, home=home, protect=protect) as tmp:
-        _write(items, tmp, round_dir.name, source)
+        _write(items, tmp, round_dir.name, source, judge_subset)
     return round_dir
 
 
-def _write(items: Sequence[LEvalItem], round_dir: Path, name: str, source: str) -> None:
+def _write(items: Sequence[LEvalItem], round_dir: Path, name: str, source: str, judge_subset: str | None) -> None:
     by_task: dict[str, list[LEvalItem]] = defaultdict(list)
     for it in items:
         by_task[it.task].append(it)
@@ -86,6 +88,7 @@ def _write(items: Sequence[LEvalItem], round_dir: Path, name: str, source: str) 
             "templates_sha256": TEMPLATES_SHA256,
             "length_instruction_wording": LIE_WORDING,
             "max_new_tokens": MAX_NEW_TOKENS,
+            **({"judge_subset": judge_subset} if judge_subset else {}),
         },
     )
     write_manifest(round_dir, manifest)

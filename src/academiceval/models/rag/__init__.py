@@ -1,7 +1,9 @@
 """Retrieval-augmented prompts: chunk the sample's own inputs, rank the chunks by the task's query, keep top-k.
 
 `--rag bm25|tfidf|dense[:MODEL]` parses into `RagConfig`; `retrieve(sample, config, tokenizer)` returns the
-ranked chunks that fill the retrieval-augmented template.
+ranked chunks that fill the retrieval-augmented template. `retrieve_text` ranks the chunks of one text only: a
+long-document QA item (L-Eval) retrieves from its document, with its instruction as the query, as L-Eval's
+retrieval baselines do (`Baselines/turbo4k-retrieve-test.py`: 1,024-token chunks, no overlap, top 4).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "chunk_sample",
     "get_retriever",
     "retrieve",
+    "retrieve_text",
     "sample_sources",
     "split_tokens",
     "terms",
@@ -122,5 +125,17 @@ def retrieve(
         return []
     q = default_query(sample, templates_dir) if query is None else query
     scores = config.retriever_obj().scores(q, [c.text for c in chunks])
+    best = top_k(scores, config.top_k)
+    return [Ranked(chunk=chunks[i], score=float(scores[i]), rank=r) for r, i in enumerate(best)]
+
+
+def retrieve_text(text: str, query: str, config: RagConfig, tokenizer: Tokenizer, *, source: str) -> list[Ranked]:
+    """Top-k windows of one text (`config.chunk_size` tokens, `config.chunk_overlap`) for `query`, best first;
+    each chunk is named `<source>#<n>` (n = its position in the text)."""
+    pieces = split_tokens(text, tokenizer, config.chunk_size, config.chunk_overlap)
+    if not pieces:
+        return []
+    chunks = [Chunk(chunk_id=f"{source}#{n}", source=source, text=t, tokens=k) for n, (t, k) in enumerate(pieces)]
+    scores = config.retriever_obj().scores(query, [c.text for c in chunks])
     best = top_k(scores, config.top_k)
     return [Ranked(chunk=chunks[i], score=float(scores[i]), rank=r) for r, i in enumerate(best)]

@@ -24,7 +24,6 @@ from academiceval.sources.mirror.records import (
 )
 from academiceval.sources.mirror.scan import find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
-from academiceval.sources.models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
 MIRROR_SCHEMA = """
@@ -178,12 +177,8 @@ def index_mirror(
         )
     report.papers_stored = len(stored)
     kept: dict[str, int] = defaultdict(int)
-    ids = sorted(stored)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        sql = f"SELECT source FROM paper_meta WHERE arxiv_id IN ({','.join('?' * len(chunk))})"
-        for row in ws.db.execute(sql, chunk):
-            kept[_FORMAT_OF.get(row[0], row[0])] += 1
+    for source in ws.sources_of(sorted(stored)).values():
+        kept[_FORMAT_OF.get(source, source)] += 1
     report.kept_by_format = dict(kept)
     report.pdfs_found = len(pdfs)
     report.errors = [(e.source or str(root), e.message) for e in errors]
@@ -195,8 +190,7 @@ _FORMAT_OF = {REFERENCE_SOURCE: "scalar_paper"}  # the mirror format a PaperMeta
 
 
 def _stored_source(ws: Workspace, arxiv_id: str) -> str | None:
-    row = ws.db.execute("SELECT source FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
-    return None if row is None else str(row[0])
+    return ws.sources_of([arxiv_id]).get(arxiv_id)
 
 
 def _has_real_record(ws: Workspace, arxiv_id: str) -> bool:
@@ -223,9 +217,8 @@ def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, s
             for aid, r in merged.items():
                 if r.paper is not None:
                     paper_paths[aid] = r.path
-                row = conn.execute("SELECT json FROM paper_meta WHERE arxiv_id=?", (aid,)).fetchone()
-                if row is not None:
-                    prev = PaperMeta.model_validate_json(row["json"])
+                prev = ws.get_meta(aid)  # the transaction's connection: ws.transaction() runs on ws.db
+                if prev is not None:
                     # a record of lower standing (a stamp, a reference entry) never mixes with one of higher
                     # standing; one of higher standing replaces it whole (records.standing)
                     if standing(r.meta.source) < standing(prev.source):
@@ -234,7 +227,7 @@ def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, s
                             texts.append(r)  # its text is still the paper's text (a cited paper's sections)
                         continue
                     if standing(prev.source) < standing(r.meta.source):
-                        conn.execute("DELETE FROM paper_meta WHERE arxiv_id=?", (aid,))  # upsert keeps higher v
+                        ws.delete_meta(aid, conn=conn)  # upsert alone keeps a higher version
                     at = datetime.combine(prev.published, datetime.min.time(), tzinfo=UTC)
                     r = merge_records(MirrorRecord(prev, at), r)
                 out.append(r)
@@ -254,29 +247,14 @@ def mirror_pdf_path(ws: Workspace, arxiv_id: str) -> Path | None:
 
 def mirror_pdf_ids(ws: Workspace, limit: int | None = None) -> list[str]:
     """arXiv ids with a PDF in the indexed mirror; those with metadata first (only they can become samples)."""
-    rows = ws.db.execute(
-        """
-        SELECT p.arxiv_id, (m.arxiv_id IS NOT NULL) AS has_meta FROM mirror_pdf p
-        LEFT JOIN paper_meta m ON m.arxiv_id = p.arxiv_id
-        ORDER BY has_meta DESC, p.arxiv_id
-        """
-    ).fetchall()
-    ids = [r[0] for r in rows]
+    pdf_ids = [r[0] for r in ws.db.execute("SELECT arxiv_id FROM mirror_pdf")]
+    with_meta = set(ws.sources_of(pdf_ids))
+    ids = sorted(pdf_ids, key=lambda a: (a not in with_meta, a))
     return ids if limit is None else ids[:limit]
 
 
 def first_authors_with_text(ws: Workspace, n: int) -> list[str]:
     """Names of first authors of indexed papers that have a parsed text (pre-parsed mirror papers) or a PDF in the
     mirror, most recent paper first: the authors a round can be built around."""
-    rows = ws.db.execute(
-        """
-        SELECT a.name FROM authorship a JOIN paper_meta m ON m.arxiv_id = a.arxiv_id
-        WHERE a.position = 0 AND (a.arxiv_id IN (SELECT arxiv_id FROM parsed_paper)
-                                  OR a.arxiv_id IN (SELECT arxiv_id FROM mirror_pdf))
-        ORDER BY m.published DESC, m.arxiv_id
-        """
-    ).fetchall()
-    seen: dict[str, None] = {}
-    for r in rows:
-        seen.setdefault(r[0], None)
-    return list(seen)[:n]
+    with_text = ws.parsed_arxiv_ids() | {r[0] for r in ws.db.execute("SELECT arxiv_id FROM mirror_pdf")}
+    return ws.first_author_names(with_text)[:n]
