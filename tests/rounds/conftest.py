@@ -80,12 +80,28 @@ def scalar_home(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def scalar_round(scalar_home: Path, tmp_path_factory: pytest.TempPathFactory):
-    """The three SCALAR levels built once from `scalar_home` (uncapped, so every question is checked)."""
+    """The three SCALAR levels (SCALAR's exact construction) built once from `scalar_home` (uncapped, so every
+    question is checked)."""
     from academiceval.families.cloze.build import build_cloze_round
     from academiceval.store import Workspace
 
     home = tmp_path_factory.mktemp("scalar-round")
     shutil.copytree(scalar_home, home, dirs_exist_ok=True)
     ws = Workspace(home)
-    report = build_cloze_round(ws, "cloze-anno", overrides={"max_questions": None}, seed=7)
+    report = build_cloze_round(
+        ws, "cloze-anno", construction="scalar", cutoff=None, overrides={"max_questions": None}, seed=7
+    )
+    return ws, report
+
+
+@pytest.fixture(scope="session")
+def filtered_round(scalar_home: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The filtered construction (the default) on the same 6 papers, every dated paper, uncapped."""
+    from academiceval.families.cloze.build import build_cloze_round
+    from academiceval.store import Workspace
+
+    home = tmp_path_factory.mktemp("filtered-round")
+    shutil.copytree(scalar_home, home, dirs_exist_ok=True)
+    ws = Workspace(home)
+    report = build_cloze_round(ws, "cloze-filtered", cutoff=None, overrides={"max_questions": None}, seed=7)
     return ws, report

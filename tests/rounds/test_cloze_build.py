@@ -127,16 +127,19 @@ def test_same_seed_same_round_and_live_guard(scalar_home, tmp_path) -> None:
 
     shutil.copytree(scalar_home, tmp_path / "ws")
     ws = Workspace(tmp_path / "ws")
-    a = build_cloze_round(ws, "a", levels=("easy",), seed=7, overrides={"max_questions": None})
-    b = build_cloze_round(ws, "b", levels=("easy",), seed=7, overrides={"max_questions": None}, relink=False)
-    key = [(i.sample_id, i.label) for i in a.items["citation_cloze-easy"]]
-    assert key == [(i.sample_id, i.label) for i in b.items["citation_cloze-easy"]]
+    kw = {"levels": ("easy",), "seed": 7, "overrides": {"max_questions": None}}
+    for construction in ("scalar", "filtered"):
+        a = build_cloze_round(ws, f"a-{construction}", construction=construction, cutoff=None, **kw)
+        b = build_cloze_round(ws, f"b-{construction}", construction=construction, cutoff=None, relink=False, **kw)
+        key = [(i.sample_id, i.label, i.reference_ids) for i in a.items["citation_cloze-easy"]]
+        assert key and key == [(i.sample_id, i.label, i.reference_ids) for i in b.items["citation_cloze-easy"]]
     # every anno paper is from 2024: a cutoff at the end of 2024 leaves no question paper, counted
     with pytest.raises(EmptyOutputError, match="paper: not after the live cutoff ×6"):  # nothing is written
         build_cloze_round(ws, "c", levels=("easy",), cutoff=date(2024, 12, 31))
     assert not (ws.rounds_dir / "c").exists()
-    d = build_cloze_round(ws, "d", levels=("easy",), cutoff=date(2024, 7, 1), overrides={"max_questions": None})
+    d = build_cloze_round(ws, "d", cutoff=date(2024, 7, 1), **kw)
     assert all(i.published > date(2024, 7, 1) for i in d.items["citation_cloze-easy"])
+    assert d.manifest.build_options["cutoff"] == "2024-07-01" and d.manifest.windows.test_from == date(2024, 7, 2)
 
 
 def _synthetic(n_refs: int) -> tuple[Paper, dict[int, CandidateSource]]:
@@ -247,4 +250,4 @@ def test_bad_options_are_config_errors(scalar_home, tmp_path) -> None:
         {"levels": ["easy"], "options": {"easy": {"type_decider": "judge"}}},
     ):
         with pytest.raises(ConfigError):
-            build_cloze_round(ws, "bad", out_dir=tmp_path, **kw)
+            build_cloze_round(ws, "bad", out_dir=tmp_path, cutoff=None, **kw)

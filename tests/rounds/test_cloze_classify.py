@@ -114,7 +114,7 @@ def test_judge_decides_in_a_build(scalar_home: Path, tmp_path: Path) -> None:
     ws = Workspace(tmp_path / "ws")
     judge = JudgeClassifier(lambda p: "Yes", "fake/always-yes", ws)
     rep = build_cloze_round(
-        ws, "j", levels=("easy",), judge=judge, options={"easy": preset("easy", type_decider="judge")}
+        ws, "j", levels=("easy",), judge=judge, cutoff=None, options={"easy": preset("easy", type_decider="judge")}
     )
     items = rep.items["citation_cloze-easy"]
     assert items and all(

@@ -15,13 +15,25 @@ def test_cli_build_and_import(scalar_home: Path, tmp_path: Path) -> None:
     home = tmp_path / "ws"
     shutil.copytree(scalar_home, home)
     runner = CliRunner()
-    r = runner.invoke(
-        app, ["cloze", "build", "--round", "c1", "--home", str(home), "--level", "easy", "--set", "max_questions=5"]
-    )
+    base = ["cloze", "build", "--home", str(home), "--level", "easy", "--set", "max_questions=5"]
+    r = runner.invoke(app, [*base, "--round", "c1", "--preset", "scalar", "--after", "none"])
     assert r.exit_code == 0, r.output
-    assert "citation_cloze-easy" in r.output
+    assert "citation_cloze-easy" in r.output and "blind guessers" in r.output and "item defects" in r.output
     manifest = json.loads((home / "rounds" / "c1" / "manifest.json").read_text())
     assert manifest["counts"]["citation_cloze-easy"]["test"] == 5
+    assert manifest["build_options"]["construction"] == "scalar" and manifest["build_options"]["cutoff"] is None
+    # the default: the filtered construction with the live cutoff of the workspace (no writing round here: the
+    # writing split's newest window over the stored papers' dates)
+    r = runner.invoke(app, [*base, "--round", "c3"])
+    assert r.exit_code == 0, r.output
+    assert "live cutoff: 20" in r.output and "newest" in r.output
+    manifest = json.loads((home / "rounds" / "c3" / "manifest.json").read_text())
+    assert manifest["build_options"]["construction"] == "filtered" and manifest["build_options"]["cutoff"]
+    scalar_easy = ["--level", "easy", "--preset", "scalar", "--after", "none", "--strict"]
+    strict = runner.invoke(app, ["cloze", "build", "--home", str(home), "--round", "c5", *scalar_easy])
+    assert strict.exit_code != 0 and "refused" in strict.output and not (home / "rounds" / "c5").exists()
+    bad = runner.invoke(app, [*base, "--round", "c4", "--after", "2024-13-01"])
+    assert bad.exit_code != 0 and "--after" in bad.output
     bad = runner.invoke(app, ["cloze", "build", "--round", "c2", "--home", str(home), "--set", "nonsense=1"])
     assert bad.exit_code != 0 and "nonsense" in bad.output
     # import: one published question in SCALAR's schema, one broken file

@@ -141,3 +141,34 @@ def test_fit_imported_prompt_keeps_closing(tmp_path: Path) -> None:
     assert fitted.prompt.rstrip().endswith(CLOSING)  # published wording kept, closing line never cut
     assert fitted.prompt.startswith(SYSTEM)
     assert fitted.prompt.count("<Candidate>") == 4  # candidates kept whole; only paper text was cut
+
+
+def test_import_scalar_published_files(corpus: Path, tmp_path: Path) -> None:
+    """SCALAR's 300 published question files as its repository ships them: a candidate's `id` is its bib id."""
+    src = corpus / "samples" / "scalar_questions"
+    rep = import_scalar([src], tmp_path / "rounds", "scalar-published")
+    assert not rep.problems, rep.problems
+    assert {k: len(v) for k, v in rep.items.items()} == {"easy": 100, "medium": 100, "hard": 100}
+    raw = {p.stem: json.loads(p.read_text()) for p in sorted((src / "hard").glob("*.json"))}
+    empty = []
+    for lv, items in rep.items.items():
+        for it in items:
+            assert it.paper.count(MASK) == 1 and len(it.candidates) == 4
+            assert [c.slot for c in it.candidates] == [0, 1, 2, 3]  # slot = list position
+            assert all(c.ref_id.startswith("bib.bib") and c.title for c in it.candidates)
+            empty += [(lv, it.sample_id) for c in it.candidates if not c.text.strip()]
+            assert it.candidates[it.gold].ref_id == it.gold_ref_id  # the bib id kept as the reference id
+            assert it.citation_type.source == ("attributional" if lv == "easy" else "descriptive")
+    # SCALAR's own defect, read as published: three hard "body only" candidates have no body left (empty block)
+    assert len(empty) == 3 and {lv for lv, _ in empty} == {"hard"}
+    one = next(it for it in rep.items["hard"])
+    rec = raw[f"{one.arxiv_id}_{one.sample_id.rsplit('/', 1)[1]}"]
+    assert one.reference_ids == [c["id"] for c in rec["candidates"]] and one.label == str(rec["label_id"])
+    assert one.prompt == rec["question"]
+    # a record whose label points at another candidate than its reference_id is rejected, with the reason
+    bad = dict(rec, label_id=(rec["label_id"] + 1) % 4)
+    (tmp_path / "hard").mkdir()
+    (tmp_path / "hard" / "2410.00001_0.json").write_text(json.dumps(bad))
+    rep = import_scalar([tmp_path / "hard"], tmp_path / "rounds", "bad")
+    assert not rep.items and len(rep.problems) == 1
+    assert next(iter(rep.problems)).startswith(f"label_id {bad['label_id']} names bib.bib")

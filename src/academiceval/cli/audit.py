@@ -168,6 +168,9 @@ def render(a: dict[str, Any]) -> None:
         for reason, n in v.items():
             rows2.append((f"leakage · {k}", f"{reason} ×{n}"))
     out.print(summary_table(f"round {a['round']}: {a['samples']} samples from {a['papers']} papers", ("", ""), rows2))
+    for family, part in (a.get("families") or {}).items():  # each family's own checks (port "audit")
+        for t in part.get("tables", []):
+            out.print(summary_table(f"{family}: {t['title']}", tuple(t["columns"]), [tuple(r) for r in t["rows"]]))
 
 
 def _related_work(out: Any, rw: dict[str, Any]) -> None:

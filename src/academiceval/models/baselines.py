@@ -12,6 +12,9 @@ Multiple-choice baselines (any task of prompt kind "choice": the family's view o
 - `random-choice`: a uniformly random option, seeded per item (seed + sample id), so reruns agree.
 - `lexical-choice`: the option whose text best matches (BM25) the words around the item's anchor (the cloze
   mask), or the question when the item has no anchor.
+- `<guesser>-choice`: the blind guessers of `models.choice_guessers` (`title-match`, `title-overlap`, `bow`,
+  `longest`, `newest`, `centroid`; `lexical` is `lexical-choice`): surface cues only, the floor a long-context
+  reading task must stay near (the cloze build checks its levels with them).
 They answer in the protocol's format, `<answer>KEY</answer>` with the option's key (an index or a letter).
 - `first-choice`: always the first option (`<answer>0</answer>`, `<answer>A</answer>` for a task whose options
   are letters, such as ElaipBench's): the floor a position bias alone reaches; its accuracy is the share of golds
@@ -31,6 +34,7 @@ from typing import Any
 from academiceval.errors import ConfigError
 from academiceval.models import citation_baselines as cb
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
+from academiceval.models.choice_guessers import PER_ITEM, SCORERS, item_view, pick
 from academiceval.models.errors import BackendError
 from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
 from academiceval.models.truncate import content_field
@@ -50,8 +54,11 @@ BASELINES = (
     "lexical-choice",
     "leval-lead",
     "first-choice",
+    *(f"{g}-choice" for g in PER_ITEM if g != "lexical"),
 )
-# cite-*: models.citation_baselines
+# cite-*: models.citation_baselines; <guesser>-choice: the blind guessers of models.choice_guessers
+GUESSER_BASELINES = {f"{g}-choice": g for g in PER_ITEM if g != "lexical"}
+CHOICE_BASELINES = ("random-choice", "lexical-choice", *GUESSER_BASELINES)
 # what each baseline does, in one line: `academiceval models` lists these, `run --help` names them (a test keeps both
 # in step with BASELINES)
 BASELINE_SUMMARIES = {
@@ -64,8 +71,14 @@ BASELINE_SUMMARIES = {
     "lexical-choice": "multiple choice: the option best matching the words around the mask (BM25)",
     "leval-lead": "L-Eval: option A, else the document's first words (L-Eval's own reference point)",
     "first-choice": "multiple choice: always the first option (the position-bias floor)",
+    # the blind guessers a cloze round must hold at chance (families/cloze: checked inside the build)
+    "title-match-choice": "citation cloze, blind: the option whose title holds the word just before the mask",
+    "title-overlap-choice": "citation cloze, blind: the option whose title shares most words with the mask's window",
+    "bow-choice": "citation cloze, blind: the option sharing most words with the mask's window (bag of words)",
+    "longest-choice": "multiple choice, blind: the longest option",
+    "newest-choice": "citation cloze, blind: the most recently published option",
+    "centroid-choice": "multiple choice, blind: the option most like the others (never reads the paper)",
 }
-CHOICE_BASELINES = ("random-choice", "lexical-choice")
 MASK_WINDOW_WORDS = 50  # words each side of the anchor that form the lexical baseline's query
 BASELINE_VERSION = "1"
 MIN_SENTENCE_WORDS = 4
@@ -183,6 +196,11 @@ class BaselineBackend:
             )
         if self.model == "random-choice":
             k, raw = random_choice(len(item.options), seed=self.seed, key=item.item_id), {}
+        elif self.model in GUESSER_BASELINES:
+            name = GUESSER_BASELINES[self.model]
+            scores = SCORERS[name](item_view(item))
+            k = pick(scores, len(item.options), seed=self.seed, key=f"{item.item_id}:{name}")
+            raw = {"scores": None if scores is None else [round(float(x), 4) for x in scores]}
         else:
             k, scores = lexical_choice(item)
             raw = {"scores": [round(float(x), 4) for x in scores]}

@@ -17,7 +17,9 @@ is measured here, for any round on disk, old or new:
   paragraphs citing only title-only works (`rounds.related_work.audit`);
 * quality-gate exclusions and other skip reasons from the manifest;
 * BERTScore truncation rate per task, from the scores of the runs on this round;
-* splits: fractions asked vs. papers delivered per split, single-day windows.
+* splits: fractions asked vs. papers delivered per split, single-day windows;
+* what each task family checks itself (its port "audit"): for the citation cloze, the blind guessers' accuracy
+  per level, item defects, citation-type agreement and paper dates (`families.cloze.audit`).
 
 Everything is returned as one JSON-able dict (`audit_round`) and rendered as tables by `cli/audit.py`.
 """
@@ -29,7 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family, vocabulary
 from academiceval.rounds import related_work
@@ -38,7 +40,7 @@ from academiceval.rounds.models import Sample
 from academiceval.rounds.quality import default_gate
 from academiceval.rounds.tasks import title_occurrences
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
-from academiceval.store.tasks import find_spec, task_names
+from academiceval.store.tasks import family_for, find_spec, task_names
 
 WORST = 10
 SPLITS = ("train", "val", "test")
@@ -169,6 +171,27 @@ def demo_text_dates(samples: list[Sample], text_versions: dict[str, Any]) -> dic
                 row["samples"].add(s.sample_id)
                 row["max_days"] = max(row["max_days"], days)
     return {sp: {**v, "samples": len(v["samples"])} for sp, v in sorted(out.items())}
+
+
+class AuditPort(Protocol):
+    """What a task family gives for port "audit": its own checks of a round holding its tasks, as data plus
+    printable `tables` ([{"title", "columns", "rows"}]); `academiceval audit` prints them after the core ones."""
+
+    def __call__(self, rnd: LoadedRound) -> dict[str, Any]: ...
+
+
+def family_audits(rnd: LoadedRound) -> dict[str, Any]:
+    """Each family of the round's tasks that implements port "audit" → what it reports."""
+    out: dict[str, Any] = {}
+    for task in sorted({info.task for info in rnd.manifest.configs.values()}):
+        spec = find_spec(task)
+        if spec is None:
+            continue
+        family = family_for(task)
+        port: AuditPort | None = family.port("audit")
+        if port is not None and family.name not in out:
+            out[family.name] = port(rnd)
+    return out
 
 
 def audit_round(
@@ -356,6 +379,7 @@ def audit_round(
     split_out["demo_text_dates"] = demo_text_dates(samples, validity.get("text_versions") or {})
 
     return {
+        "families": family_audits(rnd),
         "round": m.round,
         "samples": len(samples),
         "papers": len({s.arxiv_id for s in samples}),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Protocol
 
@@ -43,6 +44,7 @@ class ChoiceOption(BaseModel):
     key: str  # what the model answers for it: "0".."3" or "A".."D"
     title: str = ""  # a short name for display (a reference's title)
     text: str = ""  # its content as the prompt shows it (cut evenly when over budget)
+    published: date | None = None  # when the option's work appeared, if known (the blind "newest" guesser)
 
 
 class ChoiceItem(BaseModel):

@@ -23,7 +23,10 @@ SPEC = TaskSpec(
 family = Family(
     "cloze",
     (SPEC,),
-    ports={"choice_item": "academiceval.families.cloze.prompt:choice_item"},
+    ports={
+        "choice_item": "academiceval.families.cloze.prompt:choice_item",
+        "audit": "academiceval.families.cloze.audit:audit_cloze",
+    },
     command="cloze",
     cli_app="academiceval.families.cloze.cli:app",
 )

@@ -1,17 +1,21 @@
 """`build_cloze_round`: the citation-cloze family built live from the paper store.
 
 Question papers are every stored paper with references and in-text citations whose v1 date is after the
-round's cutoff (the live guard; papers without a known date are skipped and counted). References are linked to
-stored papers first (`papers.links`), then each preset's questions are generated (`generate`) and written in
-the round format (`export`). Everything skipped is counted with its reason per level in the manifest.
+round's cutoff (the live guard, `cutoff`; papers without a known date are skipped and counted). References are
+linked to stored papers first (`papers.links`), then each level's questions are generated — by the filtered
+construction (`filtered`, the default: cleaned texts, defect-free items, distractors balanced against the blind
+guessers, then the level check of `balance`) or by SCALAR's exact one (`generate`, `construction="scalar"`) —
+and written in the round format (`export`) with the blind guessers' accuracy per level and the item defects
+(`stats.json`). Everything skipped is counted with its reason per level in the manifest.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +23,17 @@ from pydantic import ValidationError
 
 from academiceval import __version__
 from academiceval.errors import ConfigError
+from academiceval.families.cloze.balance import cap_per_paper, level_check, select_level
 from academiceval.families.cloze.classify import JudgeClassifier
+from academiceval.families.cloze.cutoff import resolve_cutoff
+from academiceval.families.cloze.defects import round_defects
 from academiceval.families.cloze.export import config_name, write_round
-from academiceval.families.cloze.generate import CandidateSource, cap_items, generate_for_paper, heading_line
+from academiceval.families.cloze.filtered import Context, Pending, generate_filtered
+from academiceval.families.cloze.generate import PaperResult, cap_items, generate_for_paper
+from academiceval.families.cloze.guess import CHANCE, as_json, flagged, guesser_accuracy, views_of
+from academiceval.families.cloze.library import CandidateLibrary
 from academiceval.families.cloze.models import (
+    CONSTRUCTIONS,
     PRESETS,
     ClozeBuildConfig,
     ClozeItem,
@@ -33,8 +44,9 @@ from academiceval.families.cloze.models import (
 from academiceval.families.cloze.prompt import render_item
 from academiceval.families.cloze.stats import cloze_stats
 from academiceval.families.cloze.tokens import TokenCounter, get_counter
-from academiceval.papers.links import link_all, links_of
-from academiceval.papers.models import NON_BODY_ROLES, Paper
+from academiceval.models.choice_guessers import guess
+from academiceval.papers.links import link_all
+from academiceval.papers.models import Paper
 from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
@@ -55,55 +67,12 @@ class ClozeBuildReport:
     seconds: float = 0.0
     question_papers: int = 0
     links: dict[str, int] = field(default_factory=dict)
-
-
-class _PaperCache:
-    def __init__(self, ws: Workspace, size: int = 256) -> None:
-        self.ws = ws
-        self.size = size
-        self._d: OrderedDict[str, Paper | None] = OrderedDict()
-
-    def get(self, pid: str) -> Paper | None:
-        if pid in self._d:
-            self._d.move_to_end(pid)
-            return self._d[pid]
-        p = self.ws.get_paper(pid)
-        self._d[pid] = p
-        if len(self._d) > self.size:
-            self._d.popitem(last=False)
-        return p
-
-
-def candidate_sources(
-    ws: Workspace,
-    paper: Paper,
-    cache: _PaperCache,
-    tokens: dict[str, int],
-    rendered: dict[str, dict[str, tuple[str, int]]],
-    sections: dict[str, list[int]] | None = None,
-) -> dict[int, CandidateSource]:
-    out: dict[int, CandidateSource] = {}
-    refs = {r.index: r for r in paper.references}
-    for ri, link in links_of(ws, paper.paper_id).items():
-        target = cache.get(link.target_paper_id)
-        if target is None or ri not in refs:
-            continue
-        secs = [(heading_line(s), s.text) for s in target.sections if s.role not in NON_BODY_ROLES and s.text.strip()]
-        ref = refs[ri]
-        out[ri] = CandidateSource(
-            ref_index=ri,
-            ref_id=ref.label or str(ri),
-            paper_id=target.paper_id,
-            arxiv_id=target.arxiv_id,
-            title=target.title or (ref.title or ""),
-            abstract=target.abstract,
-            sections=secs,
-            link_method=link.method,
-            content_tokens=tokens.get(target.paper_id),
-            rendered=rendered.setdefault(target.paper_id, {}),
-            section_tokens=(sections if sections is not None else {}).setdefault(target.paper_id, []),
-        )
-    return out
+    cutoff: date | None = None
+    cutoff_source: str = ""
+    guessers: dict[str, Any] = field(default_factory=dict)  # guesser → level → accuracy, CI (stats.json)
+    defects: dict[str, Any] = field(default_factory=dict)  # level → defects by kind
+    notes: dict[str, Counter[str]] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)  # "guesser level accuracy" above chance + the flag margin
 
 
 def prompt_tokens(item: ClozeItem, counter: TokenCounter, templates_dir: str | Path | None) -> int:
@@ -143,6 +112,24 @@ def question_papers(ws: Workspace) -> list[str]:
     return [pid for _, pid in sorted(rows)]
 
 
+def level_options(cfg: ClozeBuildConfig, judge: JudgeClassifier | None) -> dict[str, ClozeOptions]:
+    """Each level's options: its construction's preset (or `cfg.options`), with `cfg.overrides` applied."""
+    table = CONSTRUCTIONS[cfg.construction]
+    opts: dict[str, ClozeOptions] = {}
+    for lv in cfg.levels:
+        base = cfg.options.get(lv) or table.get(lv)
+        if base is None:
+            raise ConfigError(f"unknown cloze level {lv!r}", hint=f"a preset ({', '.join(table)}) or pass options")
+        try:
+            o = ClozeOptions.model_validate({**base.model_dump(), **cfg.overrides})
+        except ValidationError as exc:
+            raise ConfigError(f"invalid cloze option for level {lv}: {exc.errors()[0]['loc']}") from None
+        if o.type_decider == "judge" and judge is None:
+            raise ConfigError(f"level {lv} lets the judge decide citation types but no judge model was given")
+        opts[lv] = o
+    return opts
+
+
 def build_cloze_round(
     ws: Workspace,
     name: str,
@@ -157,11 +144,12 @@ def build_cloze_round(
 ) -> ClozeBuildReport:
     """Build levels (preset names, or keys of `config.options` for custom ones) into `rounds/<name>`.
 
-    `config` (or the same fields as keywords: levels, options, overrides, cutoff, seed, tokenizer, templates_dir,
-    relink, mask) is validated and stored verbatim. `overrides` change knobs of every level (e.g.
-    `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard; `judge` adds the judge-model role
-    (required when a level's `type_decider` is "judge"); `tokenizer` may also be a counter object. An existing
-    round `name` is refused unless `force` (`store.publisher`); a build that yields no question is an error."""
+    `config` (or the same fields as keywords: construction, levels, options, overrides, cutoff, seed, tokenizer,
+    templates_dir, relink, mask, guesser_limit, min_level_items) is validated and stored verbatim. `overrides`
+    change knobs of every level (e.g. `{"max_candidate_tokens": 20000}`); `cutoff` is the live guard ("auto":
+    the writing round's test window, `cutoff.resolve_cutoff`); `judge` adds the judge-model role (required when
+    a level's `type_decider` is "judge"); `tokenizer` may also be a counter object. An existing round `name` is
+    refused unless `force` (`store.publisher`); a build that yields no question is an error."""
     t0 = time.perf_counter()
     check_name(name, "round")
     final = (Path(out_dir) if out_dir is not None else ws.rounds_dir) / name
@@ -171,29 +159,20 @@ def build_cloze_round(
     except ValidationError as exc:
         raise ConfigError(f"invalid cloze build option: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
     counter = tokenizer if tokenizer is not None else get_counter(cfg.tokenizer)
-    levels, cutoff, seed, templates_dir, mask = cfg.levels, cfg.cutoff, cfg.seed, cfg.templates_dir, cfg.mask
-    opts: dict[str, ClozeOptions] = {}
-    for lv in levels:
-        base = cfg.options.get(lv) or PRESETS.get(lv)
-        if base is None:
-            raise ConfigError(f"unknown cloze level {lv!r}", hint=f"a preset ({', '.join(PRESETS)}) or pass options")
-        try:
-            o = ClozeOptions.model_validate({**base.model_dump(), **cfg.overrides})
-        except ValidationError as exc:
-            raise ConfigError(f"invalid cloze option for level {lv}: {exc.errors()[0]['loc']}") from None
-        if o.type_decider == "judge" and judge is None:
-            raise ConfigError(f"level {lv} lets the judge decide citation types but no judge model was given")
-        opts[lv] = o
+    seed, templates_dir, mask = cfg.seed, cfg.templates_dir, cfg.mask
+    opts = level_options(cfg, judge)
+    cutoff, cutoff_source = resolve_cutoff(ws, cfg.cutoff)
     links_report = link_all(ws) if cfg.relink else None
     ids = question_papers(ws)
-    cache = _PaperCache(ws)
-    token_cache: dict[str, int] = {}
-    rendered_cache: dict[str, dict[str, tuple[str, int]]] = {}
-    section_cache: dict[str, list[int]] = {}
+    matched = {lv: o for lv, o in opts.items() if o.distractors == "matched"}  # the filtered construction's levels
+    library = CandidateLibrary(ws, clean=any(o.clean for o in opts.values()))
     additive = counter.name.endswith("wordpiece")
+    ctx = Context(seed, name, counter.name, counter.count_many, additive, judge, mask)
     items: dict[str, list[ClozeItem]] = {lv: [] for lv in opts}
     skips: dict[str, Counter[str]] = {lv: Counter() for lv in opts}
+    notes: dict[str, Counter[str]] = {lv: Counter() for lv in opts}
     types: list[TypeDecision] = []
+    pending: list[Pending] = []
     n_question = 0
     for n, pid in enumerate(ids, 1):
         paper = ws.get_paper(pid)
@@ -211,10 +190,14 @@ def build_cloze_round(
             for c in skips.values():
                 c["paper: not after the live cutoff"] += 1
             continue
-        sources = candidate_sources(ws, paper, cache, token_cache, rendered_cache, section_cache)
+        sources = library.sources(paper)
         n_question += 1
-        for lv, o in opts.items():
-            res = generate_for_paper(
+        results: dict[str, PaperResult] = {}
+        if matched:
+            results, questions = generate_filtered(paper, published, sources, matched, ctx)
+            pending.extend(questions)
+        results |= {
+            lv: generate_for_paper(
                 paper,
                 published,
                 sources,
@@ -228,24 +211,70 @@ def build_cloze_round(
                 judge=judge,
                 mask=mask,
             )
+            for lv, o in opts.items()
+            if lv not in matched
+        }
+        for lv, res in results.items():
             items[lv].extend(res.items)
             skips[lv].update(res.skips)
+            notes[lv].update(res.notes)
         types.extend(all_types(paper))
-        for s in sources.values():
-            if s.content_tokens is not None:
-                token_cache[s.paper_id] = s.content_tokens
+        library.remember(sources)
+    for lv, o in opts.items():  # the filtered construction: distractors once every question is known
+        chosen, why, done = select_level([q for q in pending if q.level == lv], ctx)
+        items[lv].extend(chosen)
+        skips[lv].update(why)
+        notes[lv].update(done)
+        items[lv], over = cap_per_paper(items[lv], o.max_per_paper, seed, lv)
+        if over:
+            skips[lv][f"question: over the cap of {o.max_per_paper} per paper"] += over
     final_items: dict[str, list[ClozeItem]] = {}
+    lexical: dict[str, float] = {}  # each checked level's lexical accuracy (a harder level may not exceed it)
     for lv, o in opts.items():
         kept = cap_items(items[lv], o.max_questions, seed, lv)
         if len(items[lv]) > len(kept):
             skips[lv][f"question: over the level cap of {o.max_questions}"] += len(items[lv]) - len(kept)
+        if lv in matched and cfg.guesser_limit is not None and kept:
+            views = views_of(kept)
+            easier = cfg.harder_than.get(lv)
+            keep, removed = level_check(
+                views,
+                [it.gold for it in kept],
+                [it.paper_id for it in kept],
+                limit=cfg.guesser_limit,
+                min_items=cfg.min_level_items,
+                seed=seed,
+                limits={"lexical": lexical[easier]} if easier in lexical else None,
+            )
+            skips[lv].update(removed)
+            kept = [kept[i] for i in sorted(keep)]
+            lexical[lv] = sum(
+                guess("lexical", views[i], seed=seed) == kept_item.gold
+                for i, kept_item in zip(sorted(keep), kept, strict=True)
+            ) / max(1, len(kept))
         for it in kept:
             prompt = render_item(it, templates_dir=templates_dir)
             it.prompt_sha256 = sha256_hex(prompt)
             it.input_tokens = prompt_tokens(it, counter, templates_dir)
         final_items[config_name(lv)] = kept
-    stats = cloze_stats([it for v in final_items.values() for it in v], types=types)
+    every = [it for v in final_items.values() for it in v]
+    stats = cloze_stats(every, types=types)
     stats["skipped"] = {lv: dict(sorted(c.items())) for lv, c in skips.items()}
+    stats["notes"] = {lv: dict(sorted(c.items())) for lv, c in notes.items() if c}
+    table = guesser_accuracy(every, seed=seed) if every else {}
+    guessers = as_json(table)
+    defects = round_defects(every)
+    stats["guessers"] = guessers
+    stats["defects"] = defects
+    flags = flagged(table, CHANCE + cfg.flag_margin)
+    stats["flags"] = flags
+    if flags and cfg.refuse_flagged:
+        raise ConfigError(
+            f"round {name} refused: blind guessers above {CHANCE + cfg.flag_margin:.2f} ({'; '.join(flags)})",
+            hint="build the filtered construction (the default), or lower the level caps; nothing was written",
+        )
+    for line in flags:
+        notes.setdefault(line.split(" ")[1], Counter())[f"flag: blind guesser above chance + margin: {line}"] += 1
     if links_report is not None:
         stats["links"] = {
             "papers": links_report.papers,
@@ -258,12 +287,15 @@ def build_cloze_round(
         created_at=_created_at(),
         package_version=__version__,
         seed=seed,
-        windows=SplitWindows(test_from=cutoff),
+        windows=SplitWindows(test_from=cutoff + timedelta(days=1) if cutoff else None),
         skipped={config_name(lv): dict(sorted(c.items())) for lv, c in skips.items()},
+        notes={config_name(lv): dict(sorted(c.items())) for lv, c in notes.items() if c},
         config=cfg.model_dump(mode="json"),
         build_options={
             "family": "citation_cloze",
+            "construction": cfg.construction,
             "cutoff": cutoff.isoformat() if cutoff else None,
+            "cutoff_source": cutoff_source,
             "tokenizer": counter.name,
             "judge": judge.model if judge else None,
             "mask": mask,
@@ -281,4 +313,10 @@ def build_cloze_round(
         seconds=time.perf_counter() - t0,
         question_papers=n_question,
         links=dict(links_report.linked) if links_report else {},
+        cutoff=cutoff,
+        cutoff_source=cutoff_source,
+        guessers=guessers,
+        defects=defects,
+        notes=notes,
+        flags=flags,
     )

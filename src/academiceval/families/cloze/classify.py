@@ -43,8 +43,8 @@ def _words(text: str) -> frozenset[str]:
 
 GENERIC_ACRONYMS = _words(
     "LLM LLMs LM LMs AI NLP ML RL DL CV NN NNs DNN DNNs CNN CNNs RNN RNNs GNN GNNs VLM VLMs MLLM MLLMs QA "
-    "SOTA GPU GPUs TPU API APIs MDP MDPs ODE ODEs SDE SDEs PDE PDEs KL MSE IID OOD ID RLHF SFT LoRA CoT "
-    "ICL IR MT ASR TTS GAN GANs VAE VAEs ViT ViTs MoE DAG DAGs "
+    "SOTA GPU GPUs TPU API APIs MDP MDPs ODE ODEs SDE SDEs PDE PDEs KL MSE IID OOD ID IDs RLHF SFT "
+    "ICL IR MT ASR TTS GAN GANs VAE VAEs DAG DAGs "
 )
 KIND_NOUNS = _words(
     "dataset datasets benchmark benchmarks model models method methods algorithm algorithms framework "
@@ -53,12 +53,20 @@ KIND_NOUNS = _words(
     "engine simulator protocol technique techniques function layer layers approach decomposition "
     "autoencoder regression operator objective estimator procedure strategy scheme mechanism module block "
     "transformer transformers optimiser solver agent agents pipeline encoder decoder embedding embeddings "
-    "test tests game games task tasks experiment "
+    "test tests game games task tasks experiment challenge project sampler samplers prompting kernel kernels "
+    "configuration trick backbone tokenizer classifier detector codebase implementation variant variants family "
+    "series leaderboard competition initialization distance divergence index kit "
 )
 _LEAD_NOISE = re.compile(
     r"(?:[\s(\[,;:]|\b(?:e\.g\.|i\.e\.|see|cf\.|also|and|or|via|of|by|from|in|as)\b)+$", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z0-9][\w\-\+\.']*")
+_VERSION = re.compile(r"v?\d+(?:\.\d+)*[a-zA-Z]?|\d+(?:/\d+)+|\d+(?:\.\d+)?[BMKbmk]")
+# what a citation right before this one leaves: "(2021);", "2023b,", "[12],", "Smith et al. (2020) and"
+_AFTER_CITATION = re.compile(r"(?:(?:19|20)\d\d[a-z]?\)?|\[\d+\])\s*(?:[;,]|\band\b|&)\s*$")
+_REFERRING = re.compile(r"\b(?:Figs?|Figures?|Tables?|Sec|Sections?|Eqs?|Equation|Appendix|Alg|Algorithm)\.?\s*$")
+_AUTHOR_PAIR = re.compile(r"\b[A-Z][^\W\d_]+,? (?:and|&) [A-Z][^\W\d_]+\s*$")
+_FUNCTION_WORDS = _words("the a an of in on for to and or with by as is are was were be this that these our its their")
 _SENT_END = re.compile(r"[.!?]\s*$")
 
 
@@ -102,7 +110,19 @@ def heuristic_type(text: str, start: int, end: int) -> tuple[CitationType, str]:
     if cut >= 0 and len(head) - cut <= 40 and ")" not in head[cut:] and re.search(r"\d{4}", text[start:end]):
         head = head[:cut]
     head = _LEAD_NOISE.sub("", head)
+    if _AFTER_CITATION.search(head):
+        return "descriptive", "right after another citation"
+    if _REFERRING.search(head):
+        return "descriptive", "a figure, table or section reference"
+    if re.search(r"[.!?]\s*$", head) and not re.search(r"\b(?:al|e\.g|i\.e|cf|vs|etc)\.\s*$", head):
+        return "descriptive", "the sentence starts with the citation"
+    if _AUTHOR_PAIR.search(head):
+        return "descriptive", "authors named before the citation"
+    if re.search(r"[”\"’]\s*$", head) and re.search(r"[“\"‘][^“”\"‘’]{2,60}[”\"’]\s*$", head):
+        return "attributional", "quoted name before"
     words = _WORD.findall(head[-100:])
+    while len(words) > 1 and _VERSION.fullmatch(words[-1].strip(".,")):  # "Llama 3 (8B)", "Objaverse 1.0"
+        words.pop()
     if not words:
         return "descriptive", "no words before"
     last = words[-1]
@@ -112,9 +132,17 @@ def heuristic_type(text: str, start: int, end: int) -> tuple[CitationType, str]:
         prev = words[-2]
         if _name_like(prev) or (prev[:1].isupper() and prev.lower() not in {"the", "a", "an", "this", "our"}):
             return "attributional", f"name + kind noun: {prev} {last}"
+    # a name followed by one noun, or by two words the last of which is a kind noun ("DPM++ sampler",
+    # "Orca-Math synthetic dataset", "(PF) ODE")
+    for k in (2, 3):
+        if len(words) > k - 1 and _name_like(words[-k]):
+            tail = words[-k + 1 :]
+            plain = all(w.islower() or w in GENERIC_ACRONYMS or w.rstrip("s") in GENERIC_ACRONYMS for w in tail)
+            if plain and not any(w.lower() in _FUNCTION_WORDS for w in tail) and (k == 2 or last.lower() in KIND_NOUNS):
+                return "attributional", f"name + noun: {' '.join(words[-k:])}"
     # a run of capitalised words inside a sentence ("the Moral Machine experiment (…)")
     run = 0
-    scan = words[:-1] if last.lower() in KIND_NOUNS else words
+    scan = words[:-1] if last.lower() in KIND_NOUNS and last.islower() else words
     for i, w in enumerate(reversed(scan)):
         if i > 0 and w.endswith("."):
             break  # the previous sentence ended here: what follows starts a sentence
@@ -123,7 +151,7 @@ def heuristic_type(text: str, start: int, end: int) -> tuple[CitationType, str]:
         else:
             break
     if run >= 1:
-        k = len(words) - (1 if last.lower() in KIND_NOUNS else 0) - run
+        k = len(words) - (1 if last.lower() in KIND_NOUNS and last.islower() else 0) - run
         first_of_run = words[k]
         idx = head.rfind(first_of_run)
         before_run = head[:idx]

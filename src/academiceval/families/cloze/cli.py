@@ -1,6 +1,7 @@
 """`academiceval cloze build|import`: the citation-cloze family (SCALAR) — thin over families.cloze.
 
-    academiceval cloze build --round cloze-2025-01 [--level easy --level hard] [--cutoff 2024-12-31]
+    academiceval cloze build --round cloze-2025-01 [--level easy --level hard] [--after 2024-12-31|none]
+        [--preset filtered|scalar] [--strict]
         [--set max_candidate_tokens=20000] [--judge openai/gpt-4o-mini --type-decider judge] [--seed S]
     academiceval cloze import PATH... --round scalar-published [--level hard]
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,9 +36,31 @@ def build(
     level: Annotated[
         list[str] | None, typer.Option("--level", help="easy, medium, hard (repeatable; default all three).")
     ] = None,
-    cutoff: Annotated[
-        str | None, typer.Option("--cutoff", help="Live guard: only question papers with v1 date after this day.")
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after",
+            "--cutoff",
+            help="Live cutoff: only question papers first submitted after this day (YYYY-MM-DD), or 'none'. "
+            "Default: the day before the test window of the workspace's newest writing round.",
+        ),
     ] = None,
+    preset: Annotated[
+        str,
+        typer.Option(
+            "--preset",
+            help="filtered (default: cleaned, defect-free, distractors balanced against blind guessers) or "
+            "scalar (SCALAR's exact construction, for comparison).",
+        ),
+    ] = "filtered",
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse the round (write nothing) when a blind guesser beats chance (0.25) by more than 0.10 "
+            "on a level; without it such a round is written and flagged.",
+        ),
+    ] = False,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="Override a knob on every level, e.g. max_questions=50 (repeatable)."),
@@ -73,10 +96,14 @@ def build(
         overrides[k.strip()] = _value(v.strip())
     if type_decider:
         overrides["type_decider"] = type_decider
-    try:
-        day = date.fromisoformat(cutoff) if cutoff else None
-    except ValueError:
-        raise fail(f"--cutoff {cutoff!r} is not a date; use YYYY-MM-DD") from None
+    day: date | str | None = "auto"
+    if after is not None:
+        try:
+            day = None if after.lower() == "none" else date.fromisoformat(after)
+        except ValueError:
+            raise fail(f"--after {after!r} is not a date; use YYYY-MM-DD or 'none'") from None
+    if preset not in ("filtered", "scalar"):
+        raise fail(f"--preset {preset!r}: use filtered or scalar")
     ws = Workspace(home)
     role = None
     if judge:
@@ -98,6 +125,8 @@ def build(
                 judge=role,
                 progress=lambda _s, done, total: bar.update(task, completed=done, total=total),
                 levels=level or ["easy", "medium", "hard"],
+                construction=preset,
+                refuse_flagged=strict,
                 overrides=overrides,
                 cutoff=day,
                 seed=seed,
@@ -115,7 +144,31 @@ def build(
     for lv, c in rep.skips.items():
         top = ", ".join(f"{k} {n}" for k, n in c.most_common(4))
         console.print(f"[dim]{lv} skipped: {top}[/dim]")
+    _print_checks(rep.guessers, rep.defects)
+    for line in rep.flags:
+        console.print(f"[red]flagged: blind guesser above chance + 0.10: {line}[/red]")
+    console.print(f"live cutoff: {rep.cutoff or 'none'} ({rep.cutoff_source})")
     console.print(f"{rep.question_papers} question papers, {rep.seconds:.1f}s → {rep.path}")
+
+
+def _print_checks(guessers: dict[str, Any], defects: dict[str, Any]) -> None:
+    """The blind guessers' accuracy per level (95% CI) and the item defects per level."""
+    levels = sorted({lv for g in guessers.values() for lv in g if lv != "all"}, key=_level_order)
+    if guessers:
+        rows = [(name, *(_cell(guessers[name].get(lv)) for lv in levels)) for name in guessers]
+        console.print(summary_table("blind guessers: accuracy [95% CI] (chance 0.25)", ["guesser", *levels], rows))
+    if defects:
+        kinds = list(next(iter(defects.values()))["defects"])
+        rows = [(lv, row["items"], *(row["defects"][k] for k in kinds)) for lv, row in defects.items()]
+        console.print(summary_table("item defects", ["level", "items", *kinds], rows))
+
+
+def _level_order(lv: str) -> tuple[int, str]:
+    return ({"easy": 0, "medium": 1, "hard": 2}.get(lv, 3), lv)
+
+
+def _cell(a: dict[str, Any] | None) -> str:
+    return f"{a['accuracy']:.2f} [{a['ci'][0]:.2f}, {a['ci'][1]:.2f}]" if a else "—"
 
 
 @app.command("import")
@@ -145,6 +198,8 @@ def import_(
         raise fail(exc) from None
     rows = [(lv, len(v)) for lv, v in sorted(rep.items.items())]
     console.print(summary_table(f"imported into {round_name}", ["level", "items"], rows))
+    imported, rejected = sum(len(v) for v in rep.items.values()), sum(rep.problems.values())
+    console.print(f"{imported} imported, {rejected} rejected")
     for reason, n in rep.problems.most_common():
         console.print(f"[yellow]{n} skipped: {reason}[/yellow] (e.g. {rep.examples[reason]})")
     if not rep.items:

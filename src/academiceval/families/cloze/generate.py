@@ -50,6 +50,8 @@ class CandidateSource:
     sections: list[tuple[str, str]]  # (heading line, text)
     link_method: str
     content_tokens: int | None = None
+    published: date | None = None  # v1 date of the linked paper (the blind "newest" guesser reads it)
+    ref_title: str | None = None  # the title the question paper's reference entry gives (checked against `title`)
     rendered: dict[str, tuple[str, int]] = field(default_factory=dict)  # field -> (text, tokens), per build
     section_tokens: list[int] = field(default_factory=list)  # tokens of each "## heading" block (filled once)
 
@@ -116,6 +118,7 @@ class Span:
     multi: bool
     labels: dict[str, str]
     grouped: bool = False
+    source_grouped: bool = False  # the source's own annotation (SCALAR's `single_citation` false, a PDF group)
 
     @property
     def mid(self) -> int:
@@ -126,6 +129,7 @@ class Span:
 class PaperResult:
     items: list[ClozeItem] = field(default_factory=list)
     skips: Counter[str] = field(default_factory=Counter)
+    notes: Counter[str] = field(default_factory=Counter)  # what was done but skipped nothing (a set replaced)
     types: list[TypeDecision] = field(default_factory=list)  # every classified citation (agreement stats)
 
 
@@ -166,6 +170,7 @@ def paper_spans(paper: Paper, kept: set[int]) -> list[Span]:
                 c.reference_indices[0] if c.reference_indices else None,
                 len(set(c.reference_indices)) > 1,
                 dict(c.source_labels),
+                source_grouped=c.grouped,
             )
         )
     return out
@@ -314,7 +319,7 @@ def generate_for_paper(
     rng = random.Random(f"{seed}:{paper.paper_id}")
     paper_tokens = PaperTokens(paper, kept, count_tokens, additive)
     refs = sorted(pool)
-    chosen_refs = rng.sample(refs, min(len(refs), options.refs_per_paper))
+    chosen_refs = rng.sample(refs, min(len(refs), options.refs_per_paper or len(refs)))
     for r in chosen_refs:
         occ = individual.get(r, [])
         if not occ:
@@ -342,53 +347,93 @@ def generate_for_paper(
             slot = random.Random(qseed).randrange(options.n_candidates)
             order = list(distract)
             order.insert(slot, r)
-            shown = [pool[x].shown(options.candidate_field, count_tokens, additive=additive) for x in order]
-            texts = [t for t, _ in shown]
-            tokens = [n for _, n in shown]
-            cands = [
-                ClozeCandidate(
-                    slot=i,
-                    ref_index=x,
-                    ref_id=pool[x].ref_id,
-                    paper_id=pool[x].paper_id,
-                    arxiv_id=pool[x].arxiv_id,
-                    title=pool[x].title,
-                    text=texts[i],
-                    tokens=tokens[i],
-                    link_method=pool[x].link_method,
-                )
-                for i, x in enumerate(order)
-            ]
-            sec = paper.sections[span.section_index]
-            key = paper.arxiv_id or paper.paper_id
-            shown_paper = render_paper(paper, kept, span, mask, options.paper_field)
             res.items.append(
-                ClozeItem(
-                    sample_id=f"citation_cloze/{preset}/{key}/{r}/{span.section_index}:{span.start}",
-                    round=round_name,
+                make_item(
+                    paper,
+                    published,
+                    kept,
+                    span,
+                    decision,
+                    [pool[x] for x in order],
+                    slot,
+                    qseed,
+                    options,
                     preset=preset,
-                    arxiv_id=paper.arxiv_id,
-                    paper_id=paper.paper_id,
-                    published=published,
-                    title=paper.title,
-                    section=heading_line(sec),
-                    citation_text=span.text,
-                    citation_start=span.start,
-                    citation_end=span.end,
-                    citation_type=decision,
-                    mask=mask,
-                    paper=shown_paper,
-                    paper_tokens=paper_tokens.of(shown_paper, span, mask, options.paper_field),
-                    candidates=cands,
-                    label=str(slot),
-                    reference_ids=[c.ref_id for c in cands],
-                    gold_ref_id=pool[r].ref_id,
-                    seed=qseed,
+                    round_name=round_name,
                     tokenizer=tokenizer,
-                    options=options.model_dump(),
+                    count_tokens=count_tokens,
+                    additive=additive,
+                    mask=mask,
+                    paper_tokens=paper_tokens,
                 )
             )
     return res
+
+
+def make_item(
+    paper: Paper,
+    published: date | None,
+    kept: list[int],
+    span: Span,
+    decision: TypeDecision,
+    shown_sources: list[CandidateSource],
+    slot: int,
+    qseed: int,
+    options: ClozeOptions,
+    *,
+    preset: str,
+    round_name: str,
+    tokenizer: str,
+    count_tokens: CountTokens,
+    additive: bool,
+    mask: str,
+    paper_tokens: PaperTokens,
+) -> ClozeItem:
+    """The item that masks `span` and shows `shown_sources` in slot order (the gold at `slot`)."""
+    shown = [src.shown(options.candidate_field, count_tokens, additive=additive) for src in shown_sources]
+    cands = [
+        ClozeCandidate(
+            slot=i,
+            ref_index=src.ref_index,
+            ref_id=src.ref_id,
+            paper_id=src.paper_id,
+            arxiv_id=src.arxiv_id,
+            title=src.title,
+            text=shown[i][0],
+            tokens=shown[i][1],
+            link_method=src.link_method,
+            published=src.published,
+        )
+        for i, src in enumerate(shown_sources)
+    ]
+    gold = shown_sources[slot]
+    sec = paper.sections[span.section_index]
+    key = paper.arxiv_id or paper.paper_id
+    shown_paper = render_paper(paper, kept, span, mask, options.paper_field)
+    return ClozeItem(
+        sample_id=f"citation_cloze/{preset}/{key}/{gold.ref_index}/{span.section_index}:{span.start}",
+        round=round_name,
+        preset=preset,
+        arxiv_id=paper.arxiv_id,
+        paper_id=paper.paper_id,
+        published=published,
+        title=paper.title,
+        section=heading_line(sec),
+        citation_text=span.text,
+        citation_start=span.start,
+        citation_end=span.end,
+        citation_type=decision,
+        mask=mask,
+        paper=shown_paper,
+        paper_tokens=paper_tokens.of(shown_paper, span, mask, options.paper_field),
+        candidates=cands,
+        label=str(slot),
+        reference_ids=[c.ref_id for c in cands],
+        gold_ref_id=gold.ref_id,
+        seed=qseed,
+        tokenizer=tokenizer,
+        options=options.model_dump(),
+    )
 
 
 def cap_items(items: list[ClozeItem], limit: int | None, seed: int, preset: str) -> list[ClozeItem]:

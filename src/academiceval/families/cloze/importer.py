@@ -4,7 +4,8 @@ Accepted inputs (any mix, files or directories):
 - the repository's one-file-per-question form `data/test_data/cloze_examples_<level>/<arxiv id>_<id>.json`
   with `paper_id`, `question` (the full prompt), `reference_id`, `label_id`, `citation{section_name,
   citation_id, citation_text, citation_type, start_pos, end_pos, nearest_citations}`, `candidates[{id, title,
-  token_count}]`, `additional_fields{…}`, `id`;
+  token_count}]`, `additional_fields{…}`, `id`; a candidate's `id` is its reference's bib id (`bib.bib9`),
+  kept as `ClozeCandidate.ref_id`; its slot is its position in the list (SCALAR's "Candidate [k]");
 - the Hugging Face list form (`scalar_<level>.json`: a JSON list of the same records).
 The level comes from the folder or file name (`…easy…`, `…medium…`, `…hard…`) unless given. The published
 prompt is kept verbatim (`ClozeItem.prompt`) and sent as is; the paper and candidate texts are also read back
@@ -99,23 +100,21 @@ def record_to_item(
     texts = {int(i): t for i, t in _CAND.findall(question)}
     pm = _PAPER.search(question)
     cands = []
-    for n, c in enumerate(cands_raw):
+    for slot, c in enumerate(cands_raw):  # the slot is the list position, as SCALAR numbers "Candidate [k]"
         c = c if isinstance(c, dict) else {}
-        # SCALAR's repository gives each candidate its bib id (`"id": "bib.bib7"`) and numbers the prompt's
-        # `Candidate [n]` by position; a plain integer id is the slot itself
-        cid = c.get("id", n)
-        slot = cid if isinstance(cid, int) and not isinstance(cid, bool) else n
-        bib_id = c.get("reference_id") or (cid if isinstance(cid, str) else "")
         cands.append(
             ClozeCandidate(
                 slot=slot,
-                ref_id=str(bib_id or ""),
+                ref_id=reference_id(c),
                 title=str(c.get("title") or ""),
                 text=texts.get(slot, ""),
                 tokens=int(c["token_count"]) if isinstance(c.get("token_count"), int) else None,
                 link_method="imported",
             )
         )
+    gold_ref = str(rec.get("reference_id") or "")
+    if gold_ref and cands[label].ref_id and cands[label].ref_id != gold_ref:
+        raise ImportProblem(f"label_id {label} names {cands[label].ref_id}, not reference_id {gold_ref}")
     ctype = SCALAR_TYPES.get(str(cit.get("citation_type") or ""))
     qid = rec.get("id", Path(where).stem)
     return ClozeItem(
@@ -135,13 +134,23 @@ def record_to_item(
         candidates=cands,
         label=str(label),
         reference_ids=[c.ref_id for c in cands],
-        gold_ref_id=str(rec.get("reference_id") or ""),
+        gold_ref_id=gold_ref,
         seed=0,
         tokenizer="tiktoken:o200k_base (as published by SCALAR)",
         options={"source": "SCALAR published questions", **(rec.get("additional_fields") or {})},
         prompt=question,
         prompt_sha256=sha256_hex(question),
     )
+
+
+def reference_id(candidate: dict[str, Any]) -> str:
+    """The reference a published candidate names: SCALAR's repository files give its bib id ("bib.bib9") as `id`;
+    a bare integer `id` is only a position and names nothing."""
+    for key in ("reference_id", "id"):
+        value = candidate.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
 
 
 def _records(path: Path, report: ImportReport) -> Iterator[tuple[Any, str]]:

@@ -29,9 +29,11 @@ class ClozeOptions(BaseModel):
 
     paper_field: Literal["full", "section"] = "full"  # whole question paper, or only the masked section
     citation_type: CitationType | Literal["any"] = "attributional"
-    distractors: Literal["random", "nearest"] = "random"
+    # random / nearest (cited nearby): SCALAR's; matched: nearest on the guessers' word-matching signal with a
+    # balanced target rank (`balance`), the filtered construction's
+    distractors: Literal["random", "nearest", "matched"] = "random"
     candidate_field: Literal["full", "body", "abstract"] = "full"
-    refs_per_paper: int = 5  # SCALAR: max_selected_references_per_paper (5 random, 10 nearest)
+    refs_per_paper: int | None = 5  # SCALAR: max_selected_references_per_paper (5 random, 10 nearest); None: all
     questions_per_reference: int = 1
     n_candidates: int = 4
     max_candidate_tokens: int = 40_000  # cap on a candidate's section text (SCALAR: 40k gpt-4o tokens)
@@ -40,6 +42,10 @@ class ClozeOptions(BaseModel):
     max_paper_chars: int = 100_000
     max_questions: int | None = 100  # per level, drawn at random after generation (SCALAR: 100)
     type_decider: Literal["heuristic", "judge", "source"] = "heuristic"  # who decides the citation type
+    # the filtered construction (`filtered`): one cleaner for every text, one candidate per work, whole and
+    # individual citations only, one level per citation, at most `max_per_paper` questions per paper and level
+    clean: bool = False
+    max_per_paper: int | None = None
 
 
 PRESETS: dict[str, ClozeOptions] = {
@@ -47,14 +53,24 @@ PRESETS: dict[str, ClozeOptions] = {
     "medium": ClozeOptions(citation_type="descriptive", distractors="random", candidate_field="full", refs_per_paper=5),
     "hard": ClozeOptions(citation_type="descriptive", distractors="nearest", candidate_field="body", refs_per_paper=10),
 }
+# the filtered construction (the default; `--preset scalar` builds SCALAR's above): the same three levels, each
+# with distractors matched on surface cues, cleaned texts, every reference eligible, at most 5 per paper
+FILTERED: dict[str, ClozeOptions] = {
+    lv: o.model_copy(update={"distractors": "matched", "refs_per_paper": None, "clean": True, "max_per_paper": 5})
+    for lv, o in PRESETS.items()
+}
+CONSTRUCTIONS: dict[str, dict[str, ClozeOptions]] = {"filtered": FILTERED, "scalar": PRESETS}
+Construction = Literal["filtered", "scalar"]
 _PRESET_KEYS = ("paper_field", "citation_type", "distractors", "candidate_field", "refs_per_paper")
 
 
-def preset(name: str, **overrides: object) -> ClozeOptions:
-    """A named preset with some knobs changed (validated: an unknown knob or a bad value raises)."""
-    if name not in PRESETS:
-        raise ValueError(f"unknown cloze preset {name!r}: one of {', '.join(PRESETS)}")
-    return ClozeOptions.model_validate({**PRESETS[name].model_dump(), **overrides})
+def preset(name: str, construction: Construction = "scalar", **overrides: object) -> ClozeOptions:
+    """A named level of a construction with some knobs changed (validated: an unknown knob or a bad value
+    raises)."""
+    table = CONSTRUCTIONS[construction]
+    if name not in table:
+        raise ValueError(f"unknown cloze preset {name!r}: one of {', '.join(table)}")
+    return ClozeOptions.model_validate({**table[name].model_dump(), **overrides})
 
 
 class ClozeBuildConfig(BaseModel):
@@ -62,10 +78,21 @@ class ClozeBuildConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    construction: Construction = "filtered"  # the filtered construction, or SCALAR's exact one ("scalar")
     levels: list[str] = Field(default_factory=lambda: list(PRESETS_NAMES))
     options: dict[str, ClozeOptions] = Field(default_factory=dict)  # custom levels (or replaced presets)
     overrides: dict[str, object] = Field(default_factory=dict)  # knobs changed on every level
-    cutoff: date | None = None  # live guard: question papers with v1 date after this day
+    # live guard: question papers with v1 date after this day; "auto": the day before the test window of the
+    # workspace's newest writing round (else of the writing split's fractions over the stored papers); None: all
+    cutoff: date | Literal["auto"] | None = "auto"
+    guesser_limit: float | None = 0.30  # the filtered construction's level check: no blind guesser above this
+    min_level_items: int = 20  # the level check never leaves a level with fewer items
+    # the round's flag: a blind guesser above chance + this margin on a level is flagged in the manifest and the
+    # build's output; with `refuse_flagged` the round is not written at all (either construction)
+    flag_margin: float = 0.10
+    refuse_flagged: bool = False
+    # level → a level it must be at least as hard as for the lexical baseline (checked in that order)
+    harder_than: dict[str, str] = Field(default_factory=lambda: {"hard": "medium"})
     seed: int = 0
     tokenizer: str | None = None  # "wordpiece" (default) or "tiktoken:<encoding>"
     templates_dir: str | None = None
@@ -74,10 +101,12 @@ class ClozeBuildConfig(BaseModel):
 
 
 def preset_name(options: ClozeOptions) -> str:
-    """The named preset these options equal on the fields that define a level, else "custom"."""
-    for name, p in PRESETS.items():
-        if all(getattr(options, k) == getattr(p, k) for k in _PRESET_KEYS):
-            return name
+    """The named level these options equal (in either construction) on the fields that define a level, else
+    "custom"."""
+    for table in CONSTRUCTIONS.values():
+        for name, p in table.items():
+            if all(getattr(options, k) == getattr(p, k) for k in _PRESET_KEYS):
+                return name
     return "custom"
 
 
@@ -91,6 +120,7 @@ class ClozeCandidate(BaseModel):
     text: str = ""  # the candidate as shown (full / body / abstract representation)
     tokens: int | None = None  # tokens of `text` under the item's tokenizer
     link_method: str = ""  # how the reference was linked to the stored paper: arxiv_id / title / imported
+    published: date | None = None  # v1 date of the candidate's work, when known
 
 
 class TypeDecision(BaseModel):

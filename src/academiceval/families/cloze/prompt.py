@@ -34,7 +34,10 @@ def choice_of(item: ClozeItem) -> ChoiceItem:
         template=TEMPLATE,
         template_dir=str(TEMPLATES),
         context=item.paper,
-        options=[ChoiceOption(key=str(c.slot), title=c.title or c.ref_id, text=c.text) for c in item.candidates],
+        options=[
+            ChoiceOption(key=str(c.slot), title=c.title or c.ref_id, text=c.text, published=c.published)
+            for c in item.candidates
+        ],
         gold=[item.label],
         anchor=item.mask,
         prompt=item.prompt,
