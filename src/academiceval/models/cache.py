@@ -104,7 +104,10 @@ class ResponseCache:
         # rows written and not yet committed, kept in Python and inserted with one `executemany` per table at the
         # commit: a statement per row from the event loop cost more than the rows themselves (runs.worker's
         # profile); `get` sees them, another connection does not (as with the open transaction they replace)
-        self._rows: dict[str, tuple[str, str, str, str, str, str]] = {}  # response key -> row
+        self._rows: dict[str, tuple[str, str, str, str, Completion, str]] = {}  # key -> row (completion unserialised)
+        # keys a bulk look-up (`get_many(..., remember_misses=True)`) found absent: the next `get` of such a key
+        # answers None without a query (the runner looks up a prepared batch's keys at once, then asks each)
+        self._misses: set[str] = set()
         self._memos: dict[str, str] = {}  # prompt memo key -> prepared JSON
         self._pending_since = 0.0
         self._conn: sqlite3.Connection | None = None
@@ -185,7 +188,10 @@ class ResponseCache:
             return None
         pending = self._rows.get(key)
         if pending is not None:
-            row: Any = (pending[4],)
+            row: Any = (pending[4].model_dump_json(),)  # a fresh copy, as if read back from the table
+        elif key in self._misses:
+            self._misses.discard(key)
+            return None
         else:
             row = self._guard(
                 lambda: self.conn.execute("SELECT completion FROM response WHERE key=?", (key,)).fetchone()
@@ -199,8 +205,11 @@ class ResponseCache:
         self.hits += 1
         return completion
 
-    def get_many(self, keys: list[str]) -> dict[str, Completion]:
-        """Bulk lookup (a replay of thousands of samples must not pay one query each)."""
+    def get_many(self, keys: list[str], *, remember_misses: bool = False) -> dict[str, Completion]:
+        """Bulk lookup (a replay of thousands of samples must not pay one query each). With `remember_misses`, the
+        keys not found are remembered so that the next `get` of each answers None without a query: for a caller
+        about to `get` them one by one right away (another process writing the same key in between is then seen
+        one call later, which costs at most a request it would have sent anyway a moment earlier)."""
         out: dict[str, Completion] = {}
         if not self.enabled:
             return out
@@ -210,7 +219,7 @@ class ResponseCache:
                 chunk = keys[i : i + _CHUNK]
                 sql = f"SELECT key, completion FROM response WHERE key IN ({','.join('?' * len(chunk))})"
                 rows = self.conn.execute(sql, chunk).fetchall()
-                rows += [(k, self._rows[k][4]) for k in chunk if k in self._rows]  # written, not yet committed
+                rows += [(k, self._rows[k][4].model_dump_json()) for k in chunk if k in self._rows]  # not committed
                 for k, blob in rows:
                     try:
                         out[k] = Completion.model_validate_json(blob)
@@ -219,6 +228,8 @@ class ResponseCache:
 
         self._guard(read)
         self.hits += len(out)
+        if remember_misses:
+            self._misses.update(k for k in keys if k not in out)
         return out
 
     def restore(self, rows: dict[str, tuple[str, dict[str, Any], Completion]]) -> int:
@@ -270,12 +281,13 @@ class ResponseCache:
     def put(self, key: str, identity: dict[str, Any], prompt_sha256: str, completion: Completion) -> None:
         if not self.enabled:
             return
+        self._misses.discard(key)
         self._rows[key] = (
             key,
             str(identity.get("backend", "")),
             str(identity.get("model", "")),
             prompt_sha256,
-            completion.model_dump_json(),
+            completion,  # serialised at the commit, with the rest of the batch (callers never change a put answer)
             _now_iso(),
         )
         self.writes += 1
@@ -313,7 +325,10 @@ class ResponseCache:
         conn.execute("BEGIN")
         try:
             if rows:
-                conn.executemany("INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)", rows.values())
+                conn.executemany(
+                    "INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)",
+                    [(k, b, m, sha, c.model_dump_json(), at) for k, b, m, sha, c, at in rows.values()],
+                )
             if memos:
                 conn.executemany("INSERT OR REPLACE INTO prompt_memo VALUES (?,?)", memos.items())
             conn.execute("COMMIT")
