@@ -251,6 +251,25 @@ def fmt_range(values: list[float], scale: float = 1.0, spec: str = ",.0f") -> st
     return f"{med} [{lo}-{hi}]"
 
 
+def contradiction(kind: str, raw_over_this: float, this_over_cold: float | None, label: str = "") -> str:
+    """Why a contender's figure cannot be right, or "". The runner and the SDK do raw aiohttp's HTTP exchange and
+    more, so they cannot cost less CPU per request than raw (`raw_over_this` >= 1); a replay sends nothing, so it
+    may cost less than raw, but not more than the cold run it replays (`this_over_cold` >= 1)."""
+    label = label or kind
+    if kind in ("runner", "sdk") and raw_over_this >= 1.0:
+        return (
+            f"INVALID: {label} would cost less CPU per request than raw aiohttp ({raw_over_this:.2f}x) although it "
+            "does the same HTTP exchange and more: the load (other jobs, or the server sharing the 2 cores) took "
+            "the client's core during one of them; rerun on a quieter machine or with more --repeats"
+        )
+    if kind == "replay" and this_over_cold is not None and this_over_cold >= 1.0:
+        return (
+            f"INVALID: {label} (no request) measured as dearer than the cold run it replays "
+            f"({this_over_cold:.2f}x); the measurement is disturbed"
+        )
+    return ""
+
+
 def report(conc: int, contenders: list[Contender], raw: Contender) -> dict[str, str]:
     """Print one concurrency's table; return each runner contender's CPU ratio (or INVALID) for the summary."""
     loads = [r["load"] for c in contenders for r in c.runs]
@@ -275,16 +294,8 @@ def report(conc: int, contenders: list[Contender], raw: Contender) -> dict[str, 
         ratios = paired_ratios(raw, c)
         r_med = statistics.median(ratios)
         ratio = f"{r_med:.2f} [{min(ratios):.2f}-{max(ratios):.2f}]" if c is not raw else "1.00"
-        why = ""
-        if c.kind in ("runner", "sdk") and r_med >= 1.0:
-            why = (
-                f"INVALID: {c.label} would cost less CPU per request than raw aiohttp ({r_med:.2f}x), but it does the "
-                "same HTTP exchange and more; the load or the server took the client's core during one of them — "
-                "rerun on a quieter machine or with more --repeats"
-            )
-        cold_cpu = statistics.median(cold.per_req("cpu_s")) if cold is not None else float("inf")
-        if c.kind == "replay" and statistics.median(cpu) >= cold_cpu:
-            why = "INVALID: a replay (no request) measured as dearer than a cold run; the measurement is disturbed"
+        cold_cpu = statistics.median(cold.per_req("cpu_s")) if cold is not None else None
+        why = contradiction(c.kind, r_med, statistics.median(cpu) / cold_cpu if cold_cpu else None, c.label)
         if why:
             ratio = "INVALID"
         wall_ratio = statistics.median(rate) / raw_rate

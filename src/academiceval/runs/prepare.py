@@ -45,6 +45,9 @@ def length_instruction_for(option: bool | None, tasks: set[str] | frozenset[str]
     return option if option is not None else bool(tasks & LENGTH_INSTRUCTION_BY_DEFAULT)
 
 
+_MEMO_JSON = json.JSONEncoder(default=str)
+
+
 @dataclass
 class Prepared:
     prompt: str
@@ -68,7 +71,7 @@ class Prepared:
             "reason": self.reason,
             "extras": self.extras,
         }
-        return json.dumps(d, default=str)
+        return _MEMO_JSON.encode(d)  # = json.dumps(d, default=str), without building an encoder per call
 
     @classmethod
     def from_memo(cls, blob: str) -> Prepared:

@@ -350,7 +350,8 @@ class SampleWorker:
         if self._batch_records:
             await self._record_soon(sample, prep, got, epoch)
         else:
-            self._finish(*self._answer_record(sample, prep, got, epoch))
+            rec, urgent = self._answer_record(sample, prep, got, epoch)
+            self._finish(rec, urgent=urgent)
 
     def _answer_record(self, sample: Sample, prep: Prepared, got: Generated, epoch: int) -> tuple[RunRecord, bool]:
         """The record of one asked epoch, and whether it must be flushed at once."""
