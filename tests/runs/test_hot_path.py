@@ -1,7 +1,7 @@
-"""The runner's batched hot path (samples prepared in batches, records of answers finished together written
-together, buffered cache rows) keeps every guarantee of the one-at-a-time path: the same records, keys and prompt
-hashes at any concurrency, a record flushed before its worker sends anything else (so `kill -9` still loses at
-most the requests in flight), and cache rows visible to their writer before the commit."""
+"""The runner's batched hot path (samples prepared and their answers looked up in batches, cache rows buffered
+until the commit) keeps every guarantee of the one-at-a-time path: the same records, keys, memos and prompt hashes
+at any concurrency, a record flushed before its worker sends anything else (so `kill -9` still loses at most the
+requests in flight), and cache rows visible to their writer before the commit."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _lines(run_dir: Path) -> dict[str, dict]:
 def test_records_keys_and_hashes_are_the_same_at_any_concurrency(sample_round, fake_server, tmp_path):
     srv = fake_server()
     runs = {}
-    for conc in (1, 3, 16):  # 1: one worker, records written one by one; 3 and 16: prepared and recorded in batches
+    for conc in (1, 3, 16):  # workers taking prepared samples from shared batches, or a single one
         home = tmp_path / f"c{conc}"
         s = run_round(home, sample_round, RunConfig(model="openai/fake-model", base_url=srv.url, max_connections=conc))
         assert s.total("errors") == 0 and s.total("done") == s.total("selected") == 48

@@ -21,7 +21,7 @@ from academiceval.models.base import Backend, Completion, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import BackendError, EmptyAnswerError, is_final
-from academiceval.models.generate import Generated, Generator, Outcome
+from academiceval.models.generate import Generator, Outcome
 from academiceval.models.postprocess import postprocess
 from academiceval.models.prepare import probe_parts
 from academiceval.models.retry import RetryPolicy, RetryStats
@@ -70,10 +70,6 @@ class SampleWorker:
         self._fingerprint = preparer.fingerprint() if cache.enabled else b""
         self._memo_keys: dict[str, str] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") if prepare_in_thread else None
-        # answers finished in one loop iteration, recorded together by `_drain_records` (see `_record_soon`)
-        self._finished: list[tuple[Sample, Prepared, Generated, int]] = []
-        self._recorded: asyncio.Future[None] | None = None
-        self._batch_records = False  # set by `run_all` when more than one worker runs
 
     def options_for(self, task: str, epoch: int = 1) -> tuple[GenerationOptions, bytes]:
         """Per-task output length when none was given (title 32, abstract 512, introduction 1536, RW 1024), with
@@ -347,14 +343,6 @@ class SampleWorker:
         got = await self.generator.generate(
             prep.prompt, opts, self._backend_view(sample, prep), key=key, prompt_sha256=prep.prompt_sha256
         )
-        if self._batch_records:
-            await self._record_soon(sample, prep, got, epoch)
-        else:
-            rec, urgent = self._answer_record(sample, prep, got, epoch)
-            self._finish(rec, urgent=urgent)
-
-    def _answer_record(self, sample: Sample, prep: Prepared, got: Generated, epoch: int) -> tuple[RunRecord, bool]:
-        """The record of one asked epoch, and whether it must be flushed at once."""
         rec = self._from_outcome(
             sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts, epoch=epoch
         )
@@ -362,53 +350,7 @@ class SampleWorker:
             rec.endpoint = got.completion.raw.get("endpoint")
         # a committed cache row survives a kill, so its record may be flushed lazily; an answer this run wrote and
         # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once
-        return rec, got.source != "cache" or not got.committed
-
-    def _record_soon(self, sample: Sample, prep: Prepared, got: Generated, epoch: int) -> asyncio.Future[None]:
-        """Queue an answer's record for `_drain_records`, which runs once the answers that finished in this loop
-        iteration have all queued theirs: building, serialising and writing records in a batch (one `write` +
-        `flush` per file) costs a third of doing it per answer between requests, whose code evicts the record
-        code from the CPU caches. The caller awaits the returned future, i.e. until its record is flushed — so a
-        worker never has more than one answer unrecorded or in flight, and `kill -9` still loses at most the
-        requests in flight."""
-        if self._recorded is None:
-            loop = asyncio.get_running_loop()
-            self._recorded = loop.create_future()
-            loop.call_soon(self._drain_records)
-        self._finished.append((sample, prep, got, epoch))
-        return self._recorded
-
-    def _drain_records(self) -> None:
-        done, self._recorded = self._recorded, None
-        finished, self._finished = self._finished, []
-        try:
-            self._write_answers(finished)
-        except BaseException as e:  # a failure reaches every worker waiting on this batch, as it would have unbatched
-            if done is not None and not done.done():
-                done.set_exception(e)
-            if not isinstance(e, Exception):
-                raise
-            return
-        if done is not None and not done.done():
-            done.set_result(None)
-
-    def _write_answers(self, finished: list[tuple[Sample, Prepared, Generated, int]]) -> None:
-        if not finished:
-            return
-        records: list[RunRecord] = []
-        urgent = False
-        for sample, prep, got, epoch in finished:
-            rec, now = self._answer_record(sample, prep, got, epoch)
-            records.append(rec)
-            urgent = urgent or now
-        if urgent:  # one write + flush per file for the whole batch
-            self.writer.append_many(records)
-        else:
-            for rec in records:
-                self.writer.append(rec, urgent=False)
-        for rec in records:
-            self._count(rec)
-        self._tick(len(records))
+        self._finish(rec, urgent=got.source != "cache" or not got.committed)
 
     def _prepare_ahead(self, units: Sequence[Unit]) -> Iterator[tuple[Sample, Sequence[int], Prepared, list[str]]]:
         """Units with their prepared prompts and response keys, PREPARE_BATCH samples at a time: rendering a batch
@@ -432,7 +374,6 @@ class SampleWorker:
         if not units:
             return
         n = max(1, min(workers, len(units)))
-        self._batch_records = n > 1
         if self._pool is None:  # preparation on the loop thread: in batches, ahead of the requests
             prepared = self._prepare_ahead(units)
 
@@ -450,8 +391,5 @@ class SampleWorker:
         try:
             await asyncio.gather(*(worker() for _ in range(n)))
         finally:
-            if self._finished:  # answers whose records were queued when the run stopped: write them now
-                finished, self._finished = self._finished, []
-                self._write_answers(finished)
             if self._pool is not None:
                 self._pool.shutdown(wait=False, cancel_futures=True)
