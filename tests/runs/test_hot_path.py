@@ -164,3 +164,35 @@ def test_benchmark_refuses_ratios_that_contradict_themselves(kind, raw_over_this
     assert bool(why) == refused
     if refused:
         assert "INVALID" in why
+
+
+def test_record_lines_are_model_dump_json(tmp_path):
+    """The writer serialises through pydantic's serializer directly: the same bytes as `model_dump_json`."""
+    from datetime import date
+
+    from academiceval.runs.models import RunRecord
+    from academiceval.store.artifacts import RecordWriter, new_record, records_file
+
+    base = dict(
+        sample_id="abstract/zero-shot/2212.00001",
+        task="abstract",
+        setting="zero-shot",
+        split="test",
+        arxiv_id="2212.00001",
+        published=date(2022, 12, 1),
+        finished_at="2026-11-26T02:00:00+00:00",
+        prompt_sha256="a" * 64,
+    )
+    recs = [
+        new_record(**base, output_raw="Ünïcode “quotes” \u2028 and \ufffd", output="x", latency_s=0.0123, attempts=1),
+        new_record(**base, epoch=2, error="HTTP 500: boom", error_code="server_error", retryable=True),
+        new_record(**base, endpoint="http://127.0.0.1:9/v1", prompt_info={"retrieved": [{"rank": 1, "score": 0.5}]}),
+        RunRecord.model_validate({**base, "published": "2022-12-01", "warnings": ["invalid_utf8"], "cached": True}),
+    ]
+    w = RecordWriter(tmp_path)
+    w.append(recs[0])
+    w.append_many(recs[1:3])
+    w.append(recs[3], urgent=False)
+    w.close()
+    got = records_file(tmp_path, "abstract", "zero-shot").read_bytes()
+    assert got == b"".join(r.model_dump_json().encode() + b"\n" for r in recs)

@@ -287,8 +287,7 @@ class OpenAIBackend:
             extras["system_fingerprint"] = data["system_fingerprint"]
         if not isinstance(usage, dict):
             usage = {}
-        # every value was checked above (text, counts or None, a string or None, a dict): no validation to repeat
-        return Completion.model_construct(
+        return Completion(
             text=content,
             input_tokens=_count(usage.get("prompt_tokens")),
             output_tokens=_count(usage.get("completion_tokens")),

@@ -81,7 +81,7 @@ class _WaitBudget:
             self.policy.on_wait(seconds, error)
 
 
-@dataclass
+@dataclass(slots=True)
 class RetryStats:
     attempts: int = 0
     retries: int = 0

@@ -154,8 +154,11 @@ class SampleWorker:
         latency: float,
         attempts: int,
         epoch: int = 1,
+        endpoint: str | None = None,
     ) -> RunRecord:
-        common = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts, epoch=epoch)
+        common: dict[str, Any] = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts, epoch=epoch)
+        if endpoint is not None:  # several endpoints: the one that answered
+            common["endpoint"] = endpoint
         if isinstance(out, BackendError):
             retryable = not is_final(out.code)  # auth, 429, 5xx, timeouts: a rerun asks again (models.errors)
             return self._record(sample, prep, error=str(out), error_code=out.code, retryable=retryable, **common)
@@ -343,11 +346,17 @@ class SampleWorker:
         got = await self.generator.generate(
             prep.prompt, opts, self._backend_view(sample, prep), key=key, prompt_sha256=prep.prompt_sha256
         )
+        answered = got.completion is not None and got.source != "cache"
         rec = self._from_outcome(
-            sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts, epoch=epoch
+            sample,
+            prep,
+            got.outcome,
+            cached=got.cached,
+            latency=got.latency_s,
+            attempts=got.attempts,
+            epoch=epoch,
+            endpoint=got.completion.raw.get("endpoint") if answered else None,  # type: ignore[union-attr]
         )
-        if got.completion is not None and got.source != "cache":  # several endpoints: the one that answered
-            rec.endpoint = got.completion.raw.get("endpoint")
         # a committed cache row survives a kill, so its record may be flushed lazily; an answer this run wrote and
         # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once
         self._finish(rec, urgent=got.source != "cache" or not got.committed)
