@@ -30,9 +30,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
+    from academiceval.families.cloze.build import build_cloze_round
+    from academiceval.families.cloze.prompt import choice_of
     from academiceval.models.baselines import BaselineBackend
     from academiceval.papers.ingest import ingest_paths
-    from academiceval.rounds.cloze.build import build_cloze_round
     from academiceval.scores.mcq import accuracy_by_level, score_item
     from academiceval.sources.mirror.workspace import index_mirror
     from academiceval.store import Workspace
@@ -83,7 +84,7 @@ def main() -> None:
     for model in ("random-choice", "lexical-choice"):
         b = BaselineBackend(model, seed=args.seed)
         scores = [
-            score_item(it.sample_id, b.choose(it).text, it.label, level=it.preset)
+            score_item(it.sample_id, b.choose_item(choice_of(it)).text, it.label, level=it.preset)
             for items in report.items.values()
             for it in items
         ]
@@ -116,7 +117,7 @@ def main() -> None:
     )
 
     print("\n== citation type: heuristic vs SCALAR's stored types (all typed citations of the 72 objects)")
-    from academiceval.rounds.cloze.stats import type_agreement
+    from academiceval.families.cloze.stats import type_agreement
 
     agr = type_agreement(report.types)["heuristic_vs_source"]
     print(f"agreement {agr['agree']}/{agr['n']} = {agr['rate']:.3f}; confusion (heuristic|scalar): {agr['confusion']}")

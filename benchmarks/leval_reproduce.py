@@ -21,8 +21,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from academiceval.scores.leval import display_keys, score_file
-from academiceval.scores.predictions import import_prediction_file, leval_file_summary
+from academiceval.families.leval.predictions import import_prediction_file, leval_file_summary
+from academiceval.families.leval.scoring import display_keys, score_file
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "scores" / "data" / "leval_reference.json"

@@ -4,15 +4,21 @@
    real records of ../shared/corpus/metadata (Kaggle, .abs, listings, SCALAR: 9.2k papers): new ids and v1 dates
    spread over 2007-04 … 2026-10 (a growing monthly volume, like arXiv's), real titles and abstracts, real
    author lists shuffled, real category strings, 30% of papers with a later version; written under /tmp;
-2. indexes it with `DiskIndex` in a child process (peak RSS of that process = `ru_maxrss` of the child);
+2. indexes it with `DiskIndex` in a child process (peak RSS: VmHWM of the writer + `ru_maxrss` of its parse worker);
 3. appends 1% more lines and times the incremental update (only the new lines are read);
 4. runs the queries `graph update` issues through `MirrorSource` (what collect/update call): date-window +
-   category pages (`window_query`, pages of 2,000, oldest first) and author queries restricted to a window
-   (`author_query`, pages of 100), timing each call including decoding the page's records.
+   category pages of 2,000 records (a month, widened until it holds a full page; oldest first) three ways,
+   interleaved query by query over 5 passes: light entries (`sources.entries.search_entries`, what `graph
+   update` scans a window with, reading every hit's date and author keys), `MirrorSource.search` (a page of
+   `PaperMeta`), and the named baseline `search_page` + `.meta` (full `MirrorRecord`s, the path before); then
+   author queries restricted to a window (`author_query`, pages of 100). The load average is printed with every
+   figure.
 
 The last line is exactly
-`mirror_scale: records N, index_s S, records_per_s R, peak_rss_mb M, query_p50_ms Q50, query_p95_ms Q95`
-(queries of both kinds together; each kind also has its own line above).
+`mirror_scale: records N, index_s S, records_per_s R, peak_rss_mb M, page2000_p95_ms P (…), query_p50_ms Q50,
+query_p95_ms Q95 (load average …)` — `page2000_p95_ms` over the window pages as entries (the PaperMeta page's
+in brackets),
+`query_*` over those and the author queries together; peak RSS = index writer (VmHWM) + parse worker.
 
     nice python benchmarks/mirror_scale.py --records 100000
     nice python benchmarks/mirror_scale.py --records 2700000 --workdir /tmp/mirror_scale   # deleted afterwards
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import shutil
@@ -34,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("ACADEMICEVAL_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
 FIRST_MONTH = (2007, 4)
 LAST_MONTH = (2026, 10)
 
@@ -137,12 +144,32 @@ def child_index(mirror: Path, db: Path, workers: int | None) -> None:
                 "added": rep.records_added,
                 "errors": rep.errors,
                 "grown": rep.files_grown,
-                "rss_mb": me.ru_maxrss / 1024,
+                "rss_mb": _hwm_mb(),  # not ru_maxrss: it keeps the forking parent's peak across exec
                 "worker_rss_mb": kids.ru_maxrss / 1024,
                 "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
             }
         )
     )
+
+
+def _hwm_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def load() -> str:
+    a, b, c = os.getloadavg()
+    return f"load average {a:.1f} {b:.1f} {c:.1f}"
+
+
+def run_duck(snap: Path, out: Path) -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "index_engines.py"), "--child", "build", "duckdb",
+           str(snap), str(out)]  # fmt: skip
+    res = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def run_child(mirror: Path, db: Path, workers: int | None) -> dict:
@@ -152,9 +179,15 @@ def run_child(mirror: Path, db: Path, workers: int | None) -> dict:
 
 
 def queries(
-    mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_author: int, *, breakdown: bool = False
-) -> dict[str, list[float]]:
+    mirror: Path, db: Path, pool: dict[str, list], n_window: int, n_author: int, *, passes: int = 5,
+    breakdown: bool = False,
+) -> dict[str, list[float]]:  # fmt: skip
+    """Window pages of 2,000 records through `MirrorSource.search` (the caller's path: `PaperMeta` decoded, nothing
+    else) against the named baseline `search_page` + `.meta` (full `MirrorRecord`s, the path before), interleaved
+    query by query in a shuffled order, `passes` passes over the same queries (same N for both); then author
+    queries. A window is a month, widened month by month until it holds at least 2,000 papers (a full page)."""
     from academiceval.graph.names import author_query, window_query
+    from academiceval.sources.entries import search_entries
     from academiceval.sources.mirror import MirrorSource
     from academiceval.sources.mirror.disk import DiskIndex
 
@@ -163,42 +196,82 @@ def queries(
     months = _months()
     all_cats = sorted({c for s in pool["cats"] for c in s.split()})
     astro = [c for c in all_cats if c.startswith("astro-ph")]
-    times: dict[str, list[float]] = {"window": [], "author": []}
-    cpu: dict[str, list[float]] = {"window": [], "author": []}
     index_only: list[float] = []  # the same window queries without decoding the page: hits counted and ordered
-    hits: dict[str, int] = {"window": 0, "author": 0}
-    window_qs = []
-    for _ in range(n_window):  # one month (the monthly update's window) over a graph's categories
+    window_qs, hits = [], []
+    for _ in range(n_window):  # a month (the monthly update's window) over a graph's categories
         y, m = rng.choice(months[len(months) // 2 :])
         since = date(y, m, 1)
-        until = (since + timedelta(days=32)).replace(day=1) - timedelta(days=1)
         cats = rng.sample(astro, rng.randint(1, len(astro))) + rng.sample(all_cats, rng.randint(0, 3))
-        q = window_query(since, until, cats)
-        window_qs.append(q)
-        t0 = time.perf_counter()
-        src.index.search_page(q, start=0, max_results=0, sort_by="submittedDate", sort_order="ascending")
+        until = (since + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+        while True:
+            q = window_query(since, until, cats)
+            t0 = time.perf_counter()
+            total, _ = src.index.search_page(q, start=0, max_results=0, sort_by="submittedDate", sort_order="ascending")
+            if total >= 2000 or until.year > 2026:
+                break
+            until = (until + timedelta(days=32)).replace(day=1) - timedelta(days=1)
         index_only.append(time.perf_counter() - t0)
-        t0, c0 = time.perf_counter(), time.process_time()
-        page = src.search(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
-        times["window"].append(time.perf_counter() - t0)
-        cpu["window"].append(time.process_time() - c0)
-        hits["window"] += len(page.items)
+        window_qs.append(q)
+        hits.append(min(total, 2000))
+
+    def via_entries(q: str) -> int:  # what graph update calls now, and what it reads of every hit
+        page = search_entries(src, q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
+        return sum(len(e.author_keys) for e in page.items if e.published)
+
+    def via_source(q: str) -> int:  # the protocol's page of PaperMeta
+        return len(src.search(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending").items)
+
+    def via_records(q: str) -> int:  # the baseline: full records, then their metadata
+        _, page = src.index.search_page(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
+        return len([r.meta for r in page])
+
+    paths = {"entries (graph update)": via_entries, "MirrorSource.search": via_source,
+             "search_page records (baseline)": via_records}  # fmt: skip
+    times: dict[str, list[float]] = {k: [] for k in paths}
+    cpu: dict[str, list[float]] = {k: [] for k in paths}
+    for _ in range(passes):
+        for q in window_qs:
+            order = list(paths)
+            rng.shuffle(order)
+            for name in order:
+                t0, c0 = time.perf_counter(), time.process_time()
+                paths[name](q)
+                times[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.process_time() - c0)
+    author: list[float] = []
+    author_hits = 0
     for _ in range(n_author):  # a candidate author's papers in the update window (update step 2)
         name = rng.choice(rng.choice(pool["authors"]))
         y, m = rng.choice(months[len(months) // 2 :])
         since = date(y, m, 1)
         q = author_query(name, since=since - timedelta(days=365), until=since)
-        t0, c0 = time.perf_counter(), time.process_time()
-        page = src.search(q, start=0, max_results=100, sort_by="submittedDate", sort_order="descending")
-        times["author"].append(time.perf_counter() - t0)
-        cpu["author"].append(time.process_time() - c0)
-        hits["author"] += len(page.items)
-    print(f"  window queries, index only (total + ordered ids, no page decoded): wall {_pct(index_only)}")
-    for k, v in times.items():
-        print(f"  {k} queries: {len(v)}, mean hits {hits[k] / max(1, len(v)):.0f}, wall {_pct(v)}; CPU {_pct(cpu[k])}")
+        t0 = time.perf_counter()
+        author_hits += len(src.search(q, start=0, max_results=100, sort_by="submittedDate").items)
+        author.append(time.perf_counter() - t0)
+    print(f"  window queries (mean page {statistics.mean(hits):,.0f} records), index only (total + ordered ids): "
+          f"wall {_pct(index_only)} ({load()})")  # fmt: skip
+    for k in paths:
+        print(f"  window pages via {k}: {len(times[k])} ({passes} passes): wall {_pct(times[k])}; CPU {_pct(cpu[k])} "
+              f"({load()})")  # fmt: skip
+    base_runs = times["search_page records (baseline)"]
+    for k in ("entries (graph update)", "MirrorSource.search"):
+        ratio = statistics.median(base_runs) / statistics.median(times[k])
+        wins = sum(a < b for a, b in zip(times[k], base_runs, strict=True))
+        if (ratio > 1) != (wins > len(base_runs) / 2) and abs(ratio - 1) > 0.02:
+            raise SystemExit(f"refusing the page speed ratio {ratio:.2f} of {k}: it contradicts the pairwise wins")
+        print(f"  page speed-up of {k} over the baseline (median wall): {ratio:.2f}x; faster in {wins} of "
+              f"{len(base_runs)} interleaved pairs")  # fmt: skip
+    entries = search_entries(src, window_qs[0], max_results=2000, sort_by="submittedDate", sort_order="ascending")
+    t0 = time.perf_counter()
+    for e in entries.items[:200]:
+        e.meta()
+    print(f"  decoding one record on demand (entry.meta(), the papers of graph authors): "
+          f"{(time.perf_counter() - t0) / 200 * 1e6:.0f} µs ({load()})")  # fmt: skip
+    print(f"  author queries: {len(author)}, mean hits {author_hits / max(1, len(author)):.0f}, wall {_pct(author)} "
+          f"({load()})")  # fmt: skip
     if breakdown:
         page_breakdown(src, window_qs)
-    return times
+    return {"window": times["entries (graph update)"], "window_meta": times["MirrorSource.search"], "author": author}
 
 
 def page_breakdown(src: Any, window_qs: list[Any]) -> None:
@@ -274,14 +347,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/academiceval_mirror_scale"))
-    ap.add_argument("--window-queries", type=int, default=60)
+    ap.add_argument("--window-queries", type=int, default=40)
+    ap.add_argument("--passes", type=int, default=5, help="passes over the window queries (>= 5)")
     ap.add_argument("--author-queries", type=int, default=200)
     ap.add_argument("--workers", type=int, default=None, help="parse workers (default: 1 for files over 64 MB)")
     ap.add_argument("--keep", action="store_true", help="keep the generated snapshot and index")
+    ap.add_argument("--duckdb-load", action="store_true", help="also time one raw DuckDB load of the snapshot")
     ap.add_argument(
         "--breakdown", action="store_true", help="also: where a window page's time goes (GC, profile, codecs)"
     )
     args = ap.parse_args()
+    if args.passes < 5:
+        raise SystemExit("--passes must be at least 5")
     n = args.records
     work = args.workdir
     if REPO in work.resolve().parents:
@@ -302,22 +379,34 @@ def main() -> int:
             f"  index: {built['records']:,} records in {built['seconds']:.1f} s wall, {built['cpu_s']:.1f} s CPU "
             f"(writer + parse workers), {built['errors']} unreadable, peak RSS {built['rss_mb']:.0f} MB "
             f"(parse worker {built['worker_rss_mb']:.0f} MB), index file {db.stat().st_size / 1e6:,.0f} MB "
-            f"({db.stat().st_size / size:.2f}x the snapshot)"
+            f"({db.stat().st_size / size:.2f}x the snapshot) ({load()})"
         )
+        if args.duckdb_load:  # the issue's baseline on the same snapshot: one raw DuckDB load (n = 1, no ratio)
+            duck = run_duck(snap, work / "raw.duckdb")
+            print(
+                f"  DuckDB raw load of the same snapshot (read_json -> table, 2 threads; one run): "
+                f"{duck['wall_s']:.1f} s wall, {duck['cpu_s']:.1f} s CPU, peak RSS {duck['rss_mb']:.0f} MB, "
+                f"{duck['file_mb']:,.0f} MB ({load()})"
+            )
         grow = max(1, n // 100)
         generate(snap, grow, pool, append=True)
         upd = run_child(mirror, db, args.workers)
         print(
             f"  incremental: +{grow:,} lines appended -> {upd['lines']:,} lines read, {upd['added']:,} added in "
-            f"{upd['seconds']:.1f} s (grown files: {upd['grown']}), peak RSS {upd['rss_mb']:.0f} MB"
+            f"{upd['seconds']:.1f} s (grown files: {upd['grown']}), peak RSS {upd['rss_mb']:.0f} MB ({load()})"
         )
-        times = queries(mirror, db, pool, args.window_queries, args.author_queries, breakdown=args.breakdown)
+        times = queries(mirror, db, pool, args.window_queries, args.author_queries, passes=args.passes,
+                        breakdown=args.breakdown)  # fmt: skip
         allq = times["window"] + times["author"]
         q = statistics.quantiles(allq, n=20)
+        page95 = statistics.quantiles(times["window"], n=20)[18]
+        meta95 = statistics.quantiles(times["window_meta"], n=20)[18]
         print(
             f"mirror_scale: records {n}, index_s {built['seconds']:.1f}, "
             f"records_per_s {n / built['seconds']:.0f}, peak_rss_mb {built['rss_mb'] + built['worker_rss_mb']:.0f}, "
-            f"query_p50_ms {statistics.median(allq) * 1000:.1f}, query_p95_ms {q[18] * 1000:.1f}"
+            f"page2000_p95_ms {page95 * 1000:.1f} (entries; PaperMeta page {meta95 * 1000:.1f}), "
+            f"query_p50_ms {statistics.median(allq) * 1000:.1f}, "
+            f"query_p95_ms {q[18] * 1000:.1f} ({load()})"
         )
     finally:
         if not args.keep:

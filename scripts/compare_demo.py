@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""Compare two demo workspaces: the round's samples and the leaderboard's numbers.
+"""Compare two workspaces: every round's samples and every report's numbers that both have.
 
-    python scripts/compare_demo.py BEFORE_HOME AFTER_HOME [--round demo]
+    python scripts/compare_demo.py BEFORE_HOME AFTER_HOME [--round NAME ...]
 
-Reads only the files (no academiceval import), so it compares the output of any two versions of the package:
+Reads only the files (no academiceval import), so it compares the output of any two versions of the package. It
+compares every round (`rounds/NAME/manifest.json`) and every report (`reports/NAME/results.json`) found in the two
+homes and in workspaces nested one level down (the demo's lab workspace, `HOME/lab`); `--round` keeps only the
+rounds and reports of those names. Per round and report:
 
-- round samples, from `rounds/ROUND/jsonl/*/*.jsonl`: per sample id its split, config, label (sha256) and
+- round samples, from `rounds/NAME/jsonl/*/*.jsonl`: per sample id its split, config, label (sha256) and
   prompt_sha256;
-- leaderboard numbers: every number of `reports/ROUND/results.json` rows (metrics and counts), keyed by
-  (model, task, setting, path), and every cell of the tables in `reports/ROUND/leaderboard.md`.
+- leaderboard numbers: every number of `reports/NAME/results.json` rows (metrics and counts), keyed by
+  (model, task, setting, path), and every cell of the tables in `reports/NAME/leaderboard.md`.
 
 Prints equal/different/missing counts per part and the first differences; a number that was null before and
 has a value after, or a field only the after side has, is counted as added (a newer results schema), not as a
-difference. Exits 1 when any value changed or vanished.
+difference. A round or report only one home has is listed. Exits 1 when any value changed or vanished.
 """
 
 from __future__ import annotations
@@ -24,9 +27,17 @@ import sys
 from pathlib import Path
 
 
-def round_samples(home: Path, name: str) -> dict[str, tuple[object, ...]]:
+def found(home: Path, kind: str, marker: str) -> set[str]:
+    """`rounds/NAME` / `reports/NAME` (relative to `home`) holding `marker`, in `home` and nested workspaces."""
+    out = set()
+    for pattern in (f"{kind}/*/{marker}", f"*/{kind}/*/{marker}"):
+        out |= {p.parent.relative_to(home).as_posix() for p in home.glob(pattern)}
+    return out
+
+
+def round_samples(home: Path, rel: str) -> dict[str, tuple[object, ...]]:
     out: dict[str, tuple[object, ...]] = {}
-    for f in sorted((home / "rounds" / name / "jsonl").glob("*/*.jsonl")):
+    for f in sorted((home / rel / "jsonl").glob("*/*.jsonl")):
         config = f.parent.name
         for line in f.read_text(encoding="utf-8").splitlines():
             s = json.loads(line)
@@ -46,8 +57,8 @@ def _flatten(prefix: str, obj: object, out: dict[str, object]) -> None:
         out[prefix] = obj
 
 
-def results_numbers(home: Path, name: str) -> dict[str, object]:
-    data = json.loads((home / "reports" / name / "results.json").read_text(encoding="utf-8"))
+def results_numbers(home: Path, rel: str) -> dict[str, object]:
+    data = json.loads((home / rel / "results.json").read_text(encoding="utf-8"))
     out: dict[str, object] = {}
     for row in data.get("rows", []):
         key = f"{row.get('model')}|{row.get('task')}|{row.get('setting')}"
@@ -57,10 +68,10 @@ def results_numbers(home: Path, name: str) -> dict[str, object]:
     return out
 
 
-def leaderboard_cells(home: Path, name: str) -> dict[str, str]:
+def leaderboard_cells(home: Path, rel: str) -> dict[str, str]:
     out: dict[str, str] = {}
     table, header = 0, None
-    for line in (home / "reports" / name / "leaderboard.md").read_text(encoding="utf-8").splitlines():
+    for line in (home / rel / "leaderboard.md").read_text(encoding="utf-8").splitlines():
         if not line.startswith("|"):
             header = None
             continue
@@ -101,19 +112,27 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before", type=Path)
     ap.add_argument("after", type=Path)
-    ap.add_argument("--round", default="demo")
+    ap.add_argument("--round", action="append", default=[], help="only rounds and reports of this name (repeatable)")
     args = ap.parse_args()
-    parts = [
-        compare("round samples", round_samples(args.before, args.round), round_samples(args.after, args.round)),
-        compare(
-            "results.json numbers", results_numbers(args.before, args.round), results_numbers(args.after, args.round)
-        ),
-        compare(
-            "leaderboard.md cells",
-            leaderboard_cells(args.before, args.round),
-            leaderboard_cells(args.after, args.round),
-        ),
-    ]
+    a, b = args.before, args.after
+    parts: list[tuple[bool, bool]] = []
+    for kind, marker in (("rounds", "manifest.json"), ("reports", "results.json")):
+        have_a, have_b = found(a, kind, marker), found(b, kind, marker)
+        if args.round:
+            have_a, have_b = ({r for r in s if r.rsplit("/", 1)[-1] in args.round} for s in (have_a, have_b))
+        for rel in sorted(have_a ^ have_b):
+            print(f"{rel}: only {'before' if rel in have_a else 'after'}")
+            parts.append((rel in have_b, rel in have_a))  # a vanished round or report is a difference
+        for rel in sorted(have_a & have_b):
+            print(f"== {rel}")
+            if kind == "rounds":
+                parts.append(compare("  round samples", round_samples(a, rel), round_samples(b, rel)))
+            else:
+                parts.append(compare("  results.json numbers", results_numbers(a, rel), results_numbers(b, rel)))
+                parts.append(compare("  leaderboard.md cells", leaderboard_cells(a, rel), leaderboard_cells(b, rel)))
+    if not parts:
+        print("nothing to compare: no round or report in both homes")
+        return 1
     same = all(s for s, _ in parts)
     if same and all(n for _, n in parts):
         print("identical")

@@ -20,11 +20,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.families.cloze.build import build_cloze_round
 from academiceval.graph.crawl import collect
+from academiceval.graph.names import graph_from_list
+from academiceval.models.registry import capabilities_of
 from academiceval.papers.ingest import ingest_paths
 from academiceval.report.render import make_report
 from academiceval.rounds.build import build_round
-from academiceval.rounds.cloze.build import build_cloze_round
 from academiceval.rounds.config import BuildConfig
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import run_round
@@ -33,7 +35,9 @@ from academiceval.scores.rescore import score_runs
 from academiceval.sources import open_source
 from academiceval.sources.mirror.disk import open_index
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
+from academiceval.sources.publist_import import import_publist
 from academiceval.store.artifacts import MANIFEST, load_round
+from academiceval.store.publisher import EmptyOutputError
 from academiceval.store.workspace import Workspace
 
 BASELINES = ("baseline/lead", "baseline/extractive", "baseline/demo-copy")
@@ -335,7 +339,7 @@ def _run_models(ws, specs, base_url, per_config, summary, say) -> None:  # type:
             model=spec,
             splits=["test"],
             limit=per_config,
-            base_url=base_url if spec.startswith("openai/") else None,
+            base_url=base_url if capabilities_of(spec).base_url else None,
         )
         res = run_round(
             ws, summary.round_dir, config, progress=lambda done, total, spec=spec: say("run", done, total, spec)
@@ -416,21 +420,22 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[n
         st.rows.append(("round", f"{name} (existing, reused)"))
     else:
         cap = 20 if limits.per_config else 100
-        rep = build_cloze_round(
-            ws, name, overrides={"max_questions": cap}, progress=lambda s, d, t: say("cloze", d, t, s)
-        )
-        st.rows.append(("round", f"{name}: " + ", ".join(f"{k} {len(v)}" for k, v in rep.items.items())))
-        if not any(rep.items.values()):
+        try:
+            rep = build_cloze_round(
+                ws, name, overrides={"max_questions": cap}, progress=lambda s, d, t: say("cloze", d, t, s)
+            )
+        except EmptyOutputError:  # nothing is written for a round without questions
             st.note = "no citation-cloze question could be built from this store"
             st.seconds = time.perf_counter() - t0
             return
+        st.rows.append(("round", f"{name}: " + ", ".join(f"{k} {len(v)}" for k, v in rep.items.items())))
     runs = []
     for spec in specs:
         config = RunConfig(
             model=spec,
             splits=["test"],
             limit=limits.per_config,
-            base_url=base_url if spec.startswith("openai/") else None,
+            base_url=base_url if capabilities_of(spec).base_url else None,
         )
         res = run_round(ws, rdir, config, progress=lambda done, total, spec=spec: say("cloze", done, total, spec))
         runs.append(Path(res.run_dir))
@@ -476,9 +481,6 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
 def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) -> None:  # type: ignore[no-untyped-def]
     """Import the lab list (PDFs checked against their entries, names merged on evidence, co-author graph), build
     a round with co-author and mixed settings, run the baselines (and models), score and report it."""
-    from academiceval.graph.names import graph_from_list
-    from academiceval.sources.publist_import import import_publist
-
     st = _timed(summary, "lab round")
     t0 = time.perf_counter()
     lws = Workspace(home)
@@ -506,7 +508,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
                 model=spec,
                 splits=["test"],
                 limit=limits.per_config,
-                base_url=base_url if spec.startswith("openai/") else None,
+                base_url=base_url if capabilities_of(spec).base_url else None,
             )
             run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
         chosen = list(metrics) if metrics else default_metrics()

@@ -100,6 +100,31 @@ def test_unknown_setting_names_what_the_round_has(home: Path) -> None:
     assert "title random:1" in (e.value.hint or "")
 
 
+def test_without_a_round_the_workspaces_only_round_or_the_names(home: Path, tmp_path: Path) -> None:
+    """`inspect eval academiceval/title` with no `-T round=`: the only round of the workspace is taken; with
+    several (or none) the error names them and how to pick one (issue 28, item 11)."""
+    import shutil
+
+    from academiceval.errors import ConfigError
+    from academiceval.integrations.inspect.core import select
+    from academiceval.integrations.inspect.tasks import title
+
+    sel = select(None, "title", home=home)
+    assert sel.round.name == ROUND and sel.samples == select(ROUND, "title", home=home).samples
+    assert title(home=str(home)).metadata["round"] == ROUND  # the @task as inspect calls it without -T round=
+
+    two = tmp_path / "two"
+    for name in (ROUND, "another"):
+        shutil.copytree(Layout.of(home).round_dir(ROUND), Layout.of(two).round_dir(name))
+    with pytest.raises(ConfigError, match=f"has 2 rounds: {ROUND}, another") as e:
+        select(None, "title", home=two)
+    assert "-T round=" in (e.value.hint or "")
+    assert select("another", "title", home=two).round.path.name == "another"
+    with pytest.raises(ConfigError, match="no round in the workspace") as e:
+        select(None, "title", home=tmp_path / "empty")
+    assert "academiceval demo" in (e.value.hint or "")
+
+
 def test_inspect_cli_finds_tasks_through_the_entry_point(home: Path, tmp_path: Path) -> None:
     """`inspect eval academiceval/title -T round=...` as a user types it, through the entry point declared in
     pyproject.toml. An install that predates the entry point gets it from a dist-info on PYTHONPATH; a current
@@ -155,10 +180,10 @@ def test_citation_cloze_through_inspect_scores_as_our_accuracy(corpus: Path, tmp
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, get_model
 
+    from academiceval.families.cloze.build import build_cloze_round
     from academiceval.integrations.inspect.core import select
     from academiceval.integrations.inspect.log import log_to_run
     from academiceval.integrations.inspect.tasks import citation_cloze
-    from academiceval.rounds.cloze.build import build_cloze_round
     from academiceval.scores.config import ScoreConfig
     from academiceval.scores.rescore import score_runs
     from academiceval.sources.mirror.workspace import index_mirror

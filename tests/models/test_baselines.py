@@ -8,9 +8,10 @@ import pytest
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
-from academiceval.models.baselines import TARGET_WORDS, BaselineBackend, BaselineError, split_sentences
+from academiceval.models.baselines import BaselineBackend, BaselineError, split_sentences
 from academiceval.models.rag.retrievers import terms
 from academiceval.rounds.prompts import retrieval_query
+from academiceval.store.tasks import task_spec
 from conftest import make_sample
 
 TARGET = "2212.11808"
@@ -25,7 +26,7 @@ def gen(backend: BaselineBackend, sample):
 def test_lead_is_the_opening_cut_to_length(papers, task):
     sample = make_sample(papers[TARGET], task)
     out = gen(BaselineBackend("lead"), sample)
-    n = TARGET_WORDS[task]
+    n = task_spec(task).target_words
     source = sample.fields["abstract"] if task == "title" else sample.fields["body"]
     assert out.text.split() == source.split()[:n]
     assert out.output_tokens == n and out.raw["source_field"] == ("abstract" if task == "title" else "body")
@@ -56,7 +57,7 @@ def test_extractive_takes_query_matching_sentences_in_order(papers, task):
     sample = make_sample(papers[TARGET], task)
     out = gen(BaselineBackend("extractive"), sample)
     words = out.text.split()
-    assert TARGET_WORDS[task] * 0.8 <= len(words) <= TARGET_WORDS[task]
+    assert task_spec(task).target_words * 0.8 <= len(words) <= task_spec(task).target_words
     sentences = split_sentences(sample.fields["body"])
     chosen = out.raw["sentences"]
     eligible = [s for s in sentences if len(s.split()) >= 4]

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from academiceval.models import tokenize
 from academiceval.models.embedded import bert_tokenizer_json
-from academiceval.models.tokenize import TokenizerError, load_tokenizer, tokenizer_for_model
+from academiceval.models.registry import tokenizer_for_model
+from academiceval.models.tokenize import TokenizerError, load_tokenizer
 from conftest import load_papers
 
 

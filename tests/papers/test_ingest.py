@@ -36,13 +36,13 @@ def test_second_run_parses_nothing(workspace, folder: Path, monkeypatch: pytest.
     assert stored is not None and stored.title.startswith("Distilling the Knowledge")
 
     calls: list[str] = []
-    real_job = ingest_mod._parse_job
+    real_job = ingest_mod.parse_job
 
     def counting(path: str, sha: str, max_pages: int):  # type: ignore[no-untyped-def]
         calls.append(path)
         return real_job(path, sha, max_pages)
 
-    monkeypatch.setattr(ingest_mod, "_parse_job", counting)
+    monkeypatch.setattr(ingest_mod, "parse_job", counting)
     second = ingest_paths(workspace, [folder])
     assert len(second.skipped) == 2 and not second.ok
     assert calls == [str(folder / "rate_limited.pdf")]  # only the failed file is tried again

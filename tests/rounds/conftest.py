@@ -81,7 +81,7 @@ def scalar_home(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def scalar_round(scalar_home: Path, tmp_path_factory: pytest.TempPathFactory):
     """The three SCALAR levels built once from `scalar_home` (uncapped, so every question is checked)."""
-    from academiceval.rounds.cloze.build import build_cloze_round
+    from academiceval.families.cloze.build import build_cloze_round
     from academiceval.store import Workspace
 
     home = tmp_path_factory.mktemp("scalar-round")

@@ -14,6 +14,7 @@ from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.prompts import prompt_sha256, render_prompt
 from academiceval.rounds.tokens import count
 from academiceval.store.artifacts import RoundIntegrityError, load_round
+from academiceval.store.publisher import EmptyOutputError
 
 SETTINGS = ["zero-shot", "random:1", "coauthor:1", "mixed:1+1"]
 
@@ -154,7 +155,7 @@ def test_existing_round_needs_force(built) -> None:
     from academiceval.errors import ConfigError
 
     ws, _ = built
-    with pytest.raises(ConfigError, match="already exists"):
+    with pytest.raises(ConfigError, match="already holds files"):
         build_round(ws, "2022-12")
     with pytest.raises(ConfigError):
         build_round(ws, "../escape")
@@ -221,8 +222,10 @@ def test_pdf_fetched_and_ingested_on_demand(corpus, workspace, tmp_path) -> None
     index_mirror(workspace, mirror)
     workspace.db.execute("DELETE FROM parsed_paper")
     assert workspace.get_meta("1111.2011") is not None and workspace.get_paper_by_arxiv("1111.2011") is None
-    offline = build_round(workspace, "nofetch", BuildConfig(tasks=("title",)), out_dir=tmp_path / "a")
-    assert offline.skipped["papers"] == {"metadata without a parsed paper (no source to fetch from)": 1}
+    # without a source nothing can be built: an error naming the skip reason, and no round is written
+    with pytest.raises(EmptyOutputError, match=r"metadata without a parsed paper \(no source to fetch from\) ×1"):
+        build_round(workspace, "nofetch", BuildConfig(tasks=("title",)), out_dir=tmp_path / "a")
+    assert not (tmp_path / "a").exists()
     # 1111.2011's bare-number reference list is not parsed (a known gap of papers), so the gate's reference
     # requirement is lifted here: this test is about fetching and ingesting on demand
     m = build_round(
@@ -300,7 +303,12 @@ def test_audit_of_the_real_round(built, tmp_path) -> None:
     a = audit_round(load_round(ws.layout.round_dir("2022-12")))
     assert a["samples"] > 150
     assert all(t["over_limits"] == 0 for t in a["overlap"]["tasks"].values())
-    assert all(d["placeholders"]["occurrences"] == 0 for d in a["debris"].values())
+    by_split = [e for d in a["debris"].values() for sp, e in d.items() if sp in ("train", "val", "test")]
+    assert by_split and all(e["placeholders"]["occurrences"] == 0 for e in by_split)
+    # a val/test label with debris left is excluded, so only train labels may keep any
+    assert all(e["labels_with_any"] == 0 for d in a["debris"].values() for sp, e in d.items() if sp in ("val", "test"))
+    ts = a["title_samples"]["all"]
+    assert ts["papers"] == a["papers"] and 0 < ts["with_title_sample"] <= ts["papers"]
     assert a["quality_exclusions"]["papers"]["quality: not a paper (reviewer response / cover letter)"] == 1
     assert a["title_removal"]["with_holes"] == 0
     assert a["splits"]["single_day_windows"] == ["test"]

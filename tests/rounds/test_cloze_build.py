@@ -9,14 +9,15 @@ from datetime import date
 
 import pytest
 
+from academiceval.families.cloze.build import build_cloze_round
+from academiceval.families.cloze.export import load_items
+from academiceval.families.cloze.generate import CandidateSource, Span, generate_for_paper, mark_groups, nearest_refs
+from academiceval.families.cloze.models import MASK, PRESETS, ClozeOptions, preset, preset_name
+from academiceval.families.cloze.prompt import render_item
+from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
-from academiceval.rounds.cloze.build import build_cloze_round
-from academiceval.rounds.cloze.export import load_items
-from academiceval.rounds.cloze.generate import CandidateSource, Span, generate_for_paper, mark_groups, nearest_refs
-from academiceval.rounds.cloze.models import MASK, PRESETS, ClozeOptions, preset, preset_name
-from academiceval.rounds.cloze.prompt import render_item
-from academiceval.rounds.cloze.tokens import WordPieceCounter
 from academiceval.store.artifacts import load_round
+from academiceval.store.publisher import EmptyOutputError
 
 
 def test_presets_equal_scalar_code() -> None:
@@ -85,7 +86,7 @@ def test_levels_follow_their_presets(scalar_round) -> None:
 
 def test_nearest_distractors_are_cited_closest(scalar_round) -> None:
     ws, report = scalar_round
-    from academiceval.rounds.cloze.generate import kept_sections, paper_spans
+    from academiceval.families.cloze.generate import kept_sections, paper_spans
 
     for it in report.items["citation_cloze-hard"][:10]:
         paper = ws.get_paper(it.paper_id)
@@ -131,9 +132,9 @@ def test_same_seed_same_round_and_live_guard(scalar_home, tmp_path) -> None:
     key = [(i.sample_id, i.label) for i in a.items["citation_cloze-easy"]]
     assert key == [(i.sample_id, i.label) for i in b.items["citation_cloze-easy"]]
     # every anno paper is from 2024: a cutoff at the end of 2024 leaves no question paper, counted
-    c = build_cloze_round(ws, "c", levels=("easy",), cutoff=date(2024, 12, 31))
-    assert c.items["citation_cloze-easy"] == []
-    assert c.skips["easy"]["paper: not after the live cutoff"] == 6
+    with pytest.raises(EmptyOutputError, match="paper: not after the live cutoff ×6"):  # nothing is written
+        build_cloze_round(ws, "c", levels=("easy",), cutoff=date(2024, 12, 31))
+    assert not (ws.rounds_dir / "c").exists()
     d = build_cloze_round(ws, "d", levels=("easy",), cutoff=date(2024, 7, 1), overrides={"max_questions": None})
     assert all(i.published > date(2024, 7, 1) for i in d.items["citation_cloze-easy"])
 
@@ -218,19 +219,19 @@ def test_candidate_fields(field: str) -> None:
 
 
 def test_fit_item_cuts_only_content(scalar_round) -> None:
-    from academiceval.rounds.cloze.prompt import closing_text, fit_item
+    from academiceval.families.cloze.prompt import closing_text, fit_item
 
     _, report = scalar_round
     counter = WordPieceCounter()
     it = max(report.items["citation_cloze-easy"], key=lambda x: x.input_tokens or 0)
     budget = (it.input_tokens or 0) // 2
     f = fit_item(it, budget, counter)
-    assert f.tokens <= budget and f.paper_cut and not f.over_budget and f.cut_tokens > 0
+    assert f.tokens <= budget and f.context_cut and not f.over_budget and f.cut_tokens > 0
     assert MASK in f.prompt and it.citation_text not in f.prompt.split(MASK)[0][-5:]
     assert f.prompt.rstrip().endswith(closing_text())  # the closing instruction survives
     assert f.prompt.count("<Candidate>Candidate [") == 4  # every option still shown
     small = fit_item(it, 3000, counter)  # too small for whole candidates: they are cut evenly too
-    assert small.candidates_cut and small.prompt.count("<Candidate>Candidate [") == 4
+    assert small.options_cut and small.prompt.count("<Candidate>Candidate [") == 4
     assert small.prompt.rstrip().endswith(closing_text())
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds.cloze.classify import (
+from academiceval.families.cloze.classify import (
     SCALAR_TYPES,
     JudgeClassifier,
     citation_context,
@@ -15,7 +15,7 @@ from academiceval.rounds.cloze.classify import (
     judgements,
     read_judge_answer,
 )
-from academiceval.rounds.cloze.stats import agreement
+from academiceval.families.cloze.stats import agreement
 from academiceval.store import Workspace
 
 
@@ -107,8 +107,8 @@ def test_judge_answers() -> None:
 def test_judge_decides_in_a_build(scalar_home: Path, tmp_path: Path) -> None:
     import shutil
 
-    from academiceval.rounds.cloze.build import build_cloze_round
-    from academiceval.rounds.cloze.models import preset
+    from academiceval.families.cloze.build import build_cloze_round
+    from academiceval.families.cloze.models import preset
 
     shutil.copytree(scalar_home, tmp_path / "ws")
     ws = Workspace(tmp_path / "ws")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from academiceval.families.cloze.export import load_items
+from academiceval.families.cloze.importer import import_scalar
+from academiceval.families.cloze.prompt import choice_of, fit_item
+from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.models.baselines import BaselineBackend
-from academiceval.rounds.cloze.export import load_items
-from academiceval.rounds.cloze.importer import import_scalar
-from academiceval.rounds.cloze.prompt import fit_item
-from academiceval.rounds.cloze.tokens import WordPieceCounter
 from academiceval.scores.mcq import accuracy_by_level, score_item
 from academiceval.store.artifacts import load_round
 
@@ -87,11 +87,12 @@ def test_import_both_forms_and_count_bad_records(tmp_path: Path) -> None:
     undated["paper_id"] = "not-an-id"
     (easy / "undated.json").write_text(json.dumps(undated))
     hf = tmp_path / "scalar_hard.json"
-    hf.write_text(json.dumps([_record(i, (i + 1) % 4) for i in range(4)]))
+    hf.write_text(json.dumps([_record(i, (i + 1) % 4) for i in [0, 1, 2, 3, 2]]))  # question 2 twice
     rep = import_scalar([easy, hf], tmp_path / "rounds", "scalar-pub")
     assert {k: len(v) for k, v in rep.items.items()} == {"easy": 8, "hard": 4}
     assert rep.problems == {
         "label_id outside the candidate list": 1,
+        "duplicate question (same level, paper and id): the first is kept": 1,
         "unreadable JSON (JSONDecodeError)": 1,
         "missing key 'label_id'": 1,
         "no arXiv id (paper_id or file name) to date the question": 1,
@@ -115,19 +116,16 @@ def test_baselines_on_imported_items(tmp_path: Path) -> None:
     items = rep.items["easy"]
     lexical = BaselineBackend("lexical-choice")
     rnd = BaselineBackend("random-choice", seed=3)
-    lex_scores = [score_item(it.sample_id, lexical.choose(it).text, it.label, level="easy") for it in items]
-    rnd_scores = [score_item(it.sample_id, rnd.choose(it).text, it.label, level="easy") for it in items]
+    lex_scores = [
+        score_item(it.sample_id, lexical.choose_item(choice_of(it)).text, it.label, level="easy") for it in items
+    ]
+    rnd_scores = [score_item(it.sample_id, rnd.choose_item(choice_of(it)).text, it.label, level="easy") for it in items]
     # the words around the mask name the gold topic: BM25 finds it every time
     assert accuracy_by_level(lex_scores)["easy"].accuracy == 1.0
     assert 0.0 < accuracy_by_level(rnd_scores)["easy"].accuracy < 0.7
-    # a prompt-only item (no fields) is read back from its prompt
-    bare = items[0].model_copy(
-        update={"paper": "", "candidates": [c.model_copy(update={"text": ""}) for c in items[0].candidates]}
-    )
-    assert lexical.choose(bare).text == f"<answer>{items[0].label}</answer>"
     # seeded: the same choice again
-    assert [rnd.choose(it).text for it in items] == [
-        BaselineBackend("random-choice", seed=3).choose(it).text for it in items
+    assert [rnd.choose_item(choice_of(it)).text for it in items] == [
+        BaselineBackend("random-choice", seed=3).choose_item(choice_of(it)).text for it in items
     ]
 
 
@@ -139,7 +137,7 @@ def test_fit_imported_prompt_keeps_closing(tmp_path: Path) -> None:
     (d / "2410.10000_0.json").write_text(json.dumps(rec))
     long = import_scalar([d], tmp_path / "r", "x").items["hard"][0]
     fitted = fit_item(long, 600, WordPieceCounter())
-    assert fitted.tokens <= 600 and fitted.paper_cut and MASK in fitted.prompt
+    assert fitted.tokens <= 600 and fitted.context_cut and MASK in fitted.prompt
     assert fitted.prompt.rstrip().endswith(CLOSING)  # published wording kept, closing line never cut
     assert fitted.prompt.startswith(SYSTEM)
     assert fitted.prompt.count("<Candidate>") == 4  # candidates kept whole; only paper text was cut

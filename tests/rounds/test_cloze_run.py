@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from academiceval.families.cloze.models import MASK
+from academiceval.families.cloze.prompt import closing_text
+from academiceval.families.cloze.samples import sample_to_item
 from academiceval.models.baselines import BaselineBackend
 from academiceval.models.prepare import prepare_prompt
-from academiceval.rounds.cloze.models import MASK
-from academiceval.rounds.cloze.prompt import closing_text
-from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
 from academiceval.scores.mcq import parse_answer
 from academiceval.store.artifacts import load_round
 
@@ -15,7 +15,7 @@ def test_cloze_samples_read_and_prepared_within_budget(scalar_round) -> None:
     _, report = scalar_round
     loaded = load_round(report.path)
     samples = list(loaded.samples("citation_cloze-hard"))
-    assert samples and all(is_cloze_sample(s) for s in samples)
+    assert samples and all(s.task == "citation_cloze" and "item" in s.fields for s in samples)
     assert sample_to_item(samples[0]) == report.items["citation_cloze-hard"][0]
     big = max(samples, key=lambda s: s.input_tokens or 0)
     for ctx in (None, 16_000, 6_000):
@@ -40,11 +40,13 @@ def test_baselines_answer_round_samples(scalar_round) -> None:
 
 
 def test_examples_page_texts(scalar_round) -> None:
-    from academiceval.report.cloze import pick_text, question_text
+    from academiceval.report.choice import choice_view, pick_text, question_text
 
     _, report = scalar_round
     s = next(iter(load_round(report.path).samples("citation_cloze-easy")))
-    q = question_text(s)
+    item = choice_view(s)
+    assert item is not None
+    q = question_text(item)
     assert MASK in q and q.count("[") >= 4 and "✓" in q
-    assert pick_text(s, f"<answer>{s.label}</answer>").endswith("✓")
-    assert pick_text(s, "I do not know").startswith("unparsed")
+    assert pick_text(item, f"<answer>{s.label}</answer>").endswith("✓")
+    assert pick_text(item, "I do not know").startswith("unparsed")

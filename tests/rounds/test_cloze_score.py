@@ -37,7 +37,7 @@ def test_run_score_report_cloze(scalar_round, tmp_path: Path) -> None:
     score_runs(runs, ScoreConfig(metrics=["rouge-l"]), home=ws.home)  # another metric does not take the ranking
     paths = make_report(runs, tmp_path / "report", rounds_dir=ws.rounds_dir)
     md = paths.leaderboard_md.read_text()
-    assert "citation_cloze · easy" in md and "Ranked by **accuracy" in md and "Ranked by **rouge" not in md
+    assert "## Citation cloze · easy" in md and "Ranked by **accuracy" in md and "Ranked by **rouge" not in md
     html = paths.examples_html.read_text()
     assert "picked [" in html and "MASKED_CITATION" in html
     doc = json.loads(paths.results_json.read_text())

@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from academiceval.rounds import elaip_generate as eg
-from academiceval.scores.elaip import generate_and_filter
+from academiceval.families.elaip import generate as eg
+from academiceval.families.elaip.generate import generate_and_filter
 
 
 @dataclass

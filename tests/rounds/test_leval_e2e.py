@@ -1,7 +1,7 @@
 """L-Eval and ElaipBench through the project's own chain on real data: `leval import` / `elaip import` →
 `academiceval run` (the lead / first-choice baselines and the fake OpenAI-compatible server) → `academiceval
 score` (the `leval` metric, `accuracy`) → `academiceval report`; and, on L-Eval's published predictions, the
-`leval` metric's per-task mean equals `score-predictions` (`scores.leval.score_file`) on the same answers."""
+`leval` metric's per-task mean equals `score-predictions` (`families.leval.scoring.score_file`) on the same answers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from academiceval.cli.main import app
-from academiceval.scores.leval import score_file, score_rows
+from academiceval.families.leval.scoring import score_file, score_rows
 from academiceval.scores.leval_text import gold_choice
 from academiceval.store.artifacts import Layout, load_round, load_run, read_scores
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from academiceval.errors import AcademicEvalError
-from academiceval.rounds.leval import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
-from academiceval.rounds.leval_run import load_round, write_round
+from academiceval.families.leval.items import LIE_WORDING, fit_document, read_task_dir, read_task_file, render
+from academiceval.families.leval.round import load_round, write_round
+from academiceval.families.leval.scoring import score_file
 from academiceval.runs.config import RunConfig
-from academiceval.scores.leval import score_file
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_import_run_score_end_to_end(data_dir: Path, tmp_path: Path) -> None:
     (round_dir / "jsonl" / "leval-quality" / "test.jsonl").write_text("tampered\n")
     with pytest.raises(AcademicEvalError, match="sha256"):
         load_round(round_dir)
-    write_round(items, round_dir, source=str(data_dir))  # the same items again: the same files
+    write_round(items, round_dir, source=str(data_dir), force=True)  # the same items again: the same files
     out = run_and_export(tmp_path, round_dir, RunConfig(model="baseline/leval-lead", tasks=["leval"], splits=None))
     assert set(out) == {"news_summ", "quality"}
     rows = [json.loads(x) for x in out["news_summ"].read_text().splitlines()]

@@ -204,7 +204,7 @@ def test_templates_dir_overrides_one_file(tmp_path) -> None:
 
 
 def test_label_match_ignores_case_and_any_whitespace() -> None:
-    from academiceval.rounds.tasks import contains
+    from academiceval.rounds.leakage import contains
 
     label = r"Spin wave dispersion of ultra-low damping hematite ($\alpha\text{-Fe}_2\text{O}_3$) thin films"
     body = r"we study SPIN WAVE dispersion of ultra-low damping hematite ($\alpha \text{-Fe}_2 \text{O}_3$) thin  films"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows
-from academiceval.rounds.tasks import TASK_FIELDS
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import MANIFEST, records_file, write_manifest, write_round_config, write_run_spec
+from academiceval.store.tasks import task_spec
 
 ROUND = "2022-12"
 N_PAPERS = 12
@@ -55,7 +55,7 @@ def build_round_and_run(corpus: Path, home: Path, model: str = "baseline__lead",
         ]
         info = ConfigInfo(task="abstract", setting="zero-shot", setting_name="abs-zero")
         round_dir.mkdir(parents=True)
-        write_round_config(round_dir, info, iter(samples), TASK_FIELDS[info.task])
+        write_round_config(round_dir, info, iter(samples), task_spec(info.task).input_fields)
         manifest = RoundManifest(
             round=ROUND,
             created_at="2026-01-01T00:00:00Z",

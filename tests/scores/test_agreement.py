@@ -12,6 +12,7 @@ from scipy.stats import kendalltau
 from typer.testing import CliRunner
 
 from academiceval.cli.main import app
+from academiceval.families.leval import agreement as leval_ag
 from academiceval.scores import agreement as ag
 from academiceval.scores.models import ScoreRecord
 
@@ -26,7 +27,7 @@ def human_eval(corpus: Path) -> list[Path]:
 
 
 def test_system_level_with_the_papers_human_averages(human_eval: list[Path]) -> None:
-    metrics = [m for f in human_eval for m in ag.metric_rows_from_leval_file(f, setting="lie")]
+    metrics = [m for f in human_eval for m in leval_ag.metric_rows_from_leval_file(f, setting="lie")]
     rows = {(r.setting, r.metric): r for r in ag.agreement(ag.read_human_csv(TABLE5), metrics) if r.level == "system"}
     assert rows[("lie", "rouge-l")].n == 3  # Claude-100k, Turbo-16k, Llama2-13b-chat have both
     assert rows[("no-lie", "rouge-l")].n == 0 and rows[("no-lie", "rouge-l")].kendall_tau is None
@@ -37,15 +38,16 @@ def test_system_level_with_the_papers_human_averages(human_eval: list[Path]) -> 
 
 
 def test_setting_is_read_from_the_prompt(human_eval: list[Path]) -> None:
-    by_model = {f.name: {m.setting for m in ag.metric_rows_from_leval_file(f)} for f in human_eval}
+    by_model = {f.name: {m.setting for m in leval_ag.metric_rows_from_leval_file(f)} for f in human_eval}
     assert by_model["turbo-16k-0613.pred.jsonl"] == {"lie"}
     assert by_model["claude-100k.pred.jsonl"] == {"unknown"}  # its rows carry no prompt
     assert by_model["gpt4-32k.pred.jsonl"] == {"no-lie"}  # its 'prompt' is the bare question
 
 
 def test_sample_level_and_task_index(corpus: Path, human_eval: list[Path], tmp_path: Path) -> None:
-    index = ag.leval_task_index(corpus / "leval" / "LEval-data")
-    metrics = [m for f in human_eval[:3] for m in ag.metric_rows_from_leval_file(f, setting="lie", task_index=index)]
+    index = leval_ag.leval_task_index(corpus / "leval" / "LEval-data")
+    rows = leval_ag.metric_rows_from_leval_file
+    metrics = [m for f in human_eval[:3] for m in rows(f, setting="lie", task_index=index)]
     tasks = {m.task for m in metrics if m.metric == "f1"}
     assert {"multidoc_qa", "meeting_summ", "review_summ", "unmatched"} <= tasks  # narrative_qa's file is absent
     human = tmp_path / "human.csv"

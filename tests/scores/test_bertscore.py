@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import math
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -15,6 +21,12 @@ pytest.importorskip("transformers")
 
 from academiceval.errors import AcademicEvalError
 from academiceval.scores.bertscore import BertScorer, read_baseline
+from academiceval.scores.config import ScoreConfig
+from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
+from academiceval.scores.rescore import score_runs
+from academiceval.store.artifacts import Layout, read_scores
+
+from .conftest import build_round_and_run
 
 pytestmark = pytest.mark.ml
 DATA = Path(__file__).parent / "data"
@@ -149,3 +161,136 @@ def test_baseline_file_and_bad_model(tmp_path):
         BertScorer(str(tmp_path / "no-such-model"), layer=2).score(["a"], ["b"])
     with pytest.raises(AcademicEvalError, match="--layer"):
         BertScorer("some/unknown-model")
+
+
+# ---------------------------------------------------------------- issue 27: geometry, label cache, one model load
+def _frozen_class():
+    """The previous implementation (tests/scores/bertscore_frozen.py), loaded by path."""
+    spec = importlib.util.spec_from_file_location("_bertscore_frozen", Path(__file__).with_name("bertscore_frozen.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod.BertScorer
+
+
+def test_windows_equal_the_previous_implementation(ref_pairs, tmp_path):
+    """Issue 27 kept the window geometry: on a long real section pair, today's scorer (model shared per process,
+    labels through the workspace cache, padding-bounded batches) gives the frozen previous code's scores, cold
+    and warm."""
+    long = sorted((p for p in ref_pairs if p["set"] == "sections"), key=lambda p: len(p["ref"]) + len(p["cand"]))[:1]
+    cands, refs = [p["cand"] for p in long], [p["ref"] for p in long]
+    before = _frozen_class()("all-MiniLM-L6-v2", layer=6).score(cands, refs)
+    assert before[0].cand_tokens > 510 or before[0].ref_tokens > 510
+    cache_file = tmp_path / "embeddings.sqlite"
+    cold = BertScorer("all-MiniLM-L6-v2", layer=6, embedding_cache=cache_file).score(cands, refs)
+    warm = BertScorer("all-MiniLM-L6-v2", layer=6, embedding_cache=cache_file).score(cands, refs)
+    for res in (cold, warm):  # batches of other shapes than before: float noise only
+        for a, b in zip(res, before, strict=True):
+            assert (a.cand_tokens, a.ref_tokens) == (b.cand_tokens, b.ref_tokens)
+            assert max(abs(a.p - b.p), abs(a.r - b.r), abs(a.f - b.f)) < 1e-6
+    assert BertScorer("all-MiniLM-L6-v2", layer=6)._stride() == 255
+
+
+def test_embedding_identity_separates_what_changes_vectors():
+    base = BertScorer("all-MiniLM-L6-v2", layer=6)
+    key = embedding_key(base.embedding_identity(), "some label")
+    assert key == embedding_key(base.derive(idf=True, baseline=(0.1, 0.2, 0.3)).embedding_identity(), "some label")
+    for other in (
+        BertScorer("all-MiniLM-L6-v2", layer=5),
+        BertScorer("all-MiniLM-L6-v2", layer=6, long_inputs="truncate"),
+        BertScorer("all-MiniLM-L6-v2", layer=6, window_stride=300),
+        BertScorer("all-MiniLM-L6-v2", layer=6, max_length=128),
+    ):
+        assert embedding_key(other.embedding_identity(), "some label") != key
+    assert embedding_key(base.embedding_identity(), "some label.") != key
+
+
+def test_labels_persist_and_are_not_embedded_again(ref_pairs, tmp_path, monkeypatch):
+    """A second scorer (as a second `score` call) reads the labels from the workspace cache: only the outputs
+    go through the tokenizer and the model, and the scores equal a cache-less scorer's."""
+    text = [p for p in ref_pairs if p["set"] == "text" and p["cand"]][:6]
+    cands, refs = [p["cand"] for p in text], [p["ref"] for p in text]
+    cache_file = tmp_path / "cache" / "embeddings.sqlite"
+    first = BertScorer("all-MiniLM-L6-v2", layer=6, embedding_cache=cache_file)
+    expect = first.score(cands, refs)
+    assert first.embedding_cache.writes == len(set(refs)) and len(EmbeddingCache(cache_file)) == len(set(refs))
+
+    seen: list[str] = []
+    real = BertScorer._content_ids
+    monkeypatch.setattr(BertScorer, "_content_ids", lambda self, texts: seen.extend(texts) or real(self, texts))
+    second = BertScorer("all-MiniLM-L6-v2", layer=6, embedding_cache=EmbeddingCache(cache_file))
+    got = second.score(cands, refs)
+    assert second.embedding_cache.hits == len(set(refs)) and second.embedding_cache.writes == 0
+    assert set(seen) == set(cands) - set(refs)
+    for a, b in zip(got, expect, strict=True):
+        assert abs(a.f - b.f) < 1e-6 and (a.cand_tokens, a.ref_tokens) == (b.cand_tokens, b.ref_tokens)
+    assert second._load()["model"] is first._load()["model"]  # loaded once per process
+
+
+def test_score_runs_second_call_reads_labels_from_the_workspace(corpus, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    run1 = build_round_and_run(corpus, home, "baseline__lead")
+    run2 = build_round_and_run(corpus, home, "baseline__second", lead_paragraph=1)
+    config = ScoreConfig(metrics=["bertscore"])
+    score_runs([run1], config, home=home)
+    cache = EmbeddingCache(Layout.of(home).embedding_cache)
+    assert len(cache) == 11  # the labels of the 11 usable records (one run record is an error)
+
+    embedded: list[int] = []
+    real = BertScorer._embed
+    monkeypatch.setattr(BertScorer, "_embed", lambda self, enc: embedded.append(len(enc)) or real(self, enc))
+    score_runs([run2], config, home=home)  # a new call: new scorer objects, as a second `score` process has
+    assert sum(embedded) == 11  # the outputs of run 2 only
+    recs = [r for r in read_scores(run2) if not r.error]
+    assert len(recs) == 11 and all(0 < r.values["f"] <= 1 for r in recs)
+
+
+def test_cache_survives_concurrent_writers_kill_and_damage(tmp_path):
+    """Three processes writing the same and different keys at once, one killed mid-write: every row that
+    is there is whole; a row whose blobs do not add up is a miss; a damaged file is set aside, not fatal."""
+    path = tmp_path / "embeddings.sqlite"
+    writer = (
+        "import sys, numpy as np\n"
+        "from academiceval.scores.embed_cache import EmbeddingCache, CachedEmbedding\n"
+        "c = EmbeddingCache(sys.argv[1]); k = int(sys.argv[2])\n"
+        "for i in range(int(sys.argv[3])):\n"
+        "    n = 1 + (i % 37)\n"
+        "    v = np.full((n, 8), i, dtype='float32')\n"
+        "    c.put_many([(f'shared-{i}', CachedEmbedding(list(range(n)), v, n, 0)),\n"
+        "                (f'own-{k}-{i}', CachedEmbedding(list(range(n)), v + k, n, 0))])\n"
+    )
+    # writers 1 and 2 finish; writer 3 would write for minutes and is killed mid-write
+    procs = [
+        subprocess.Popen([sys.executable, "-c", writer, str(path), str(k), str(n)])
+        for k, n in ((1, 400), (2, 400), (3, 10**6))
+    ]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and procs[2].poll() is None:  # kill -9 once it is writing
+        time.sleep(0.02)
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path, timeout=5)) as conn:
+            if conn.execute("SELECT count(*) FROM embedding WHERE key LIKE 'own-3-%'").fetchone()[0] >= 20:
+                break
+    procs[2].kill()
+    assert [p.wait(timeout=120) for p in procs[:2]] == [0, 0]
+    assert procs[2].wait(timeout=30) == -9
+    cache = EmbeddingCache(path)
+    assert cache.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    keys = [f"shared-{i}" for i in range(400)] + [f"own-{k}-{i}" for k in (1, 2) for i in range(400)]
+    got = cache.get_many(keys)
+    assert len(got) == 1200
+    killed = [k for (k,) in cache.conn.execute("SELECT key FROM embedding WHERE key LIKE 'own-3-%'")]
+    assert len(killed) >= 20
+    got.update(cache.get_many(killed))
+    assert len(got) == 1200 + len(killed)  # the killed writer's committed rows are whole too
+    for key, e in got.items():
+        i = int(key.rsplit("-", 1)[1])
+        n, plus = 1 + (i % 37), (int(key.split("-")[1]) if key.startswith("own") else 0)
+        assert e.ids == list(range(n)) and e.vectors.shape == (n, 8) and (e.vectors == i + plus).all()
+    cache.conn.execute("UPDATE embedding SET vectors = substr(vectors, 1, 4) WHERE key = 'shared-7'")
+    assert "shared-7" not in cache.get_many(["shared-7"])
+    cache.close()
+
+    path.write_bytes(b"this is not a database" * 100)
+    damaged = EmbeddingCache(path)
+    damaged.put_many([("k", CachedEmbedding([1, 2], np.ones((2, 4), dtype="float32"), 2, 0))])
+    assert damaged.recovered and damaged.recovered[0].exists() and list(damaged.get_many(["k"])) == ["k"]

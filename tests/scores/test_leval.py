@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from academiceval.families.leval.scoring import TASKS, score_file, score_rows, task_id
 from academiceval.scores import leval_text as lt
-from academiceval.scores.leval import TASKS, score_file, score_rows, task_id
 
 DATA = Path(__file__).parent / "data"
 REFERENCE = json.loads((DATA / "leval_reference.json").read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from academiceval.rounds.cloze.tokens import WordPieceCounter
+from academiceval.families.cloze.tokens import WordPieceCounter
 from academiceval.scores.mcq import (
     ItemScore,
     accuracy_by_level,

@@ -8,9 +8,9 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.scores import registry
 from academiceval.scores.config import ScoreConfig
-from academiceval.scores.registry import Metric, Needs, RunJob, register
+from academiceval.scores.registry import Metric, register
 from academiceval.scores.rescore import read_scores, score_runs
-from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
+from academiceval.scores.scorer import Needs, RunJob, SampleScorer, Scored, ScoreItem
 
 
 def test_builtins_are_registered_with_their_needs():

@@ -157,10 +157,13 @@ def test_index_mirror_makes_stamp_records(stamp_mirror: Path, workspace, tmp_pat
     assert m.title.startswith("Paper Plain") and len(m.abstract) > 200 and m.authors == []
     v3 = workspace.get_meta("2206.10883")
     assert v3 is not None and v3.version == 3 and v3.updated == date(2022, 7, 22)
-    assert v3.published == date(2022, 6, 30)  # upper bound: end of the id's month, earlier than the v3 stamp
+    # only v3 is dated: the v1 date is the id's month, recorded as a month (not as its last day, exact)
+    assert (v3.published, v3.date_precision) == (date(2022, 6, 1), "month")
+    assert (m.date_precision, workspace.get_meta("2103.15348").date_precision) == ("day", "month")  # type: ignore[union-attr]
     notes = workspace.db.execute("SELECT path, message FROM mirror_error WHERE code='approx_v1_date'").fetchall()
     assert sorted(Path(r[0]).name for r in notes) == ["2206.10883v3.pdf", "layoutparser.pdf"]  # v3 and v2
-    assert len(report.notes) == 2 and "upper bound" in notes[0][1]
+    assert len(report.notes) == 2
+    assert any("known to the month of the id only: published = 2022-06" in n for _, n in notes)
     assert workspace.get_meta("1111.2011").source == "atom"  # type: ignore[union-attr]
     lp = workspace.get_meta("2103.15348")
     assert lp is not None and lp.source == STAMP_SOURCE and lp.title.startswith("LayoutParser")

@@ -30,17 +30,18 @@ def agreement(
 
     System level across models (as L-Eval reports, with and without its length instruction); sample level when
     the CSV scores single answers."""
+    from academiceval.families.leval import agreement as leval_ag
     from academiceval.scores import agreement as ag
 
     try:
         human = ag.read_human_csv(human_csv)
-        index = ag.leval_task_index(leval_data) if leval_data else None
+        index = leval_ag.leval_task_index(leval_data) if leval_data else None
         metrics = []
         for src in sources:
             if src.is_dir():
                 metrics += ag.metric_rows_from_run_dir(src)
             else:
-                metrics += ag.metric_rows_from_leval_file(src, setting=setting, task_index=index)
+                metrics += leval_ag.metric_rows_from_leval_file(src, setting=setting, task_index=index)
     except (OSError, ValueError, KeyError) as e:
         raise fail(f"{type(e).__name__}: {e}") from None
     rows = ag.agreement(human, metrics)

@@ -85,17 +85,34 @@ def render(a: dict[str, Any]) -> None:
             ],
         )
     )
-    kinds = ("broken_hyphens", "captions", "placeholders", "running_heads", "drop_caps")
+    drows = []
+    for t, v in a["debris"].items():
+        for sp in ("train", "val", "test"):
+            e = v.get(sp)
+            if not isinstance(e, dict):
+                continue
+            kinds = [
+                f"{k} {x['labels_with']}/{x['occurrences']}"
+                for k, x in e.items()
+                if isinstance(x, dict) and x["labels_with"]
+            ]
+            drows.append((t, sp, e["labels"], e["labels_with_any"], ", ".join(kinds) or "none"))
     out.print(
         summary_table(
-            "debris in labels (labels with / occurrences)",
-            ("task", "labels", *kinds),
-            [
-                (t, v["labels"], *(f"{v[k]['labels_with']} / {v[k]['occurrences']}" for k in kinds))
-                for t, v in a["debris"].items()
-            ],
+            "debris in labels after cleaning (kind labels with / occurrences)",
+            ("task", "split", "labels", "with any", "kinds"),
+            drows,
         )
     )
+    ts = a.get("title_samples") or {}
+    if ts:
+        out.print(
+            summary_table(
+                "papers with a title sample",
+                ("split", "papers", "with a title sample"),
+                [(sp, v["papers"], v["with_title_sample"]) for sp, v in ts.items()],
+            )
+        )
     tr = a["title_removal"]
     c = a["citations"]
     sp = a["splits"]
@@ -131,6 +148,11 @@ def render(a: dict[str, Any]) -> None:
     for k, v in a["quality_exclusions"].items():
         for reason, n in v.items():
             rows2.append((f"gate · {k}", f"{reason} ×{n}"))
+    for k, v in (a.get("debris_exclusions") or {}).items():
+        for reason, n in v.items():
+            rows2.append((f"debris · {k}", f"{reason} ×{n}"))
+    for k, v in (a.get("train_label_debris") or {}).items():
+        rows2.append((f"train labels kept with debris · {k}", ", ".join(f"{kk} ×{n}" for kk, n in v.items())))
     for k, v in a["leakage_exclusions"].items():
         for reason, n in v.items():
             rows2.append((f"leakage · {k}", f"{reason} ×{n}"))

@@ -16,7 +16,6 @@ from academiceval.cli import agreement as _agreement
 from academiceval.cli import (
     audit,
     build,
-    cloze,
     collect,
     compare,
     demo,
@@ -31,8 +30,9 @@ from academiceval.cli import (
     stats,
     update,
 )
-from academiceval.cli import leval as _leval
+from academiceval.cli import lmeval as _lmeval
 from academiceval.cli import score_predictions as _score_predictions
+from academiceval.store.tasks import families
 
 app = typer.Typer(
     name="academiceval",
@@ -52,7 +52,6 @@ app.command("import")(publist.import_list)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)
-app.add_typer(cloze.app, name="cloze")
 app.command("stats")(stats.stats)
 app.command("audit")(audit.audit)
 app.command("run")(run.run)
@@ -62,12 +61,26 @@ app.command("score-predictions")(_score_predictions.score_predictions)
 app.command("judge-predictions")(_score_predictions.judge_predictions)
 app.command("judge-length-control")(_score_predictions.judge_length_control)
 app.command("agreement")(_agreement.agreement)
-app.add_typer(_leval.app, name="leval")
-app.add_typer(_leval.elaip_app, name="elaip")
+app.add_typer(_lmeval.app, name="lm-eval")
 app.command("report")(report.report)
 app.command("release")(release.release)
 app.command("compare")(compare.compare)
 app.command("demo")(demo.demo)
+
+
+def mount_families(root: typer.Typer) -> None:
+    """Mount every registered task family's command-line sub-app (`academiceval cloze|leval|elaip …`, and those
+    of installed family packages) under its `Family.command`, once."""
+    mounted = {g.name for g in root.registered_groups}
+    for fam in families():
+        if fam.command and fam.command not in mounted:
+            sub = fam.cli()
+            if sub is not None:
+                root.add_typer(sub, name=fam.command)
+                mounted.add(fam.command)
+
+
+mount_families(app)
 
 
 def _version(value: bool) -> None:
@@ -130,7 +143,9 @@ def readable_metavars(cmd: Any) -> Any:
 
 
 def command() -> Any:
-    """The click command `academiceval` runs: the typer app with readable help placeholders."""
+    """The click command `academiceval` runs: the typer app (with every family's sub-app) and readable help
+    placeholders."""
+    mount_families(app)
     return readable_metavars(typer.main.get_command(app))
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import signal
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -10,11 +12,13 @@ import typer
 
 from academiceval.cli.common import (
     HomeOption,
+    at_least_one,
     console,
     err_console,
     fail,
     not_negative_seconds,
     port_number,
+    positive_seconds,
     progress,
     summary_table,
 )
@@ -55,22 +59,35 @@ def index(
     The mirror is read once, into an on-disk index in the workspace: a grown snapshot adds only its new lines, a
     killed run resumes; `mirror serve --home`, and collect/update with ACADEMICEVAL_MIRROR_INDEX_DIR=HOME/mirror-index,
     query it."""
+    from academiceval.errors import AcademicEvalError
     from academiceval.sources.mirror.disk import open_index
     from academiceval.sources.mirror.workspace import index_mirror
     from academiceval.store.workspace import Workspace
 
     ws = Workspace(home)
-    with progress() as bar:
-        task = bar.add_task("indexing mirror", total=None)
+    try:
+        with progress() as bar:
+            task = bar.add_task("indexing mirror", total=None)
 
-        def tick(name: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total, description=f"indexing {name[:40]}")
+            def tick(name: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total, description=f"indexing {name[:40]}")
 
-        disk = open_index(directory, index_dir=ws.home / "mirror-index", progress=tick)
-        if index_only:
-            console.print(f"on-disk index {disk.db_path}: {len(disk):,} papers, {len(disk.errors)} unreadable records")
-            return
-        report = index_mirror(ws, directory, index=disk)
+            disk = open_index(directory, index_dir=ws.home / "mirror-index", progress=tick)
+            if index_only:
+                n, bad = len(disk), len(disk.errors)
+                console.print(f"on-disk index {disk.db_path}: {n:,} papers, {bad} unreadable records")
+                return
+            report = index_mirror(ws, directory, index=disk)
+    except AcademicEvalError as e:  # the mirror index's own errors name its file (disk_errors.py)
+        raise fail(e) from e
+    except (sqlite3.OperationalError, OSError) as e:  # the workspace side: one line, never a traceback
+        if not _disk_full(e):
+            raise
+        raise fail(
+            f"the disk is full: the workspace database {ws.db_path} could not be written ({e}); free space "
+            "and run the same command again (it resumes: records already stored are merged, not doubled)",
+            1,
+        ) from e
     cols = ["format", "files", "records read", "papers stored (record kept)", "unreadable"]
     console.print(summary_table(f"mirror index: {report.root}", cols, report.rows()))
     console.print(
@@ -103,14 +120,30 @@ def serve(
         Path | None,
         typer.Option("--home", help="Serve from the workspace's on-disk index of DIRECTORY (built if missing)."),
     ] = None,
+    workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Threads answering requests.")] = 8,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections", callback=at_least_one, help="Connections held at once; more get 503 + Retry-After."
+        ),
+    ] = 1024,
+    request_timeout: Annotated[
+        float,
+        typer.Option("--request-timeout", callback=positive_seconds, help="Seconds one query may run (then 503)."),
+    ] = 30.0,
+    idle_timeout: Annotated[
+        float,
+        typer.Option("--idle-timeout", callback=positive_seconds, help="Seconds a connection may sit idle."),
+    ] = 10.0,
 ) -> None:
     """Answer the arXiv API protocol over DIRECTORY on 127.0.0.1: /api/query (search_query, id_list, start,
     max_results, sortBy, sortOrder), /oai2 (OAI-PMH, metadataPrefix=arXiv), /pdf/<id>, /_stats (request
     counters), /_faults. Stop with Ctrl-C or SIGTERM."""
-    from academiceval.sources.server import FaultConfig, make_server
+    from academiceval.sources.server import FaultConfig, ServeLimits, make_server
 
     try:
         faults = FaultConfig.parse(fault)
+        limits = ServeLimits(workers, max(max_connections, workers), idle_timeout, request_timeout)
     except ValueError as e:
         raise fail(e) from e
     err_console.print(f"loading {directory} …")
@@ -119,9 +152,14 @@ def serve(
         from academiceval.store.workspace import resolve_home
 
         index_dir = resolve_home(home) / "mirror-index"
+    from academiceval.errors import AcademicEvalError
     from academiceval.sources.mirror.disk import open_index
 
-    server = make_server(directory, port, faults, index=open_index(directory, index_dir=index_dir))
+    try:
+        index = open_index(directory, index_dir=index_dir)
+    except AcademicEvalError as e:
+        raise fail(e) from e
+    server = make_server(directory, port, faults, index=index, limits=limits)
     host, real_port = server.server_address[:2]
     console.print(f"serving {len(server.index)} papers at http://{host}:{real_port}/api/query (Ctrl-C to stop)")
 
@@ -158,9 +196,9 @@ def harvest(
     from academiceval.store.workspace import Workspace
 
     ws = Workspace(home)
-    disk = open_index(directory, index_dir=ws.home / "mirror-index")
-    before = len(disk)
     try:
+        disk = open_index(directory, index_dir=ws.home / "mirror-index")
+        before = len(disk)
         with OaiHarvester(url, min_interval=min_interval) as h:
             n, seconds = harvest_into(disk, h, since, until, set_)
     except AcademicEvalError as e:
@@ -170,3 +208,9 @@ def harvest(
         f"{h.stats.restarts} restarts, {len(h.stats.errors)} unreadable); index {disk.db_path}: "
         f"{before:,} → {len(disk):,} papers"
     )
+
+
+def _disk_full(e: BaseException) -> bool:
+    if isinstance(e, OSError):
+        return e.errno == errno.ENOSPC
+    return ((getattr(e, "sqlite_errorcode", None) or 0) & 0xFF) == sqlite3.SQLITE_FULL or "disk is full" in str(e)

@@ -21,7 +21,9 @@ def release(
         bool,
         typer.Option("--with-labels", help="Include the labels of the newest test window (withheld by default)."),
     ] = False,
-    force: Annotated[bool, typer.Option("--force", help="Replace OUT if it already holds files.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace OUT if it holds a release or round (only files it lists).")
+    ] = False,
 ) -> None:
     """Write ROUND as a publishable dataset folder that `datasets.load_dataset(OUT, CONFIG)` loads.
 
@@ -34,8 +36,9 @@ def release(
     from academiceval.store.workspace import resolve_home
 
     try:
-        rnd = load_round(Layout.of(resolve_home(home)).find_round(round_ref))
-        res = release_round(rnd, out, with_labels=with_labels, force=force)
+        root = resolve_home(home)
+        rnd = load_round(Layout.of(root).find_round(round_ref))
+        res = release_round(rnd, out, with_labels=with_labels, force=force, home=root)
     except AcademicEvalError as exc:
         raise fail(exc) from None
     rows = [

@@ -1,5 +1,5 @@
 """`academiceval score-predictions` / `judge-predictions`: prediction files made elsewhere (L-Eval's format)
-imported as runs (`scores.predictions`) and scored through `score_runs` like any run — thin front doors to
+imported as runs (`families.leval.predictions`) and scored through `score_runs` like any run — thin front doors to
 `score` (the `leval` metric; the judge metric against the reference file's run)."""
 
 from __future__ import annotations
@@ -52,16 +52,16 @@ def score_predictions(
 ) -> None:
     """Score L-Eval prediction files (query, gt, *_pred, evaluation) with L-Eval's metric names and units.
 
-    Each file is imported as a run (`scores.predictions`) and scored with the `leval` metric like any run; the
+    Each file is imported as a run (`families.leval.predictions`) and scored with the `leval` metric like any run; the
     numbers printed are L-Eval's file-level aggregation of that run. Metrics are percentages: exact_match; f1;
     rouge/rouge1, rouge/rouge2, rouge/rougeL, rouge/geometric_mean; topic retrieval
     first_{1,2,3}_sentence_retrieval/exact_match and average_1st_2nd_3rd/exact_match. Each file's entry also names
     the protocol, the task id used, and how many answers could not be parsed.
     """
     from academiceval.errors import AcademicEvalError
+    from academiceval.families.leval.predictions import import_prediction_file, leval_file_summary, task_known
+    from academiceval.families.leval.scoring import PROTOCOLS, display_keys
     from academiceval.scores.config import ScoreConfig
-    from academiceval.scores.leval import PROTOCOLS, display_keys
-    from academiceval.scores.predictions import import_prediction_file, leval_file_summary, task_known
     from academiceval.scores.rescore import score_runs
 
     if fmt != "leval":
@@ -152,10 +152,10 @@ def judge_predictions(
     REFERENCE_RUN`: reports wins/ties/losses, unreadable and failed judgements, the win rate (wins + ½ ties) /
     judged and the length-controlled win rate (none from fewer than --min-judged judgements)."""
     from academiceval.errors import AcademicEvalError
+    from academiceval.families.leval.predictions import import_prediction_file
     from academiceval.models.cache import ResponseCache
     from academiceval.scores.config import MIN_JUDGED, ScoreConfig
     from academiceval.scores.judge import TEMPLATE_SHA256
-    from academiceval.scores.predictions import import_prediction_file
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.winrate import run_judge_summaries
     from academiceval.store.artifacts import read_run_records

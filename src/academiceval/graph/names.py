@@ -17,6 +17,7 @@ from datetime import date
 import networkx as nx
 
 from academiceval.graph import store
+from academiceval.graph.refine import refine
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal, names_compatible
 from academiceval.sources.names import author_key
@@ -197,8 +198,6 @@ def graph_from_list(
     pairs `graph.store.edge_weight` gives a weight (the first version enumerated every pair of every paper and
     asked SQLite for each one's weight: 4.5 million queries for a 3,000-author paper, of which 2,999 mattered).
     """
-    from academiceval.graph.refine import refine
-
     if resolver is not None:
         metas = [m.model_copy(update={"authors": resolver.apply(m.authors)}) for m in metas]
     metas = [m for m in metas if m.authors]

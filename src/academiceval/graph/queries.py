@@ -53,11 +53,10 @@ def coauthor_papers(ws: Workspace, arxiv_id: str, k: int, *, include_self: bool 
     """
     store.ensure(ws)
     conn = ws.db
-    row = conn.execute("SELECT published FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
-    if row is None or k <= 0:
+    target_date = ws.published_of(arxiv_id)
+    if target_date is None or k <= 0:
         return []
-    target_date = row[0]
-    authors = [r[0] for r in conn.execute("SELECT author_key FROM authorship WHERE arxiv_id=?", (arxiv_id,))]
+    authors = ws.authors_of(arxiv_id)
     nodes = [a for a in dict.fromkeys(authors) if _in_graph(ws, a)]
     rank: dict[str, tuple[int, int]] = {}  # author key -> (hop, -weight)
     if include_self:

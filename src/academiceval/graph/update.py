@@ -32,6 +32,7 @@ from academiceval.graph.crawl import CrawlOptions, fetch_author, write_visit
 from academiceval.graph.names import fill_keys, window_query
 from academiceval.graph.refine import RefineReport, refine, refine_options
 from academiceval.sources.base import MetadataSource
+from academiceval.sources.entries import PageEntry, search_entries
 from academiceval.sources.models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso
 
@@ -47,14 +48,17 @@ def iter_window(
     *,
     page_size: int = WINDOW_PAGE,
     max_results: int = MAX_WINDOW_RESULTS,
-) -> Iterator[PaperMeta]:
-    """Every paper submitted in [since, until] in the categories, oldest first, page by page.
+) -> Iterator[PageEntry]:
+    """Every paper submitted in [since, until] in the categories, oldest first, page by page, as light entries
+    (id, v1 date, author keys; `entry.meta()` for the full record): the local mirror builds them
+    without decoding the records, most of which the update only scans (`sources/entries.py`).
 
     A window whose first page reports more than `max_results` is split into two halves (one probe request
     spent); a small window costs exactly ceil(results / page_size) requests.
     """
     query = window_query(since, until, categories)
-    page = source.search(query, start=0, max_results=page_size, sort_by="submittedDate", sort_order="ascending")
+    order = {"sort_by": "submittedDate", "sort_order": "ascending"}
+    page = search_entries(source, query, start=0, max_results=page_size, **order)
     if page.total_results > max_results and since < until:
         mid = since + (until - since) // 2
         yield from iter_window(source, since, mid, categories, page_size=page_size, max_results=max_results)
@@ -68,7 +72,7 @@ def iter_window(
         start += len(page.items)
         if not page.items or start >= page.total_results:
             return
-        page = source.search(query, start=start, max_results=page_size, sort_by="submittedDate", sort_order="ascending")
+        page = search_entries(source, query, start=start, max_results=page_size, **order)
 
 
 ProgressFn = Callable[[str, int, int], None]  # (step, done, total)
@@ -183,15 +187,14 @@ def update(
     relevant: list[PaperMeta] = []
     window_first: Counter[str] = Counter()  # first authors of every window paper (ranks candidates in step 2)
     hi = until or date.today()
-    for meta in iter_window(source, since, hi, cats, max_results=max_window_results):
+    for entry in iter_window(source, since, hi, cats, max_results=max_window_results):
         rep.window_papers += 1
-        meta = fill_keys(meta)
-        if not since <= meta.published <= hi:
+        if not since <= entry.published <= hi:
             continue
-        if meta.authors:
-            window_first[meta.authors[0].key] += 1
-        if any(a.key in graph for a in meta.authors):
-            relevant.append(meta)
+        if entry.author_keys:
+            window_first[entry.author_keys[0]] += 1
+        if any(k in graph for k in entry.author_keys):
+            relevant.append(fill_keys(entry.meta()))  # only these records are decoded
         if progress:
             progress("window", rep.window_papers, 0)
     rep.window_calls = source.requests_made - calls0

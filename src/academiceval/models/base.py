@@ -9,7 +9,7 @@ read that object, never probe the backend's attributes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,11 +45,22 @@ class Capabilities:
       `max_position_embeddings`); the runner truncates to it when no `--context-length` is given.
     - `reads_sample`: its answer depends on the sample's fields, not only on the prompt (the baselines); its
       answers are cached per sample and it is shown what retrieval kept under `--rag`.
+
+    A provider declares what is known before any backend exists (`models.registry.provider`):
+    - `tokenizer`: which tokenizer counts the model's tokens — "tiktoken" (tiktoken's encoding for the model
+      name), "checkpoint" (a local checkpoint folder's own tokenizer), None (the packaged estimator);
+    - `endpoint_pool`: it can spread one run over several endpoints (`--endpoint URL` repeated);
+    - `base_url`: it talks to a server at a base URL (`--base-url`);
+    - `local_checkpoint`: the model part may be a local folder (a run directory names it by the folder).
     """
 
     validate: bool = False
     context_length: int | None = None
     reads_sample: bool = False
+    tokenizer: Literal["tiktoken", "checkpoint"] | None = None
+    endpoint_pool: bool = False
+    base_url: bool = False
+    local_checkpoint: bool = False
 
 
 class Backend(Protocol):

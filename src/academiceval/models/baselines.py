@@ -8,14 +8,14 @@
 
 They read the sample's fields, not the prompt, so truncation and templates do not change their output.
 
-Multiple-choice baselines (citation cloze; any item with a masked paper and candidate texts):
+Multiple-choice baselines (any task of prompt kind "choice": the family's view of the item, `rounds.choice`):
 - `random-choice`: a uniformly random option, seeded per item (seed + sample id), so reruns agree.
-- `lexical-choice`: the candidate whose text best matches (BM25) the words around the mask.
-They answer in the protocol's format, `<answer>k</answer>`. Items that carry only a rendered prompt (imported
-SCALAR questions) are read back from the prompt's `<Paper>` and `<Candidate>` blocks.
-- `first-choice`: always the first option (`<answer>0</answer>`, `<answer>A</answer>` for lettered items such as
-  ElaipBench's): the floor a position bias alone reaches; its accuracy is the share of golds that are the first
-  option, which a test can compute from the round.
+- `lexical-choice`: the option whose text best matches (BM25) the words around the item's anchor (the cloze
+  mask), or the question when the item has no anchor.
+They answer in the protocol's format, `<answer>KEY</answer>` with the option's key (an index or a letter).
+- `first-choice`: always the first option (`<answer>0</answer>`, `<answer>A</answer>` for a task whose options
+  are letters, such as ElaipBench's): the floor a position bias alone reaches; its accuracy is the share of golds
+  that are the first option, which a test can compute from the round.
 
 L-Eval (`leval-lead`, reading the prompt only, as L-Eval's own reference points would): option "A" for
 multiple choice, else the first N words of the document, N from the length instruction (60 without one) —
@@ -29,11 +29,16 @@ import re
 from typing import Any
 
 from academiceval.errors import ConfigError
+from academiceval.models import citation_baselines as cb
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.errors import BackendError
 from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
 from academiceval.models.truncate import content_field
+from academiceval.rounds.choice import ChoiceItem, choice_item
 from academiceval.rounds.models import Sample
+from academiceval.rounds.prompts import retrieval_query
+from academiceval.rounds.tokens import count
+from academiceval.store.tasks import task_spec, task_specs
 
 BASELINES = (
     "lead",
@@ -48,11 +53,8 @@ BASELINES = (
 )
 # cite-*: models.citation_baselines
 CHOICE_BASELINES = ("random-choice", "lexical-choice")
-CLOZE_MASK = "**[MASKED_CITATION]**"
-MASK_WINDOW_WORDS = 50  # words each side of the mask that form the lexical baseline's query
+MASK_WINDOW_WORDS = 50  # words each side of the anchor that form the lexical baseline's query
 BASELINE_VERSION = "1"
-# Target lengths in words, from the task requirements (title ~10, abstract ~200, intro 1000-1500, related 500-1000).
-TARGET_WORDS: dict[str, int] = {"title": 10, "abstract": 200, "introduction": 1200, "related_work": 700}
 MIN_SENTENCE_WORDS = 4
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -61,8 +63,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 def input_tokens(sample: Sample) -> int:
     """What a baseline reads, in BERT WordPiece tokens (the round's own unit): its input fields, demos and cited
     papers. A baseline sends no prompt, but its record should still say how much text it had."""
-    from academiceval.rounds.tokens import count
-
     parts = [*sample.fields.values()]
     for d in sample.demos:
         parts += [*d.fields.values(), d.label]
@@ -92,7 +92,7 @@ def cut_words(text: str, n: int) -> str:
 def source_text(sample: Sample) -> tuple[str, str]:
     """(field name, text) a baseline draws from: the abstract for titles, else the paper body."""
     body = content_field(sample.fields)
-    order = ["abstract", body] if sample.task == "title" else [body, "abstract"]
+    order = ["abstract", body] if task_spec(sample.task).label_source == "title" else [body, "abstract"]
     for name in order:
         if name and sample.fields.get(name, "").strip():
             return name, sample.fields[name]
@@ -128,7 +128,8 @@ class BaselineBackend:
         self.model = model
         self.seed = seed
         self.similarity = similarity
-        self.target_words = {**TARGET_WORDS, **(target_words or {})}
+        # target lengths in words, from the task requirements (the writing tasks' `TaskSpec.target_words`)
+        self.target_words = {s.name: s.target_words for s in task_specs("writing")} | (target_words or {})
         self.templates_dir = templates_dir
 
     def cache_identity(self) -> dict[str, Any]:
@@ -153,24 +154,30 @@ class BaselineBackend:
             )
         # cheap but CPU-bound (BM25 over a paper's sentences): keep it off the event loop
         if self.model in CHOICE_BASELINES:
-            return await asyncio.to_thread(self.choose, sample, prompt)
+            return await asyncio.to_thread(self.choose, sample)
         return await asyncio.to_thread(self.run, sample)
 
-    def choose(self, item: Any, prompt: str = "") -> Completion:
-        """The two multiple-choice baselines, on an item (ClozeItem-like: `paper`, `candidates`, `mask`,
-        `sample_id`) or, failing fields, on the rendered prompt."""
-        paper, cands, mask, sid = choice_fields(item, prompt)
-        if len(cands) < 2:
+    def choose(self, sample: Sample | None) -> Completion:
+        """The two multiple-choice baselines, on the family's view of the sample (`rounds.choice.choice_item`)."""
+        if sample is None:
+            raise BaselineError(f"baseline/{self.model} needs the sample, not only a prompt", source="models.baselines")
+        return self.choose_item(choice_item(sample))
+
+    def choose_item(self, item: ChoiceItem) -> Completion:
+        if len(item.options) < 2:
             raise BaselineError(
                 f"baseline/{self.model} found fewer than 2 options in the item", source="models.baselines"
             )
         if self.model == "random-choice":
-            k, raw = random_choice(len(cands), seed=self.seed, key=sid), {}
+            k, raw = random_choice(len(item.options), seed=self.seed, key=item.item_id), {}
         else:
-            k, scores = lexical_choice(paper, cands, mask=mask)
+            k, scores = lexical_choice(item)
             raw = {"scores": [round(float(x), 4) for x in scores]}
         return Completion(
-            text=f"<answer>{k}</answer>", output_tokens=3, finish_reason="stop", raw={"baseline": self.model, **raw}
+            text=f"<answer>{item.options[k].key}</answer>",
+            output_tokens=3,
+            finish_reason="stop",
+            raw={"baseline": self.model, **raw},
         )
 
     def run(self, sample: Sample | None) -> Completion:
@@ -182,8 +189,6 @@ class BaselineBackend:
         elif self.model == "demo-copy":
             text, raw = self._demo_copy(sample, n)
         elif self.model.startswith("cite-"):
-            from academiceval.models import citation_baselines as cb
-
             text, raw = (cb.cite_copy if self.model == "cite-copy" else cb.cite_invent)(sample), {}
         else:
             text, raw = self._extractive(sample, n)
@@ -219,8 +224,6 @@ class BaselineBackend:
         }
 
     def _extractive(self, sample: Sample, n: int) -> tuple[str, dict[str, Any]]:
-        from academiceval.rounds.prompts import retrieval_query
-
         name, text = source_text(sample)
         sentences = [s for s in split_sentences(text) if len(s.split()) >= MIN_SENTENCE_WORDS]
         if not sentences:
@@ -244,28 +247,6 @@ class BaselineBackend:
 
 
 # ---- multiple-choice baselines -----------------------------------------------------------------------------------
-_PAPER_BLOCK = re.compile(r"<Paper>\n(.*?)</Paper>\s*<References>", re.DOTALL)
-_CANDIDATE_BLOCK = re.compile(r"<Candidate>\s*Candidate \[(\d+)\]:\n?(.*?)</Candidate>", re.DOTALL)
-
-
-def choice_fields(item: Any, prompt: str = "") -> tuple[str, list[str], str, str]:
-    """(paper text, candidate texts in slot order, mask, item id) from an item's fields or its prompt."""
-    from academiceval.rounds.cloze.samples import is_cloze_sample, sample_to_item
-
-    if is_cloze_sample(item):  # a round sample of the cloze family: its full item
-        item = sample_to_item(item)
-    mask = str(getattr(item, "mask", "") or CLOZE_MASK)
-    sid = str(getattr(item, "sample_id", "") or "")
-    paper = str(getattr(item, "paper", "") or "")
-    cands = [str(getattr(c, "text", "") or "") for c in getattr(item, "candidates", []) or []]
-    if paper and cands and all(cands):
-        return paper, cands, mask, sid
-    text = prompt or str(getattr(item, "prompt", "") or "")
-    m = _PAPER_BLOCK.search(text)
-    found = sorted((int(i), t) for i, t in _CANDIDATE_BLOCK.findall(text))
-    return (m.group(1) if m else paper), [t for _, t in found] or cands, mask, sid or text[:64]
-
-
 def random_choice(n: int, *, seed: int = 0, key: str = "") -> int:
     """A uniformly random option index in 0..n-1, fixed by (seed, item key)."""
     import random
@@ -273,21 +254,23 @@ def random_choice(n: int, *, seed: int = 0, key: str = "") -> int:
     return random.Random(f"{seed}:{key}").randrange(n)
 
 
-def mask_context(paper: str, mask: str = CLOZE_MASK, words: int = MASK_WINDOW_WORDS) -> str:
-    """The words around the mask (the paper's opening when the mask is missing)."""
-    at = paper.find(mask)
+def anchor_context(context: str, anchor: str, words: int = MASK_WINDOW_WORDS) -> str:
+    """The words around the anchor (the context's opening when the anchor is missing)."""
+    at = context.find(anchor) if anchor else -1
     if at < 0:
-        return " ".join(paper.split()[: 2 * words])
-    before = paper[:at].split()[-words:]
-    after = paper[at + len(mask) :].split()[:words]
+        return " ".join(context.split()[: 2 * words])
+    before = context[:at].split()[-words:]
+    after = context[at + len(anchor) :].split()[:words]
     return " ".join(before + after)
 
 
-def lexical_choice(paper: str, candidates: list[str], *, mask: str = CLOZE_MASK) -> tuple[int, list[float]]:
-    """The candidate whose text scores highest under BM25 for the words around the mask (ties: lowest index)."""
-    query = mask_context(paper, mask)
-    scores = BM25Retriever().scores(query, candidates)
-    best = max(range(len(candidates)), key=lambda i: (float(scores[i]), -i))
+def lexical_choice(item: ChoiceItem) -> tuple[int, list[float]]:
+    """The option whose text scores highest under BM25 for the words around the anchor, or for the question when
+    the item has no anchor (ties: the lowest index)."""
+    query = anchor_context(item.context, item.anchor) if item.anchor else item.question
+    texts = [o.text for o in item.options]
+    scores = BM25Retriever().scores(query, texts)
+    best = max(range(len(texts)), key=lambda i: (float(scores[i]), -i))
     return best, [float(x) for x in scores]
 
 
@@ -297,7 +280,7 @@ _LEVAL_CHOICE_SYSTEM = ("Exactly one option is correct", "One or more options ma
 
 
 def leval_lead(prompt: str) -> str:
-    """L-Eval's model-free reference point from its prompt (`rounds.leval` wording): "A" for multiple choice,
+    """L-Eval's model-free reference point from its prompt (`families.leval.items` wording): "A" for multiple choice,
     else the document's first N words (N from "Aim for about N words.", else 60)."""
     if any(marker in prompt for marker in _LEVAL_CHOICE_SYSTEM):
         return "A"
@@ -306,11 +289,8 @@ def leval_lead(prompt: str) -> str:
     return " ".join(doc.split()[:n])
 
 
-LETTERED_TASKS = frozenset({"elaipbench"})  # multiple-choice families whose options are letters (cloze: indices)
-
-
 def first_choice(sample: Sample | None) -> str:
-    """The first option in the `<answer>` format: "A" for a family with lettered options, else the index 0. The
-    form comes from the task, never from the gold label (a baseline must not read the answer)."""
-    lettered = sample is not None and sample.task in LETTERED_TASKS
+    """The first option in the `<answer>` format: "A" for a task whose options are letters, else the index 0. The
+    form comes from the task's spec, never from the gold label (a baseline must not read the answer)."""
+    lettered = sample is not None and task_spec(sample.task).choice_form == "letters"
     return "<answer>A</answer>" if lettered else "<answer>0</answer>"

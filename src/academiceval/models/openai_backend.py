@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from academiceval.errors import ConfigError
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.errors import (
     AuthError,
@@ -50,8 +51,6 @@ def normalize_base_url(url: str) -> str:
     """`http://host:8000` → `http://host:8000/v1`; trailing slashes dropped; user:password@ removed."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        from academiceval.errors import ConfigError
-
         raise ConfigError(f"base URL {url!r} is not an http(s) URL", hint="e.g. --base-url http://localhost:8000/v1")
     netloc = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
     if ":" in (parts.hostname or "") and not netloc.startswith("["):

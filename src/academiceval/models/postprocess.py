@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from academiceval.store.tasks import find_spec
+
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.IGNORECASE | re.DOTALL)
 _UNCLOSED_THINK = re.compile(r"^\s*<(think|thinking|reasoning)>.*", re.IGNORECASE | re.DOTALL)
 
@@ -34,11 +36,6 @@ _LIST_MARK = re.compile(r"^\s*(?:[-*•]\s+|\d{1,2}[.)]\s+|#{1,6}\s*|>\s*)")
 _EMPHASIS = re.compile(r"^(\*\*|__|\*|_|`+)(.+?)\1$", re.DOTALL)
 _QUOTES = [('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("«", "»"), ("„", "“"), ("`", "`")]
 _HTML_TITLE = re.compile(r"</?title>", re.IGNORECASE)
-_SECTION_HEADING = {
-    "abstract": r"abstract",
-    "introduction": r"(?:\d+\.?\s*)?introduction",
-    "related_work": r"(?:\d+\.?\s*)?(?:related\s+work|related\s+works|background(?:\s+and\s+related\s+work)?)",
-}
 
 
 def strip_reasoning(text: str) -> str:
@@ -105,7 +102,8 @@ def strip_preamble(task: str, text: str) -> str:
             lines.pop(0)
     while lines and not lines[0].strip():
         lines.pop(0)
-    heading = _SECTION_HEADING.get(task)
+    spec = find_spec(task)
+    heading = spec.answer_heading if spec is not None else None  # a heading naming the output (e.g. "Abstract")
     if lines and heading:
         first = lines[0].strip()
         bare = re.sub(r"^#{1,6}\s*|^\*\*|\*\*$|:$|\*\*:$|:\*\*$", "", first).strip().strip("*").strip()
@@ -119,9 +117,10 @@ def strip_preamble(task: str, text: str) -> str:
 
 
 def postprocess(task: str, text: str) -> str:
-    """The answer to score for `task` ("title" is refined; other tasks lose only wrappers)."""
+    """The answer to score for `task` (a title is refined, as its spec says; other tasks lose only wrappers)."""
     if text is None:
         return ""
-    if task == "title":
+    spec = find_spec(task)
+    if spec is not None and spec.refine == "title":
         return refine_title(text)
     return strip_preamble(task, text)

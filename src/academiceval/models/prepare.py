@@ -14,9 +14,14 @@ from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
 from academiceval.models.rag import RagConfig, retrieve
-from academiceval.models.tokenize import Tokenizer, load_tokenizer, tokenizer_for_model
+from academiceval.models.registry import tokenizer_for_model
+from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
+from academiceval.rounds.choice import choice_item, fit_choice, render_choice
+from academiceval.rounds.document_qa import DOCUMENT_FIELD, document_port
 from academiceval.rounds.models import Sample
+from academiceval.rounds.prompts import prompt_sha256, render_prompt
+from academiceval.store.tasks import task_spec
 
 Probe = Literal["title-only", "no-context"]
 PROBES: tuple[str, ...] = ("title-only", "no-context")
@@ -51,8 +56,6 @@ class PreparedPrompt(BaseModel):
 
 
 def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir: Any, length_words: int | None) -> str:
-    from academiceval.rounds.prompts import render_prompt
-
     view = sample.model_copy(update={"fields": parts.fields, "demos": parts.demos, "citations": parts.citations})
     return render_prompt(
         view,
@@ -64,8 +67,6 @@ def _render(sample: Sample, parts: Parts, *, variant: str | None, templates_dir:
 
 
 def _sha256(text: str) -> str:
-    from academiceval.rounds.prompts import prompt_sha256
-
     return prompt_sha256(text)
 
 
@@ -78,8 +79,9 @@ def probe_parts(sample: Sample, probe: str) -> tuple[Parts | None, str | None]:
     """
     if probe == "title-only":
         title = sample.fields.get("title", "")
-        if sample.task == "title" or not title:
-            why = "the title is the label" if sample.task == "title" else "the sample has no title field"
+        title_is_label = task_spec(sample.task).label_source == "title"
+        if title_is_label or not title:
+            why = "the title is the label" if title_is_label else "the sample has no title field"
             return None, f"probe title-only does not apply to {sample.task} samples ({why})"
         return Parts(fields={k: (v if k == "title" else "") for k, v in sample.fields.items()}), None
     if probe == "no-context":
@@ -134,15 +136,14 @@ def prepare_prompt(
         tokenizer=tok.identity(),
     )
 
-    if sample.task == "citation_cloze" and probe is None and rag is None:
-        return _prepare_choice(sample, tok, budget, templates_dir, on_overflow, base)
-    if sample.task in ("leval", "elaipbench"):
-        if probe is not None or rag is not None:  # their inputs are fixed by the family's protocol
+    kind = task_spec(sample.task).prompt_kind
+    if kind != "writing":
+        if probe is not None or rag is not None:  # their inputs are fixed by the task's protocol
             why = f"{'probe ' + probe if probe else 'retrieval'} does not apply to {sample.task} items"
             return base.model_copy(update={"skipped": True, "reason": why, "policy": "not_applicable"})
-        if sample.task == "leval":
-            return _prepare_leval(sample, tok, budget, length_instruction, on_overflow, base)
-        return _prepare_elaip(sample, tok, budget, on_overflow, base)
+        if kind == "choice":
+            return _prepare_choice(sample, tok, budget, templates_dir, on_overflow, base)
+        return _prepare_document(sample, tok, budget, length_instruction, on_overflow, base)
 
     parts = Parts(fields=dict(sample.fields), demos=list(sample.demos), citations=list(sample.citations))
     if probe is not None:
@@ -200,7 +201,7 @@ def prepare_prompt(
 
 
 class _ChoiceCounter:
-    """The tokenizer as `rounds.cloze.prompt.fit_item` uses it (count; longest prefix within n tokens)."""
+    """The tokenizer as `rounds.choice.fit_choice` uses it (count; longest prefix within n tokens)."""
 
     def __init__(self, tok: Tokenizer) -> None:
         self.tok = tok
@@ -208,9 +209,6 @@ class _ChoiceCounter:
 
     def count(self, text: str) -> int:
         return self.tok.count(text)
-
-    def count_many(self, texts: list[str]) -> list[int]:
-        return [self.tok.count(t) for t in texts]
 
     def prefix(self, text: str, n: int) -> str:
         return self.tok.truncate_tail(text, n)
@@ -224,96 +222,60 @@ def _prepare_choice(
     on_overflow: str,
     base: PreparedPrompt,
 ) -> PreparedPrompt:
-    """Citation-cloze items: rendered by the family's own template; when over budget only content is cut (the
-    question paper around the mask first, then every candidate evenly), never an instruction or an option
-    (`rounds.cloze.prompt.fit_item`)."""
-    from academiceval.rounds.cloze.prompt import fit_item, render_item
-    from academiceval.rounds.cloze.samples import sample_to_item
-
-    item = sample_to_item(sample)
-    prompt = render_item(item, templates_dir=templates_dir)
+    """Multiple choice: the task's template on the family's view of the item (`rounds.choice`); over budget, only
+    content is cut (the context around its anchor first, then every option evenly), never an instruction, the
+    question or an option's key (`rounds.choice.fit_choice`)."""
+    item = choice_item(sample)
+    prompt = render_choice(item, templates_dir=templates_dir)
     full = tok.count_prompt(prompt)
     if budget is None or full <= budget or on_overflow == "skip":
         update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
         if budget is not None and full > budget:
             update.update(_skipped_over_budget(full, budget))
         return _finish(base, update)
-    fitted = fit_item(item, budget - tok.prompt_overhead, _ChoiceCounter(tok), templates_dir=templates_dir)
+    fitted = fit_choice(item, budget - tok.prompt_overhead, _ChoiceCounter(tok), templates_dir=templates_dir)
     n = tok.count_prompt(fitted.prompt)
-    policy = "+".join(p for p, on in (("paper-cut", fitted.paper_cut), ("candidates-cut", fitted.candidates_cut)) if on)
     update = {
         "prompt": fitted.prompt,
         "input_tokens": n,
         "full_tokens": full,
         "tokens_cut": max(0, full - n),
-        "policy": policy or "none",
+        "policy": fitted.policy,
     }
     if fitted.over_budget:
         update.update(skipped=True, reason=f"the instructions alone need more than the budget {budget}")
     return _finish(base, update)
 
 
-def _prepare_leval(
+def _prepare_document(
     sample: Sample, tok: Tokenizer, budget: int | None, length_instruction: bool, on_overflow: str, base: PreparedPrompt
 ) -> PreparedPrompt:
-    """L-Eval items: rendered by `rounds.leval_run.build_prompt` (system text, document, question; the length
-    instruction on open-ended items when asked); over budget, only the document is cut, L-Eval's way
-    (`rounds.leval.fit_document`: words from the right, codeU from the left, 250-word steps), to the budget left
-    after the rest of the prompt."""
-    from academiceval.rounds.leval_run import build_prompt
-    from academiceval.rounds.leval_samples import sample_to_item
-
-    item = sample_to_item(sample)
-    prompt, meta = build_prompt(item, length_instruction=length_instruction)
+    """Long-document QA: the family's prompt (`rounds.document_qa`; the length instruction when asked); over
+    budget, only the document is cut, the family's way (L-Eval: words from the right, codeU from the left,
+    250-word steps), to the budget left after the rest of the prompt."""
+    document_prompt = document_port(sample)
+    prompt, meta = document_prompt(sample, length_instruction=length_instruction)
     full = tok.count_prompt(prompt)
     update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
-    update["length_words"] = meta["length_words"]
+    update["length_words"] = meta.get("length_words")
     if budget is None or full <= budget:
         return _finish(base, update)
     if on_overflow == "skip":
         return _finish(base, {**update, **_skipped_over_budget(full, budget)})
-    rest = tok.count_prompt(
-        build_prompt(item.model_copy(update={"document": ""}), length_instruction=length_instruction)[0]
-    )
+    empty = sample.model_copy(update={"fields": {**sample.fields, DOCUMENT_FIELD: ""}})
+    rest = tok.count_prompt(document_prompt(empty, length_instruction=length_instruction)[0])
     if budget - rest <= 0:
         why = f"the prompt without its document needs {rest} tokens, more than the budget {budget}"
         return _finish(base, {**update, "skipped": True, "reason": why})
-    prompt, meta = build_prompt(
-        item, length_instruction=length_instruction, budget_tokens=budget - rest, count=tok.count
+    prompt, meta = document_prompt(
+        sample, length_instruction=length_instruction, budget_tokens=budget - rest, count=tok.count
     )
     n = tok.count_prompt(prompt)
     update = {**update, "prompt": prompt, "input_tokens": n, "tokens_cut": max(0, full - n)}
-    update.update(policy="document-cut-leval", words_cut=meta["words_cut"])
+    update.update(policy=meta.get("policy", "document-cut"), words_cut=meta.get("words_cut", 0))
     if n > budget:
-        update.update(skipped=True, reason=f"still {n} tokens after L-Eval's document cut (budget {budget})")
+        update.update(skipped=True, reason=f"still {n} tokens after the document cut (budget {budget})")
     return _finish(base, update)
-
-
-def _prepare_elaip(
-    sample: Sample, tok: Tokenizer, budget: int | None, on_overflow: str, base: PreparedPrompt
-) -> PreparedPrompt:
-    """ElaipBench items: the family's prompt on the context the round holds; over budget, the context's tail is
-    cut (the question, its options and the answer format are never cut)."""
-    from academiceval.rounds.elaip_samples import render_sample
-
-    prompt = render_sample(sample)
-    full = tok.count_prompt(prompt)
-    update: dict[str, Any] = {"prompt": prompt, "input_tokens": full, "full_tokens": full}
-    if budget is None or full <= budget:
-        return _finish(base, update)
-    if on_overflow == "skip":
-        return _finish(base, {**update, **_skipped_over_budget(full, budget)})
-    room = budget - tok.count_prompt(render_sample(sample, context=""))
-    if room <= 0:
-        return _finish(
-            base, {**update, "skipped": True, "reason": f"the question alone needs more than the budget {budget}"}
-        )
-    prompt = render_sample(sample, context=tok.truncate_tail(sample.fields.get("context", ""), room))
-    n = tok.count_prompt(prompt)
-    return _finish(
-        base,
-        {**update, "prompt": prompt, "input_tokens": n, "tokens_cut": max(0, full - n), "policy": "context-tail-cut"},
-    )
 
 
 def _skipped_over_budget(tokens: int, budget: int) -> dict[str, Any]:

@@ -296,18 +296,6 @@ def _load_cached(spec: str | None, strict: bool) -> Tokenizer:
     return _load(spec, strict=strict)
 
 
-def tokenizer_for_model(model_spec: str | None) -> str | None:
-    """The tokenizer spec a model spec implies: tiktoken for `openai/...`, the checkpoint for a local `hf/...`."""
-    if not model_spec or "/" not in model_spec:
-        return None
-    provider, _, name = model_spec.partition("/")
-    if provider == "openai":
-        return f"tiktoken:{name}"
-    if provider == "hf" and Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser())
-    return None
-
-
 def _load(spec: str | None = None, *, strict: bool = False) -> Tokenizer:
     """Load a tokenizer from a spec.
 

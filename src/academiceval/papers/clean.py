@@ -1,283 +1,195 @@
-"""Clean section text before it becomes a label or an input: what a careful reader would not call the paper's prose.
+"""One cleaner for every source of paper text: a detector per kind of debris, and the repairs per source.
 
-Parsers leave debris that is harmless for retrieval but wrong in a label a model is scored against:
+A label is scored word by word against what a model writes, so whatever is not the authors' prose — captions,
+page furniture, font garbage, markup, cross-reference trails that repeat the paper's title — is wrong in it, and in
+an input it can leak the answer (a trail in the body names the title). Every paper text goes through
+`clean_text(text, vocab, source=…)` before it becomes a label or an input (`rounds.tasks.prepare_paper`), and
+SCALAR's paper objects get the markup repairs when they are read (`clean_markup`, which also moves citation
+spans). `debris_counts` is what remains: the build excludes a val/test label that still has any
+(`rounds.quality.debris_reason`), and `academiceval audit` reports every kind per split.
 
-* line-break hyphenation: "LLaMA- 65B", "IC- DAR" (a hyphen followed by a space inside a word) and words joined
-  across the break without their hyphen ("domainspecific"). Repaired with a **word check** against a vocabulary
-  (the paper's own words, or a larger one): the hyphen is kept when the hyphenated form is a word there or both
-  halves are words ("DeepSeek- R1" → "DeepSeek-R1"), dropped when only the joined form is ("IC- DAR" → "ICDAR").
-  Suspended hyphens ("first- and second-order") are real and stay.
-* captions and figure/table text spliced into running text: a paragraph opening with "Figure 3:" / "Table 15:"
-  is a caption; runs of short non-sentence fragments and number-dense rows next to one are figure or table text.
-  A sentence cut in two by the removed block is joined again.
-* running heads ("2 C. Auer, et al.") and split drop caps ("L ARGE language" → "LARGE language").
-* unarXive placeholders: emptied `\\ref`s ("Section  .", "(REF )") become an explicit "[ref]".
-
-Every function here is pure and deterministic; `clean_text` returns what it changed (counts by kind) so the
-build can record it, and the `count_*` detectors are what `academiceval audit` reports as debris.
+Source families (`source_family`): `pdf` (PDF parses: layout debris), `latex` (unarXive: LaTeX rendered by
+unarXive, its placeholders), `markdown` (ar5iv markdown in SCALAR objects), `text` (metadata and anything else:
+LaTeX markup only). Detection runs every detector on every text whatever its source: the corpus scan
+(`benchmarks/debris_corpus.py`) shows how often each one fires on each source, before and after cleaning.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
-# ---- vocabulary --------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"[^\W_][\w'’-]*[^\W_]|[^\W_]")
-SUSPENDED = re.compile(r"^(and|or|nor|to|as|versus|vs|und|et)\b", re.I)
-
-
-def vocabulary(texts: Iterable[str]) -> Counter[str]:
-    """Case-folded word counts of some texts, hyphenated words kept whole ("domain-specific") — the word list
-    the hyphenation check consults. Words broken by a line-break hyphen ("LLaMA- 65B") are not words here."""
-    c: Counter[str] = Counter()
-    for t in texts:
-        c.update(w.casefold() for w in _TOKEN.findall(t))
-    return c
-
-
-# ---- detectors (counted by the audit) -----------------------------------------------------------------------
-
-BROKEN_HYPHEN = re.compile(r"(?<=[^\W_])- (?=[^\W_])")
-CAPTION = re.compile(r"(?:(?<=\n)|^)\s*(?:Figure|Fig\.|Table|Tab\.)\s*[A-Z]?\d+[a-z]?\s*[:|]", re.M)
-CAPTION_INLINE = re.compile(r"\b(?:Figure|Fig\.|Table)\s+\d+\s*:\s+[A-Z]")
-PLACEHOLDER = re.compile(
-    r"\bREF\b|\b(?:Section|Sections|Sec\.|Table|Tables|Fig\.|Figure|Figures|Eq\.|Equation|Eqs\.|Appendix|Lemma|"
-    r"Theorem|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\.)[ \t]+(?=[.,;:)])"
+from academiceval.papers.debris import ar5iv, latex, mathml
+from academiceval.papers.debris import pdf as pdfdebris
+from academiceval.papers.debris.edits import Edit, OffsetMap, apply
+from academiceval.papers.debris.layout import (
+    BROKEN_HYPHEN,
+    CAPTION,
+    DROP_CAP,
+    PLACEHOLDER,
+    RUNNING_HEAD,
+    SUSPENDED,
+    Cleaned,
+    fix_placeholders,
+    fix_running_heads_and_drop_caps,
+    joined_compounds,
+    remove_captions,
+    repair_hyphenation,
+    strip_leading_fragments,
+    vocabulary,
 )
-RUNNING_HEAD = re.compile(r"(?:(?<=\s)|^)\d{1,4}\s+(?:[A-Z]\.\s?){1,3}\s?[A-Z][\w'’-]+,?\s+et al\.(?=\s|$)")
-DROP_CAP = re.compile(r"(?:(?<=\n)|^)([B-HJ-Z]) ([A-Z]{2,})\b")  # "L ARGE"; "A"/"I" are words
+
+__all__ = [
+    "DEBRIS_KINDS",
+    "Cleaned",
+    "clean_markup",
+    "clean_text",
+    "debris_counts",
+    "repair_hyphenation",
+    "source_family",
+    "strip_leading_fragments",
+    "vocabulary",
+]
 
 
-def joined_compounds(text: str, vocab: Counter[str]) -> list[str]:
-    """Words that are a hyphenated vocabulary word with its hyphen lost ("domainspecific" where
-    "domain-specific" is a word of the vocabulary and "domainspecific" otherwise is not)."""
-    index = _dehyphenated_index(vocab)
-    out = []
-    for w in re.findall(r"\b[a-z]{6,}\b", text):
-        hy = index.get(w)
-        if hy is not None and vocab.get(hy, 0) > vocab.get(w, 0):
-            out.append(w)
-    return out
+def _captions(text: str) -> int:
+    paras = text.split("\n\n")
+    return sum(1 for p in paras if CAPTION.match(p)) + len(pdfdebris.CAPTION_INLINE.findall(text))
 
 
-def _dehyphenated_index(vocab: Counter[str]) -> dict[str, str]:
-    key = id(vocab), len(vocab)
-    got = _INDEX_CACHE.get(key)
-    if got is None:
-        got = {}
-        for w in vocab:
-            if w.count("-") == 1 and w.replace("-", "").isalpha():
-                got.setdefault(w.replace("-", ""), w)
-        _INDEX_CACHE.clear()
-        _INDEX_CACHE[key] = got
-    return got
+def _broken(text: str, vocab: Counter[str] | None) -> int:
+    broken = [m for m in BROKEN_HYPHEN.finditer(text) if not SUSPENDED.match(text[m.end() :])]
+    return len(broken) + (len(joined_compounds(text, vocab)) if vocab else 0)
 
 
-_INDEX_CACHE: dict[tuple[int, int], dict[str, str]] = {}
+def _furniture(kind: str) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        n = sum(1 for p in text.split("\n\n") if pdfdebris.furniture_kind(p) == kind)
+        if kind == "contact":  # an address inside a longer paragraph is still one
+            n += sum(len(pdfdebris.EMAIL.findall(p)) for p in text.split("\n\n") if pdfdebris.furniture_kind(p) is None)
+        return n
+
+    return count
+
+
+# kind -> detector (occurrences in a text). The order is the audit's column order.
+DETECTORS: dict[str, Callable[[str], int]] = {
+    "captions": _captions,
+    "running_heads": lambda t: len(RUNNING_HEAD.findall(t)),
+    "page_furniture": _furniture("page_furniture"),
+    "publisher_lines": _furniture("publisher_line"),
+    "contact_lines": _furniture("contact"),
+    "drop_caps": lambda t: len(DROP_CAP.findall(t)),
+    "font_garbage": pdfdebris.count_font_garbage,
+    "placeholders": lambda t: len(PLACEHOLDER.findall(t)),
+    "latex_markup": latex.count,
+    "xref_trails": ar5iv.count_trails,
+    "image_markup": lambda t: len(ar5iv.IMAGE.findall(t)),
+    "math_duplicates": mathml.count,
+    "escaped_markup": ar5iv.count_escapes,
+    "heading_markup": lambda t: len(ar5iv.HEADING.findall(t)),
+    "list_markup": ar5iv.count_lists,
+    "table_markup": lambda t: len(ar5iv.TABLE_ROW.findall(t)),
+    "code_listings": lambda t: len(ar5iv.CODE.findall(t)),
+    "inline_footnotes": ar5iv.count_footnotes,
+    "link_markup": ar5iv.count_links,
+}
+DEBRIS_KINDS: tuple[str, ...] = ("broken_hyphens", *DETECTORS)
 
 
 def debris_counts(text: str, vocab: Counter[str] | None = None) -> dict[str, int]:
-    """How much of each kind of parser debris a text holds (the audit's columns)."""
-    broken = [m for m in BROKEN_HYPHEN.finditer(text) if not SUSPENDED.match(text[m.end() :])]
-    return {
-        "broken_hyphens": len(broken) + (len(joined_compounds(text, vocab)) if vocab else 0),
-        "captions": len(CAPTION.findall(text)) + len(CAPTION_INLINE.findall(text)) - _both(text),
-        "placeholders": len(PLACEHOLDER.findall(text)),
-        "running_heads": len(RUNNING_HEAD.findall(text)),
-        "drop_caps": len(DROP_CAP.findall(text)),
-    }
+    """How much of each kind of debris a text holds (`vocab`: the word check for joined compounds)."""
+    out = {"broken_hyphens": _broken(text, vocab)}
+    for kind, detect in DETECTORS.items():
+        out[kind] = detect(text)
+    return out
 
 
-def _both(text: str) -> int:
-    """Captions matched by both patterns are counted once."""
-    starts = {m.end() for m in CAPTION.finditer(text)}
-    return sum(1 for m in CAPTION_INLINE.finditer(text) if any(abs(m.start() - s) < 20 for s in starts))
+def source_family(paper_source: str | None) -> str:
+    """`Paper.source` → the family whose repairs apply: pdf, latex (unarXive), markdown (SCALAR/ar5iv), text."""
+    s = (paper_source or "").lower()
+    if s == "pdf" or s.startswith("pdf") or s in ("publist", "lab"):
+        return "pdf"
+    if s.startswith("unarxive"):
+        return "latex"
+    if s.startswith("scalar"):
+        return "markdown"
+    return "text"
 
 
-# ---- repairs ------------------------------------------------------------------------------------------------
+# ---- markdown (ar5iv) repairs, with offsets -----------------------------------------------------------------
 
-
-@dataclass
-class Cleaned:
-    text: str
-    changes: Counter[str] = field(default_factory=Counter)
-
-
-def repair_hyphenation(text: str, vocab: Counter[str], changes: Counter[str] | None = None) -> str:
-    """Join words broken at a line end, keeping real hyphens (see the module docstring for the word check)."""
-    changes = changes if changes is not None else Counter()
-
-    def fix(m: re.Match[str]) -> str:
-        a, b = m.group(1), m.group(2)
-        if SUSPENDED.match(b):
-            return m.group(0)
-        joined, hyph = (a + b).casefold(), f"{a}-{b}".casefold()
-        changes["broken hyphens repaired"] += 1
-        if vocab.get(hyph, 0) >= vocab.get(joined, 0) and (vocab.get(hyph, 0) or not vocab.get(joined, 0)):
-            return f"{a}-{b}"
-        return a + b
-
-    text = re.sub(r"([^\W_][\w'’-]*)- ([^\W_][\w'’-]*)", fix, text)
-    index = _dehyphenated_index(vocab)
-
-    def split(m: re.Match[str]) -> str:
-        w = m.group(0)
-        hy = index.get(w)
-        if hy is not None and vocab.get(hy, 0) > vocab.get(w, 0):
-            changes["joined compounds split"] += 1
-            return hy
-        return w
-
-    return re.sub(r"\b[a-z]{6,}\b", split, text)
-
-
-_SENT_END = re.compile(r"(?<![(\[])[.!?:;]['\"’”)\]]*$")  # "g(.)" is not a sentence end
-
-
-def _words(p: str) -> list[str]:
-    return p.split()
-
-
-def _is_fragment(p: str) -> bool:
-    """A short paragraph that is not a sentence: figure labels, axis ticks, table cells."""
-    w = _words(p)
-    return len(w) <= 8 and not _SENT_END.search(p.strip())
-
-
-def _is_table_row(p: str) -> bool:
-    w = _words(p)
-    if len(w) < 6:
-        return False
-    numeric = sum(1 for t in w if any(ch.isdigit() for ch in t))
-    return numeric / len(w) >= 0.4 and not re.search(r"[a-z]{3,}[.!?]\s", p)
-
-
-def remove_captions(text: str, changes: Counter[str] | None = None) -> str:
-    """Drop caption paragraphs and the figure/table text around them; re-join a sentence cut by them."""
-    changes = changes if changes is not None else Counter()
-    paras = text.split("\n\n")
-    drop = [False] * len(paras)
-    for i, p in enumerate(paras):
-        if CAPTION.match(p):
-            drop[i] = True
-            changes["captions removed"] += 1
-            j = i - 1  # figure text printed above its caption
-            while j >= 0 and not drop[j] and (_is_fragment(paras[j]) or _is_table_row(paras[j])):
-                drop[j] = True
-                changes["figure/table text removed"] += 1
-                j -= 1
-            j = i + 1  # table text printed below its caption
-            while j < len(paras) and (
-                _is_table_row(paras[j]) or (_is_fragment(paras[j]) and _run_of_fragments(paras, j))
-            ):
-                drop[j] = True
-                changes["figure/table text removed"] += 1
-                j += 1
-    # long runs of fragments with no caption nearby are figure text too (a diagram's labels)
-    i = 0
-    while i < len(paras):
-        if not drop[i] and _is_fragment(paras[i]):
-            j = i
-            while j < len(paras) and not drop[j] and _is_fragment(paras[j]):
-                j += 1
-            if j - i >= 4:
-                for k in range(i, j):
-                    drop[k] = True
-                changes["figure/table text removed"] += j - i
-            i = j
-        else:
-            i += 1
-    kept: list[str] = []
-    joined_after_gap = False
-    for p, d in zip(paras, drop, strict=True):
-        if d:
-            joined_after_gap = True
-            continue
-        if joined_after_gap and kept and _continues(kept[-1], p):
-            prev = kept[-1]
-            kept[-1] = f"{prev} {p.lstrip()}"  # "16-" + "bit": the hyphen check below decides
-            changes["sentences re-joined"] += 1
-        else:
-            kept.append(p)
-        joined_after_gap = False
-    return "\n\n".join(kept)
-
-
-def strip_leading_fragments(text: str, changes: Counter[str] | None = None) -> str:
-    """Drop figure text printed above a parsed abstract ("Residual function f(.) = y - g(.)" before ResNet's
-    "Deeper neural networks are …"): leading paragraphs that are short non-sentences."""
-    paras = text.split("\n\n")
-    k = 0
-    while k < len(paras) - 1 and (_is_fragment(paras[k]) or _is_table_row(paras[k])):
-        k += 1
-    if k and changes is not None:
-        changes["leading figure text removed"] += k
-    return "\n\n".join(paras[k:])
-
-
-def _run_of_fragments(paras: list[str], j: int) -> bool:
-    return sum(1 for p in paras[j : j + 3] if _is_fragment(p) or _is_table_row(p)) >= 2
-
-
-def _continues(prev: str, nxt: str) -> bool:
-    """Was `nxt` the rest of `prev`'s sentence before a figure was spliced in?"""
-    s = nxt.lstrip()
-    return bool(s) and not _SENT_END.search(prev.rstrip()) and (s[0].islower() or prev.rstrip().endswith("-"))
-
-
-def fix_running_heads_and_drop_caps(text: str, vocab: Counter[str], changes: Counter[str] | None = None) -> str:
-    changes = changes if changes is not None else Counter()
-    text, n = RUNNING_HEAD.subn("", text)
-    if n:
-        changes["running heads removed"] += n
-
-    def cap(m: re.Match[str]) -> str:
-        word = m.group(1) + m.group(2)
-        if vocab.get(word.casefold(), 0) or vocab.get(m.group(2).casefold(), 0) == 0:
-            changes["drop caps joined"] += 1
-            return word
-        return m.group(0)
-
-    return DROP_CAP.sub(cap, text)
-
-
-_REF_WORDS = (
-    r"Section|Sections|Sec\.|Table|Tables|Fig\.|Figure|Figures|Eq\.|Equation|Eqs\.|Appendix|Lemma|Theorem"
-    r"|Proposition|Corollary|Definition|Algorithm|Chapter|Ref\."
+_MARKUP_PASSES: tuple[tuple[str, Callable[[str], list[Edit]]], ...] = (
+    ("code_listings", ar5iv.code_edits),
+    ("xref_trails", ar5iv.trail_edits),
+    ("image_markup", ar5iv.image_edits),
+    ("table_markup", ar5iv.table_edits),
+    ("inline_footnotes", ar5iv.footnote_edits),
+    ("link_markup", ar5iv.link_edits),
+    ("emphasis_markup", ar5iv.emphasis_edits),
+    ("escaped_markup", ar5iv.escape_edits),
+    ("math_duplicates", mathml.edits),
+    ("heading_markup", ar5iv.heading_edits),
+    ("list_markup", ar5iv.list_edits),
+    ("captions split from the sentence before", ar5iv.caption_split_edits),
 )
-UNARXIVE_REF = re.compile(r"\bREF\b|\b(" + _REF_WORDS + r")[ \t]+(?=[.,;:)])")
 
 
-def fix_placeholders(text: str, changes: Counter[str] | None = None) -> str:
-    """unarXive empties `\\ref{...}` ("Section  ." / "(REF )"): say so explicitly with "[ref]"."""
-    changes = changes if changes is not None else Counter()
+def clean_markup(text: str, offsets: OffsetMap | None = None) -> tuple[str, Counter[str]]:
+    """ar5iv markdown → text, losslessly for the prose: every pass is a list of edits recorded in `offsets`, so
+    spans into the raw text (citations) can be moved (`OffsetMap.span`). Captions are not removed here (that is a
+    judgement about labels, made in `clean_text`); a caption glued to the previous sentence is split off."""
+    changes: Counter[str] = Counter()
+    for kind, make in _MARKUP_PASSES:
+        edits = make(text)
+        if not edits:
+            continue
+        text, kept = apply(text, edits)
+        changes[f"{kind} repaired"] += len(kept)
+        if offsets is not None:
+            offsets.add(kept)
+    return text, changes
 
-    def rep(m: re.Match[str]) -> str:
-        changes["reference placeholders marked"] += 1
-        return "[ref]" if m.group(1) is None else f"{m.group(1)} [ref]"
 
-    text = UNARXIVE_REF.sub(rep, text)
-    return re.sub(r"\[ref\][ \t]+(?=[.,;:)])", "[ref]", text)
+# ---- the cleaner ----------------------------------------------------------------------------------------------
 
 
 def clean_text(
-    text: str, vocab: Counter[str] | None = None, *, layout: bool = True, placeholders: bool = True
+    text: str,
+    vocab: Counter[str] | None = None,
+    *,
+    source: str = "pdf",
+    layout: bool | None = None,
+    placeholders: bool = True,
 ) -> Cleaned:
-    """All repairs in order. `vocab`: the word check's vocabulary (default: the text's own words). `layout`:
-    the text comes from a page layout (a PDF) — hyphenation, captions, running heads and drop caps are repaired
-    only then; text from LaTeX (unarXive) has none of them and its joined words are the authors' spelling."""
+    """All repairs for text from `source` (a `Paper.source` or a family name), in order; returns the text and
+    what changed (counts by kind). Idempotent: cleaning clean text changes nothing. `vocab`: the word check's
+    vocabulary (default: the text's own words). `layout` (legacy): True forces the PDF repairs, False the
+    LaTeX ones."""
+    family = source_family(source) if source not in ("pdf", "latex", "markdown", "text") else source
+    if layout is not None:
+        family = "pdf" if layout else "latex"
     changes: Counter[str] = Counter()
     vocab = vocab if vocab is not None else vocabulary([text])
     t = text
-    if layout:
-        t = remove_captions(t, changes)
+    if family == "markdown":
+        t, ch = clean_markup(t)
+        changes.update(ch)
+        t = remove_captions(t, changes, furniture=True, fragments=False)  # footnote texts with e-mails, too
+    if family == "pdf":
+        t, n = pdfdebris.repair_fonts(t)
+        if n:
+            changes["font_garbage repaired"] += n
+        t = remove_captions(t, changes, furniture=True)
         t = fix_running_heads_and_drop_caps(t, vocab, changes)
         t = repair_hyphenation(t, vocab, changes)
-    if placeholders:
+    if family in ("latex", "markdown", "text"):
+        t, kept = apply(t, latex.edits(t))
+        if kept:
+            changes["latex_markup repaired"] += len(kept)
+    if placeholders and family in ("pdf", "latex"):
         t = fix_placeholders(t, changes)
     t = re.sub(r"[ \t]{2,}", " ", t)
+    t = re.sub(r"\n{3,}", "\n\n", t)
     return Cleaned(t, changes)

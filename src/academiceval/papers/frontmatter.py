@@ -111,15 +111,21 @@ _FUNCTION_WORDS = {
 }
 
 
+# affiliation letters after a name ("Bryngelson ab", "Fox bc"): letters from the start of the alphabet, never a
+# word ("Big Self-Supervised Models are" is a title line, not "Big Self-Supervised Models" + marks "are")
+_MARK_LETTERS = re.compile(r"[a-h]{1,3}")
+_MARK_WORDS = {"be", "he", "had", "bed", "fed", "add", "age", "ace", "bad", "bag", "cab", "dad", "ache"}
+
+
+def _affiliation_mark(token: str) -> bool:
+    return token.isdigit() or (bool(_MARK_LETTERS.fullmatch(token)) and token not in _MARK_WORDS | _PARTICLES)
+
+
 def _name_piece(piece: str) -> tuple[bool, bool]:
     """(looks like one person's name, has an initial)."""
     tokens = [t for t in piece.split() if t]
     # affiliation letters after a name ("Bryngelson ab", "Fox bc"), or numbers ("Chu 1")
-    while (
-        tokens
-        and re.fullmatch(r"[a-z]{1,4}|\d+", tokens[-1])
-        and tokens[-1] not in _PARTICLES | (_FUNCTION_WORDS - {"a"})
-    ):
+    while tokens and _affiliation_mark(tokens[-1]) and tokens[-1] not in _FUNCTION_WORDS - {"a"}:
         tokens.pop()
     if not 2 <= len(tokens) <= 5:
         return False, False
@@ -139,10 +145,12 @@ def is_author_line(text: str) -> bool:
     if not words or any(w in _FUNCTION_WORDS - {"a"} for w in words):
         return False  # "Retrieval-Augmented Generation for": a title wrapped before its last words
     t = re.sub(r"(?<=[A-Za-z.])\d+(?:,\d+)*", "", text)  # superscript affiliation numbers glued on
-    marked = bool(re.search(r"[*∗†‡§¶✉⁎]|\b[a-z]{1,3}\s*(?:,|$)", t))
+    marked = bool(re.search(r"[*∗†‡§¶✉⁎]", t)) or any(
+        _affiliation_mark(m.group(1)) for m in re.finditer(r"\b([a-z]{1,3})\s*(?:,|$)", t)
+    )
     t = _MARKS.sub(",", t)
     pieces = [p.strip() for p in re.split(r",|;|\band\b|&", t) if p.strip()]
-    pieces = [p for p in pieces if not re.fullmatch(r"[a-z]{1,4}|\d+", p)]  # stray affiliation marks
+    pieces = [p for p in pieces if not _affiliation_mark(p)]  # stray affiliation marks
     if not pieces:
         return False
     looks = [_name_piece(p) for p in pieces]
@@ -181,7 +189,11 @@ def furniture_kind(ln: Line, prev: Line | None = None, nxt: Line | None = None) 
 def _journal_names(lines: list[Line]) -> set[str]:
     """Short lines repeated inside a citation banner of the same page ("Soft Matter" in "Cite this: Soft
     Matter, 2026, 22, 3207"): the journal's name set large at the top."""
-    banners = [ln.text.lower() for ln in lines if _CITATION.search(ln.text) or "cite this" in ln.text.lower()]
+    # a banner is a running head or a "Cite this" line, not any sentence with a number in it ("AlphaCode achieved
+    # ... top 54.3%" must not make "AlphaCode" a journal name)
+    banners = [
+        ln.text.lower() for ln in lines if furniture_kind(ln) == "running-head" or "cite this" in ln.text.lower()
+    ]
     out: set[str] = set()
     for ln in lines:
         t = ln.text.strip().lower()
@@ -224,35 +236,131 @@ def find_title(layout: Layout) -> tuple[str, int]:
             continue
         big = max(lines[i].size for i in cands)
         first = next(i for i in cands if lines[i].size >= big - 0.6)
-        parts = [lines[first].text]
-        last = first
-        pos = idx.index(first)
-        for i in idx[pos + 1 : pos + 8]:
-            ln, prev = lines[i], lines[last]
-            if kinds[i] is not None:
-                break
-            gap = ln.y0 - prev.y1
-            if gap > 2.5 * ln.size or gap < -ln.size:
-                break
-            same = ln.size >= big - 0.6 or (ln.block == prev.block and ln.size >= 0.85 * big)
-            # a subtitle in another size right under a short title ("Apple Neural Engine" / "Architecture, ...")
-            sub = (
-                len(parts) == 1
-                and len(parts[0].split()) <= 6
-                and ":" not in parts[0]
-                and ln.size >= layout.body_size + 2
-                and gap < 1.5 * max(ln.size, prev.size)
-            )
-            if not (same or sub):
-                break
-            if sub and not same and parts[-1][-1:] not in ":—–-":
-                parts[-1] += ":"
-            parts.append(ln.text)
-            last = i
-        title = join_lines(parts)
+        first, prefix = _title_start(layout, idx, kinds, first)
+        parts, last = _title_lines(layout, idx, kinds, first, big)
+        title = join_lines([*prefix, *parts]) if prefix else join_lines(parts)
+        title = re.sub(r"\s+:", ":", title)  # "AGENTLESS : Demystifying" (a space before a small-caps colon)
         if len(title) >= 8:
             return title, last
     return "", -1
+
+
+# a first-page kind that a line set in the title's own type may still have: title words can look like names
+# ("A Survey", "Big Self-Supervised Models are"), an event ("... Revisiting the 2014 NeurIPS Experiment") or the
+# word Abstract ("Improving Medical Dialogue Generation with / Abstract Meaning Representations")
+_TITLE_LIKE_KINDS = {"authors", "event", "marker"}
+_BARE_MARKER = re.compile(rf"^{_ABSTRACT_WORD}\s*(?:[:.—–\-]|$)", re.I)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def _caps(text: str, least: int = 3) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= least and all(c.isupper() for c in letters)
+
+
+def _same_type(ln: Line, ref: Line) -> bool:
+    """Set like `ref`: the same size, weight and capitalisation (authors under an all-caps title are not)."""
+    # a short all-caps name ("BERT:") does not make the whole title all caps
+    return abs(ln.size - ref.size) <= 0.6 and ln.bold == ref.bold and (_caps(ln.text) or not _caps(ref.text, 12))
+
+
+def _is_name_part(text: str) -> bool:
+    """A system name ending in a colon, set apart from the rest of the title ("Ready Cohorts:", "AGENTLESS :")."""
+    t = text.strip()
+    return t.endswith(":") and 1 <= len(t[:-1].split()) <= 3
+
+
+def _title_kind_ok(ln: Line, kind: str | None) -> bool:
+    """Whether a line with this first-page kind may still be title text when set in the title's type: only a
+    name-like line without the marks of a real author list (commas, "and", footnote marks, affiliation numbers)."""
+    if kind == "authors" and re.search(r",|;|&|\band\b|[*∗†‡§¶✉⁎\d]", ln.text):
+        return False
+    return kind is None or (kind in _TITLE_LIKE_KINDS and not _BARE_MARKER.match(ln.text.strip()))
+
+
+def _title_start(layout: Layout, idx: list[int], kinds: dict[int, str | None], first: int) -> tuple[int, list[str]]:
+    """Lines above the largest title line that belong to the title: earlier lines of the title in the same type
+    that the furniture rules took for something else, and a short system name set on its own line in another
+    size ("AGENTLESS :", "PROMPT2MODEL:", "olmOCR 2") right above the rest. Returns the first title line and the
+    name line(s) to put before it ("NAME:" then the title)."""
+    lines = layout.lines
+    pos = idx.index(first)
+    while pos > 0:
+        i = idx[pos - 1]
+        ln, nxt = lines[i], lines[idx[pos]]
+        gap = nxt.y0 - ln.y1
+        if not (-0.3 * nxt.size < gap < 0.9 * nxt.size and _same_type(ln, nxt) and _title_kind_ok(ln, kinds[i])):
+            break
+        pos -= 1
+    start = idx[pos]
+    if pos == 0:
+        return start, []
+    i = idx[pos - 1]
+    ln, top = lines[i], lines[start]
+    text = ln.text.strip()
+    gap = top.y0 - ln.y1
+    name = (
+        kinds[i] is None
+        and 1 <= len(text.split()) <= 3
+        and not _YEAR.search(text)
+        and sum(c.isalpha() for c in text) >= 3
+        and -0.3 * top.size < gap < 0.8 * top.size  # line boxes of some fonts overlap a little
+        and max(layout.body_size + 1, 0.5 * top.size) <= ln.size < top.size - 0.6
+        and ln.x1 > top.x0
+        and ln.x0 < top.x1
+        and ":" not in top.text
+    )
+    if not name:
+        return start, []
+    return start, [text if text.endswith(":") else text + ":"]
+
+
+def _title_lines(
+    layout: Layout, idx: list[int], kinds: dict[int, str | None], first: int, big: float
+) -> tuple[list[str], int]:
+    """The title's lines from `first` on: wrapped lines in the same type, and a subtitle in another size right
+    under a short title ("Apple Neural Engine" / "Architecture, ..."), never the author line under it."""
+    lines = layout.lines
+    parts = [lines[first].text]
+    last = first
+    pos = idx.index(first)
+    for k in range(pos + 1, min(pos + 8, len(idx))):
+        i = idx[k]
+        ln, prev = lines[i], lines[last]
+        gap = ln.y0 - prev.y1
+        if gap > 2.5 * ln.size or gap < -ln.size:
+            break
+        if kinds[i] is not None:
+            # a wrapped title line that only looks like furniture: same type, tight under the previous line
+            if not (_title_kind_ok(ln, kinds[i]) and _same_type(ln, prev) and gap < 0.9 * ln.size):
+                break
+            parts.append(ln.text)
+            last = i
+            continue
+        # a short "NAME:" in another weight before the rest of the title ("Ready Cohorts:" bold, then regular)
+        after_name = len(parts) == 1 and _is_name_part(parts[0]) and abs(ln.size - prev.size) <= 0.6
+        same = (
+            _same_type(ln, prev)
+            or after_name
+            or (ln.block == prev.block and ln.size >= 0.85 * big and ln.bold == prev.bold)
+        )
+        nxt_kind = kinds.get(idx[k + 1]) if k + 1 < len(idx) else None
+        sub = (
+            len(parts) == 1
+            and len(parts[0].split()) <= 6
+            and ":" not in parts[0]
+            and ln.size >= layout.body_size + 2
+            and gap < 1.5 * max(ln.size, prev.size)
+            and not is_author_line(ln.text)
+            and nxt_kind not in ("affiliation", "banner")  # a name over its affiliation or e-mail is the author
+        )
+        if not (same or sub):
+            break
+        if sub and not same and parts[-1][-1:] not in ":—–-":
+            parts[-1] += ":"
+        parts.append(ln.text)
+        last = i
+    return parts, last
 
 
 def _is_marker(ln: Line) -> re.Match[str] | None:
@@ -348,11 +456,13 @@ def _first_prose(layout: Layout, lo: int, stop: int) -> str:
         if ln.page > 1 or _ABSTRACT_END.match(ln.text):
             runs.append([])
             continue
+        # one paragraph: the next line of the same text block, or close under the last one (some fonts give
+        # lines boxes far shorter than their leading, so the block is the better evidence where there is one)
         if (
             last is not None
             and last.page == ln.page
             and abs(last.size - ln.size) <= 0.4
-            and 0 <= ln.y0 - last.y1 < 0.8 * ln.size
+            and (ln.block == last.block or 0 <= ln.y0 - last.y1 < 0.8 * ln.size)
         ):
             runs[-1].append(ln)
         else:

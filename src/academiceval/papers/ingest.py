@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from academiceval.errors import AcademicEvalError
 from academiceval.papers.errors import IngestBatchError, PaperError
+from academiceval.papers.ingest_ray import connect, run_on_ray
 from academiceval.papers.models import Paper
-from academiceval.papers.parse import DEFAULT_MAX_PAGES, PARSER_VERSION, parse_pdf, sha256_file
+from academiceval.papers.parse import DEFAULT_MAX_PAGES, PARSER_VERSION, parse_job, parse_pdf, sha256_file
 from academiceval.store.workspace import Workspace
 
 Status = Literal["ok", "skipped", "failed"]
@@ -78,11 +78,6 @@ def find_pdfs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def _stored_version(ws: Workspace, sha: str) -> str | None:
-    row = ws.db.execute("SELECT parser_version FROM parsed_paper WHERE paper_id=?", (sha,)).fetchone()
-    return row["parser_version"] if row else None
-
-
 def _summary(path: Path, sha: str, paper: Paper, status: Status) -> IngestResult:
     return IngestResult(
         path=str(path),
@@ -95,16 +90,6 @@ def _summary(path: Path, sha: str, paper: Paper, status: Status) -> IngestResult
         sections=len(paper.sections),
         references=len(paper.references),
     )
-
-
-def _parse_job(path: str, sha: str, max_pages: int) -> tuple[str, str, Paper | None, dict[str, str | None] | None]:
-    """Runs in a worker process: parse, never raise (errors travel back as records)."""
-    try:
-        return path, sha, parse_pdf(path, max_pages=max_pages, paper_id=sha), None
-    except AcademicEvalError as exc:
-        return path, sha, None, exc.as_record()
-    except Exception as exc:  # a parser bug must not take the batch down; record it like any other failure
-        return path, sha, None, {"code": "parser_error", "message": f"{type(exc).__name__}: {exc}", "hint": None}
 
 
 def _store(ws: Workspace, path: str, sha: str, paper: Paper | None, err: dict[str, str | None] | None) -> IngestResult:
@@ -137,8 +122,6 @@ def ingest_paths(
     (`ingest_ray.py`; `ray_address` None = a local Ray with `workers` CPUs) — same stored results."""
     shutdown: Callable[[], None] | None = None
     if executor == "ray":  # connect before any work: a wrong address is a clear error, not a half-done batch
-        from academiceval.papers.ingest_ray import connect
-
         shutdown = connect(ray_address, num_cpus=max(1, workers))
     try:
         return _ingest(ws, paths, workers, strict, progress, max_pages, executor)
@@ -173,7 +156,7 @@ def _ingest(
         except OSError as exc:
             done(IngestResult(path=str(f), status="failed", code="unreadable", message=str(exc)))
             continue
-        if _stored_version(ws, sha) == PARSER_VERSION:
+        if ws.parser_version(sha) == PARSER_VERSION:
             paper = ws.get_paper(sha)
             if paper is not None:
                 done(_summary(f, sha, paper, "skipped"))
@@ -209,20 +192,18 @@ def _run(
     todo: list[tuple[str, str]], workers: int, max_pages: int, executor: str = "local"
 ) -> Iterator[tuple[str, str, Paper | None, dict[str, str | None] | None]]:
     if executor == "ray":
-        from academiceval.papers.ingest_ray import run_on_ray
-
         yield from run_on_ray(todo, max_pages)
         return
     if workers <= 1 or len(todo) <= 1:
         for path, sha in todo:
-            yield _parse_job(path, sha, max_pages)
+            yield parse_job(path, sha, max_pages)
         return
     # fork where the platform has it: workers start instantly with everything imported; they only parse and
     # never touch the parent's SQLite connection (all writes happen in the parent)
     method = "fork" if "fork" in get_all_start_methods() else "spawn"
     # never more processes than files: `-j 16` on 2 files forks 2
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context(method)) as pool:
-        futures = [pool.submit(_parse_job, path, sha, max_pages) for path, sha in todo]
+        futures = [pool.submit(parse_job, path, sha, max_pages) for path, sha in todo]
         for fut in as_completed(futures):
             yield fut.result()
 
@@ -232,7 +213,7 @@ def ingest_file(ws: Workspace, path: str | os.PathLike[str], *, max_pages: int =
     otherwise parse, store and return it. Raises the typed `PaperError` (after recording it) when the file
     is unusable."""
     sha = sha256_file(path)
-    if _stored_version(ws, sha) == PARSER_VERSION:
+    if ws.parser_version(sha) == PARSER_VERSION:
         paper = ws.get_paper(sha)
         if paper is not None:
             return paper

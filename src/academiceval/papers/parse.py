@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pymupdf
 
+from academiceval.errors import AcademicEvalError
 from academiceval.papers.citations import find_citations
 from academiceval.papers.errors import (
     CorruptPdfError,
@@ -35,8 +36,9 @@ from academiceval.papers.references import parse_reference, reference_style, spl
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
 
-PARSER_VERSION = "pymupdf-heuristic-4"  # 2: journal front matter, bare numbered references; 3: superscript citations;
-# 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris)
+PARSER_VERSION = "pymupdf-heuristic-5"  # 2: journal front matter, bare numbered references; 3: superscript citations;
+# 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris);
+# 5: front matter on unseen arXiv layouts (name lines, wrapped titles, authors under titles)
 DEFAULT_MAX_PAGES = 400  # anything longer is a thesis/book/proceedings volume, not a paper
 
 _ARXIV_STAMP = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?")
@@ -312,3 +314,18 @@ def _inherit_roles(sections: list[Section], ref_section: int) -> None:
             s.role = SectionRole.appendix
         stack.append(s)
     inherit_roles(sections)  # a subsection's own heading does not override its parent's role (issue 16)
+
+
+# (path, sha256, the paper or None, the error record or None): what an ingest worker sends back
+Job = tuple[str, str, Paper | None, dict[str, str | None] | None]
+
+
+def parse_job(path: str, sha: str, max_pages: int) -> Job:
+    """One file's parse as the ingest executors run it (a local worker process, a Ray task): never raises,
+    errors travel back as records."""
+    try:
+        return path, sha, parse_pdf(path, max_pages=max_pages, paper_id=sha), None
+    except AcademicEvalError as exc:
+        return path, sha, None, exc.as_record()
+    except Exception as exc:  # a parser bug must not take the batch down; record it like any other failure
+        return path, sha, None, {"code": "parser_error", "message": f"{type(exc).__name__}: {exc}", "hint": None}

@@ -22,47 +22,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import date
-from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel
 
+from academiceval.report.models import METHOD, ContaminationGap, GapSide
+from academiceval.report.results import Results
 from academiceval.scores.aggregate import LEVEL, N_BOOT, bootstrap_mean, derive_seed, latest
 from academiceval.scores.models import Estimate
 from academiceval.scores.windows import find_model, load_model_info
 from academiceval.store.artifacts import RunData
 
-if TYPE_CHECKING:
-    from academiceval.report.results import Results
-
 PROBE = "title-only"
-METHOD = (
-    "before = papers first submitted on or before the cutoff, after = strictly after; gap = before − after with a "
-    "95% percentile bootstrap resampling the two groups independently (not paired: different papers)"
-)
-
-
-class GapSide(BaseModel):
-    before: Estimate
-    after: Estimate
-    gap: Estimate  # before − after
-
-
-class ContaminationGap(BaseModel):
-    model: str  # the run's label
-    run_dir: str
-    cutoff: date
-    cutoff_kind: str  # "knowledge cutoff" or "release (no cutoff published)"
-    task: str
-    setting: str
-    metric: str
-    value: str
-    scores: GapSide
-    probe: GapSide | None = None  # the title-only probe run of the same model, when saved
-    probe_run_dir: str | None = None
-    method: str = METHOD
-
-
 def bootstrap_gap(
     a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = N_BOOT, level: float = LEVEL
 ) -> Estimate:

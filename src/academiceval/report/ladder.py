@@ -18,42 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel
 
-from academiceval.scores.aggregate import LEVEL, bootstrap_mean, derive_seed, latest
-from academiceval.scores.models import Estimate
+from academiceval.report import plots
+from academiceval.report.models import Ladder, Rung
+from academiceval.report.results import Results
+from academiceval.scores.aggregate import bootstrap_mean, derive_seed, latest
 from academiceval.scores.paired import TEST, permutation_p
 from academiceval.store.artifacts import RunData
-
-if TYPE_CHECKING:
-    from academiceval.report.plots import Figure
-    from academiceval.report.results import Results
-
-
-class Rung(BaseModel):
-    tokens: int
-    setting: str
-    score: Estimate  # over the targets shared by every rung
-    diff_to_best: Estimate | None = None  # this rung − the best rung, paired over the same targets
-    p_value: float | None = None
-    below_best: bool = False  # significantly below the best rung
-
-
-class Ladder(BaseModel):
-    model: str
-    run_dir: str
-    task: str
-    metric: str
-    value: str
-    targets: int  # targets scored at every rung
-    rungs: list[Rung]
-    best: int  # tokens of the best rung
-    effective_length: int  # the largest rung not significantly below the best one
-    level: float = LEVEL
-    test: str = TEST
+from academiceval.store.tasks import task_title
 
 
 def rung_tokens(setting: str) -> int | None:
@@ -179,12 +153,10 @@ def markdown(results: Results) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(results: Results, out_dir: Path) -> Figure | None:
+def plot(results: Results, out_dir: Path) -> plots.Figure | None:
     """Score vs context budget per model (one panel per task), 95% bootstrap CIs as error bars."""
     if not results.ladders:
         return None
-    from academiceval.report import plots
-
     plt = plots._plt()
     tasks = sorted({lad.task for lad in results.ladders})
     labels = sorted({lad.model for lad in results.ladders})
@@ -203,7 +175,7 @@ def plot(results: Results, out_dir: Path) -> Figure | None:
         ticks = sorted({r.tokens for lad in results.ladders if lad.task == task for r in lad.rungs})
         ax.set_xticks(ticks)
         ax.set_xticklabels([kilo(t) for t in ticks])
-        ax.set_title(plots.TASK_TITLES.get(task, task))
+        ax.set_title(task_title(task))
         ax.set_xlabel("context budget (tokens)")
         ax.set_ylabel(results.ladders[0].metric)
         ax.grid(alpha=0.3)

@@ -11,15 +11,7 @@ from dataclasses import dataclass, field
 
 from academiceval.report.results import ResultRow, Results
 from academiceval.scores.models import EpochSpread, Estimate
-
-TASK_TITLES = {
-    "title": "Title",
-    "abstract": "Abstract",
-    "introduction": "Introduction",
-    "related_work": "Related Work",
-    "leval": "L-Eval",
-    "elaipbench": "ElaipBench",
-}
+from academiceval.store.tasks import task_title
 
 
 @dataclass
@@ -169,7 +161,7 @@ def to_markdown(results: Results, prefer_metric: str | None = None) -> str:
         lines += ["", f"_{empty}_", ""]
         return "\n".join(lines)
     for t in tables(results, prefer_metric):
-        head = f"## {TASK_TITLES.get(t.task, t.task)} · {t.setting}"
+        head = f"## {task_title(t.task)} · {t.setting}"
         if len(rounds) > 1:
             head += f" · round {t.round}"
         lines += ["", head, ""]

@@ -22,8 +22,7 @@ from academiceval.scores.aggregate import bootstrap_mean, derive_seed
 from academiceval.scores.models import Estimate
 from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RunData
-
-TASK_TITLES = {"title": "Title", "abstract": "Abstract", "introduction": "Introduction", "related_work": "Related Work"}
+from academiceval.store.tasks import task_title
 
 
 @dataclass
@@ -194,7 +193,7 @@ def plot_length(
             ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v >= 1000 else f"{v:g}"))
             ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_title(task_title(task))
         ax.set_xlabel(x_label)
         ax.set_ylabel(f"{metric} ({value_key})")
         ax.grid(alpha=0.3)
@@ -239,7 +238,7 @@ def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None
                 ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, color=colors[label], label=label)
         ax.set_xticks(range(len(settings)))
         ax.set_xticklabels(settings, rotation=0)
-        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_title(task_title(task))
         ax.set_ylabel(metric)
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
@@ -299,7 +298,7 @@ def plot_fewshot(results: Results, effects: dict, metric: str, out_dir: Path) ->
         ax.set_ylim(y0 - pad, y1 + pad)  # room for markers sitting exactly on zero
         ax.set_xticks(range(len(settings)))
         ax.set_xticklabels(settings)
-        ax.set_title(TASK_TITLES.get(task, task))
+        ax.set_title(task_title(task))
         ax.set_ylabel(f"Δ {metric} vs zero-shot")
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

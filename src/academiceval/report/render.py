@@ -17,11 +17,13 @@ from pathlib import Path
 
 from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
-from academiceval.report.cloze import is_choice, pick_text, question_text
+from academiceval.report.choice import choice_view, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
 from academiceval.report.rounddata import round_samples
+from academiceval.rounds.tokens import count_tokens
 from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
+from academiceval.store.tasks import task_specs
 
 MAX_EXAMPLE_CHARS = 6000  # longer texts are cut on the examples page (the full text is in the run records)
 
@@ -115,14 +117,15 @@ def examples(
             for sid in chosen:
                 first = next(run.records[sid] for run in rruns if sid in run.records)
                 ref = refs.get(sid)
+                item = choice_view(ref) if ref is not None else None
                 outs = []
                 for run in sorted(rruns, key=lambda r: r.label):
                     rec = run.records.get(sid)
                     if rec is None:
                         continue
                     text = f"[error] {rec.error}" if rec.error else _clip(rec.output)
-                    if ref is not None and is_choice(ref) and not rec.error:
-                        text = f"{pick_text(ref, rec.output)}\n\n{text}"
+                    if item is not None and not rec.error:
+                        text = f"{pick_text(item, rec.output)}\n\n{text}"
                     score = ""
                     if metric:
                         for (s2, m, _h), sr in run.scores.items():
@@ -130,7 +133,7 @@ def examples(
                                 key = "f" if "f" in sr.values else sorted(sr.values)[0]
                                 score = f"{m} {key} = {sr.values[key]:.3f}"
                     outs.append((run.label, text, score))
-                shown = (question_text(ref) if is_choice(ref) else _clip(ref.label)) if ref else None
+                shown = (question_text(item) if item is not None else _clip(ref.label)) if ref else None
                 exs.append(Example(sid, first.arxiv_id, first.published, shown, outs))
             if exs:
                 out[(rnd, task, setting)] = exs
@@ -198,7 +201,7 @@ def render(
             **common,
             tables=lb.tables(results, prefer_metric),
             figures=figures,
-            task_titles=lb.TASK_TITLES,
+            task_titles={s.name: s.title for s in task_specs()},
             overview=_overview(results, prefer_metric),
             empty_window=lb.empty_window_text(results),
         ),
@@ -210,7 +213,7 @@ def render(
             **common,
             metric=metric,
             groups=examples(results, runs, metric, per_task=examples_per_task, rounds_dir=rounds_dir),
-            task_titles=lb.TASK_TITLES,
+            task_titles={s.name: s.title for s in task_specs()},
         ),
     )
     return ReportPaths(
@@ -238,7 +241,6 @@ def fallback_lengths(runs: Sequence[RunData], rounds_dir: str | Path | None) -> 
     out: dict[tuple[str, str], int] = {}
     if not need:
         return out
-    from academiceval.rounds.tokens import count_tokens
 
     for rnd, sids in need.items():
         samples = round_samples(rnd, rounds_dir=rounds_dir, run_dir=first_dir[rnd]) or {}

@@ -21,14 +21,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.contamination import ContaminationGap
-from academiceval.report.ladder import Ladder
+from academiceval.report.models import ContaminationGap, Ladder
+from academiceval.report.rounddata import expected_samples, round_notes
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary, ScoreRecord
 from academiceval.scores.paired import PairedDiff
-from academiceval.scores.registry import TASK_DEFAULT_METRICS
 from academiceval.scores.windows import Window, in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
+from academiceval.store.tasks import find_spec, task_order
 from academiceval.store.workspace import now_iso
 
 SCHEMA_VERSION = 1
@@ -124,8 +124,7 @@ class Results(BaseModel):
 
     # ---- views ----------------------------------------------------------------------------------
     def tasks(self) -> list[str]:
-        order = {"title": 0, "abstract": 1, "introduction": 2, "related_work": 3}
-        return sorted({r.task for r in self.rows}, key=lambda t: (order.get(t, 9), t))
+        return sorted({r.task for r in self.rows}, key=lambda t: (task_order(t), t))
 
     def settings(self, task: str | None = None) -> list[str]:
         return sorted({r.setting for r in self.rows if task is None or r.task == task}, key=setting_sort_key)
@@ -144,10 +143,10 @@ class Results(BaseModel):
             for k in keys:
                 if k == prefer or k.startswith(prefer):
                     return k
-        family = TASK_DEFAULT_METRICS.get(task or "")  # multiple choice ranks by accuracy, L-Eval by its metric
-        if family:
+        spec = find_spec(task)  # a task's own metric ranks it: multiple choice by accuracy, L-Eval by its metric
+        for own in spec.default_metrics if spec is not None else ():
             for k in keys:
-                if k == family or k.startswith(f"{family}@"):
+                if k == own or k.startswith(f"{own}@"):
                     return k
         return keys[0] if keys else None
 
@@ -334,8 +333,6 @@ def build_results(
     loaded `RunData`. `round_name` keeps only runs of that round. `rounds_dir` (default: the `rounds/`
     sibling of a `<home>/runs` tree, when it exists) lets the report count round samples that were never run.
     """
-    from academiceval.report.rounddata import expected_samples, round_notes
-
     bs = bootstrap or BootstrapConfig()
     if isinstance(runs, (str, Path)):
         runs = [runs]

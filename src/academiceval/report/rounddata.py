@@ -14,6 +14,7 @@ from pathlib import Path
 
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.models import Sample
+from academiceval.rounds.stats import split_notes
 from academiceval.store.artifacts import MANIFEST, load_round, locate_round
 from academiceval.store.paper_models import DatePrecision
 
@@ -73,8 +74,6 @@ def round_notes(
     round_name: str, *, rounds_dir: str | Path | None = None, run_dir: str | Path | None = None
 ) -> list[str]:
     """What a reader should know about the round's splits (`rounds.stats.split_notes`); empty when not found."""
-    from academiceval.rounds.stats import split_notes
-
     d = locate_round(round_name, rounds_dir=rounds_dir, run_dir=None if rounds_dir is not None else run_dir)
     if d is None:
         return []

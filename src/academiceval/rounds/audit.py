@@ -7,8 +7,10 @@ is measured here, for any round on disk, old or new:
   abstract, title, each demonstration's fields and label, the citation corpus) and the longest common run of words,
   after the normalisation of `rounds.leakage.match_words`; the distribution per task and the worst cases;
 * label length per task (words) and how many labels fall outside the quality gate's plausible range;
-* debris in labels: broken hyphens (incl. compounds that lost their hyphen), captions, reference placeholders,
-  running heads, split drop caps (`papers.clean` detectors);
+* debris in labels, every kind of `papers.clean.DEBRIS_KINDS` per task and split (PDF furniture and captions,
+  font garbage, unarXive placeholders, ar5iv trails/markup/duplicated formulas, LaTeX markup), and the labels the
+  build excluded because debris was left after cleaning;
+* title samples kept: papers of each split with a title sample (a trail repeating the title used to cost one);
 * holes left by title removal in the title task's inputs;
 * Related Work: the citation-resolution rate (round-wide and per sample when the build recorded it);
 * quality-gate exclusions and other skip reasons from the manifest;
@@ -26,33 +28,59 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from academiceval.papers.clean import debris_counts, vocabulary
+from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family, vocabulary
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
-from academiceval.rounds.models import TASKS, Sample
+from academiceval.rounds.models import Sample
+from academiceval.rounds.quality import default_gate
+from academiceval.rounds.tasks import title_occurrences
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
-
-# the plausible label lengths (words) of `rounds.quality` are reported next to the measured ones
-try:
-    from academiceval.rounds.quality import DEFAULT_GATE
-except ImportError:  # pragma: no cover - the gate is optional for auditing old rounds
-    DEFAULT_GATE = None
+from academiceval.store.tasks import find_spec, task_names
 
 WORST = 10
-DEBRIS_KINDS = ("broken_hyphens", "captions", "placeholders", "running_heads", "drop_caps")
+SPLITS = ("train", "val", "test")
+
+
+def _label_debris(s: Sample) -> dict[str, int]:
+    """Debris in one label, as the build measures it: joined compounds count only for sections read from a PDF
+    (elsewhere "pretraining" beside "pre-training" is the authors' spelling, not a lost hyphen)."""
+    family = source_family(s.paper_id.split(":", 1)[0] if ":" in s.paper_id else "pdf")
+    from_page = family == "pdf" and _label_source(s.task) == "section"  # titles/abstracts: metadata
+    vocab = vocabulary([s.label, s.fields.get("body", "")]) if from_page else None
+    return debris_counts(s.label, vocab)
+
+
+def _title_samples(samples: list[Sample]) -> dict[str, Any]:
+    """Papers of each split with a title sample, of all papers of that split in the round."""
+    papers: dict[str, set[str]] = defaultdict(set)
+    titled: dict[str, set[str]] = defaultdict(set)
+    for s in samples:
+        papers[s.split].add(s.arxiv_id)
+        if _label_source(s.task) == "title":
+            titled[s.split].add(s.arxiv_id)
+    out = {sp: {"papers": len(papers[sp]), "with_title_sample": len(titled[sp])} for sp in SPLITS if papers[sp]}
+    out["all"] = {
+        "papers": sum(len(v) for v in papers.values()),
+        "with_title_sample": sum(len(v) for v in titled.values()),
+    }
+    return out
+
+
+def _label_source(task: str) -> str | None:
+    spec = find_spec(task)
+    return spec.label_source if spec is not None else None
 
 
 def _title_holes(title_samples: list[Sample], samples: list[Sample]) -> dict[str, Any]:
     """Title samples whose paper uses the title inside sentences (of its abstract or body as other tasks show
     them): before the fix the build cut those uses out, leaving holes that point at the answer; now such a
     sample is not built. Counted from the round alone (the other tasks' inputs keep the title)."""
-    from academiceval.rounds.tasks import title_occurrences
-
     others: dict[str, list[str]] = defaultdict(list)
     for s in samples:
-        if s.task == "title" or s.setting != "zero-shot":
+        source = _label_source(s.task)
+        if source == "title" or s.setting != "zero-shot":
             continue
         others[s.arxiv_id] += [s.fields.get("body", ""), s.fields.get("abstract", "")]
-        if s.task == "abstract":
+        if source == "metadata_abstract":
             others[s.arxiv_id].append(s.label)
     out: dict[str, Any] = {"title_inputs": len(title_samples), "with_holes": 0, "holes": 0, "examples": []}
     for s in title_samples:
@@ -141,7 +169,7 @@ def audit_round(
     say(len(samples), len(samples))
     overlap_out: dict[str, Any] = {"n": OVERLAP_N, "limits": vars(limits).copy(), "tasks": {}, "worst": []}
     everything = []
-    for task in TASKS:
+    for task in task_names("writing"):
         rows = per_task.get(task, [])
         if not rows:
             continue
@@ -166,37 +194,44 @@ def audit_round(
     lengths: dict[str, Any] = {}
     debris: dict[str, Any] = {}
     holes: dict[str, Any] = {"title_inputs": 0, "with_holes": 0, "holes": 0, "examples": []}
-    gate = DEFAULT_GATE
-    for task in TASKS:
+    gate = default_gate()  # its plausible label lengths are reported next to the measured ones
+    for task in task_names("writing"):
         labels = [s for (t, _), s in sorted(first.items()) if t == task]
         if not labels:
             continue
         words = [len(s.label.split()) for s in labels]
         entry: dict[str, Any] = {"labels": len(labels), **{k: float(v) for k, v in _dist(words).items()}}
-        if gate is not None:
-            lo, hi = gate.label_words.get(task, (0, 10**9))
-            entry["plausible"] = [lo, hi]
-            entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
+        lo, hi = gate.label_words.get(task, (0, 10**9))
+        entry["plausible"] = [lo, hi]
+        entry["outside_plausible"] = sum(not lo <= w <= hi for w in words)
         lengths[task] = entry
-        counts: Counter[str] = Counter()
-        with_any: Counter[str] = Counter()
-        examples: dict[str, str] = {}
-        for s in labels:
-            # the word check uses the paper's own words (authors differ: "pretraining" is a spelling, not debris)
-            d = debris_counts(s.label, vocabulary([s.label, s.fields.get("body", "")]))
-            for k, v in d.items():
-                counts[k] += v
-                if v:
-                    with_any[k] += 1
-                    examples.setdefault(k, s.sample_id)
-        debris[task] = {
-            "labels": len(labels),
-            **{
-                k: {"labels_with": with_any[k], "occurrences": counts[k], "example": examples.get(k)}
-                for k in DEBRIS_KINDS
-            },
-        }
-        if task == "title":
+        entry_d: dict[str, Any] = {"labels": len(labels)}
+        for sp in SPLITS:
+            in_split = [x for x in labels if x.split == sp]
+            if not in_split:
+                continue
+            counts: Counter[str] = Counter()
+            with_any: Counter[str] = Counter()
+            examples: dict[str, str] = {}
+            dirty = 0
+            for x in in_split:
+                d = _label_debris(x)
+                dirty += any(d.values())
+                for k, v in d.items():
+                    counts[k] += v
+                    if v:
+                        with_any[k] += 1
+                        examples.setdefault(k, x.sample_id)
+            entry_d[sp] = {
+                "labels": len(in_split),
+                "labels_with_any": dirty,
+                **{
+                    k: {"labels_with": with_any[k], "occurrences": counts[k], "example": examples.get(k)}
+                    for k in DEBRIS_KINDS
+                },
+            }
+        debris[task] = entry_d
+        if _label_source(task) == "title":
             holes.update(_title_holes(labels, samples))
 
     # ---- citations --------------------------------------------------------------------------------------
@@ -206,7 +241,7 @@ def audit_round(
     cited = int(cit.get("cited", 0) or 0)
     resolved = sum(int(v) for k, v in cit.items() if str(k).startswith(("resolved: id-", "resolved: title-")))
     per_sample = (bo.get("validity") or {}).get("citation_resolution") if isinstance(bo.get("validity"), dict) else None
-    rw = [s for s in first.values() if s.task == "related_work"]
+    rw = [s for s in first.values() if (spec := find_spec(s.task)) is not None and spec.cites]
     citations_out = {
         "cited": cited,
         "resolved": resolved,
@@ -222,6 +257,11 @@ def audit_round(
         k: {r: c for r, c in v.items() if r.startswith("quality:")}
         for k, v in skipped.items()
         if any(r.startswith("quality:") for r in v)
+    }
+    debris_skips = {
+        k: {r: c for r, c in v.items() if r.startswith("debris:")}
+        for k, v in skipped.items()
+        if any(r.startswith("debris:") for r in v)
     }
     leak_skips = {
         k: {r: c for r, c in v.items() if "near-copied" in r or "label text" in r}
@@ -287,6 +327,9 @@ def audit_round(
         "label_words": lengths,
         "debris": debris,
         "title_removal": {**holes, "recorded": (validity or {}).get("title_removal", {})},
+        "title_samples": _title_samples(samples),
+        "debris_exclusions": debris_skips,
+        "train_label_debris": (validity or {}).get("train_label_debris", {}),
         "citations": citations_out,
         "quality_exclusions": quality,
         "quality_summary": (validity or {}).get("quality", {}),

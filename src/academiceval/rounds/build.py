@@ -9,9 +9,7 @@ lengths and export. Only small per-paper records are held; texts are re-read per
 from __future__ import annotations
 
 import hashlib
-import os
 import random
-import shutil
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -21,18 +19,21 @@ from academiceval.rounds import citations as cit
 from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
-from academiceval.rounds.leakage import check_sample, check_windows, leak_reason
-from academiceval.rounds.models import TASKS, Demo, RoundManifest, Sample, Task
+from academiceval.rounds.leakage import check_sample, check_windows, contains, leak_reason
+from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import prompt_sha256, render_prompt, skeleton
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.split import assign, split_report, windows_from_dates, windows_from_fractions
-from academiceval.rounds.tasks import TaskViews, contains, prepare_paper, task_views
+from academiceval.rounds.tasks import TaskViews, prepare_paper, task_views
 from academiceval.rounds.tokens import count_tokens
 from academiceval.store.artifacts import check_name
+from academiceval.store.publisher import check_destination, publishing
+from academiceval.store.tasks import task_names, task_spec
 from academiceval.store.workspace import Workspace
 
 Progress = Callable[[str, int, int | None], None]
+EMPTY_HINT = "no paper gave a sample: see the skip reasons (`academiceval build` prints them), or widen the windows"
 
 
 def derive_seed(round_seed: int, *parts: str) -> int:
@@ -103,9 +104,9 @@ def build_round(
     specs = list(dict.fromkeys([*specs, *ladder.rung_specs(cfg.ladder)]))  # context ladder rungs (rounds.ladder)
     if not specs:
         raise ConfigError("no settings given", hint="--setting zero-shot")
-    tasks = tuple(t for t in TASKS if t in cfg.tasks)
-    if final.exists() and not force:
-        raise ConfigError(f"round directory {final} already exists", hint="choose another name or pass --force")
+    tasks = tuple(t for t in task_names("writing") if t in cfg.tasks)
+    previous = [ws.layout.find_round(cfg.previous)] if cfg.previous is not None else []
+    check_destination(final, force=force, home=ws.home, protect=previous)  # refused before any work
     templates_dir = cfg.templates_dir
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise ConfigError(f"templates directory {templates_dir} does not exist")
@@ -113,7 +114,7 @@ def build_round(
     distractors, min_citations, seed = cfg.distractors, cfg.min_citations, cfg.seed
     say = progress or (lambda stage, done, total: None)
     ws.ensure_schema(cit.CACHE_SCHEMA)
-    gate = quality.DEFAULT_GATE.with_overrides(cfg.gate)
+    gate = quality.default_gate().with_overrides(cfg.gate)
     min_resolved_fraction = cfg.min_resolved_fraction
     validity: dict[str, object] = {"quality_gate": quality.describe(gate), "prepared": Counter()}
     text_versions: dict[str, dict[str, object]] = {}
@@ -218,150 +219,152 @@ def build_round(
         else:
             entries[aid].split = sp
 
-    # ---- 3. samples ---------------------------------------------------------------------------------
-    final.parent.mkdir(parents=True, exist_ok=True)
-    for stale in final.parent.glob(f".{final.name}.building-*"):  # left by an interrupted build
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = final.parent / f".{final.name}.building-{os.getpid()}"
-    staging = StagingWriter(tmp / ".staging")
-    views = _Views(ws, tasks, gate=gate)
-    resolver = cit.CitationResolver(ws, source)
-    selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
-    skel_cache: dict[tuple[str, int, int], int] = {}
-    token_sums: dict[tuple[Task, str], list[int]] = {}
-    split_counts: dict[tuple[Task, str], Counter[str]] = {}
-    cite_stats = Counter()
-    order = sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id))
-    try:
-        for n, target in enumerate(order):
-            say("samples", n, len(order))
-            tv = views.get(target.arxiv_id)
-            for task in tasks:
-                inst = tv.instances.get(task)
-                if inst is None:
-                    continue
-                corpus, corpus_tokens = [], 0
-                if task == "related_work":
-                    got = _citation_corpus(
-                        ws, resolver, target, distractors, min_citations, seed, cite_stats, min_resolved_fraction
-                    )
-                    if isinstance(got, str):
-                        skip(task, got)
+    # ---- 3. samples (into the publisher's staging directory: checked, fsynced and renamed into place) ---------
+    with publishing(final, force=force, home=ws.home, protect=previous, empty_hint=EMPTY_HINT) as tmp:
+        staging = StagingWriter(tmp / ".staging")
+        views = _Views(ws, tasks, gate=gate)
+        resolver = cit.CitationResolver(ws, source)
+        selectors = {t: DemoSelector(ws, t, entries, category_level=cfg.category_level) for t in tasks}
+        skel_cache: dict[tuple[str, int, int], int] = {}
+        token_sums: dict[tuple[Task, str], list[int]] = {}
+        split_counts: dict[tuple[Task, str], Counter[str]] = {}
+        cite_stats = Counter()
+        train_debris: dict[str, Counter[str]] = {t: Counter() for t in tasks}  # train labels with debris, by kind
+        order = sorted(entries.values(), key=lambda e: (e.published, e.arxiv_id))
+        try:
+            for n, target in enumerate(order):
+                say("samples", n, len(order))
+                tv = views.get(target.arxiv_id)
+                for task in tasks:
+                    inst = tv.instances.get(task)
+                    if inst is None:
                         continue
-                    corpus = got
-                    texts = [t for c in corpus for t in (c.title, c.abstract)]
-                    why = leak_reason(inst.label, {"citation list": "\n".join(texts)})
+                    why = quality.debris_reason(inst.debris, target.split)  # val/test labels: no debris left
                     if why is not None:
                         skip(task, why)
                         continue
-                    corpus_tokens = sum(count_tokens(texts)) if texts else 0
-                body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
-                for spec in specs:
-                    key = f"{task}/{spec.spec}"
-                    s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
-                    rng = random.Random(s_seed)
-                    if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
-                        lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
-                        picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
-                    else:
-                        picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
-                    if isinstance(picked, str):
-                        skip(key, picked)
-                        continue
-                    demos = []
-                    for e, origin in picked:
-                        dinst = views.get(e.arxiv_id).instances[task]
-                        demos.append(
-                            Demo(
-                                arxiv_id=e.arxiv_id,
-                                published=e.published,
-                                fields=dict(dinst.fields),
-                                label=dinst.label,
-                                origin=origin,
-                                paper_id=e.paper_id,
-                                date_precision=e.date_precision,
-                                shared_authors=_shared_authors(target, e, names_by_key),
-                            )
-                        )  # type: ignore[arg-type]
-                    if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
-                        skip(key, "label text appears in a demonstration")
-                        continue
-                    demo_texts = {
-                        f"demonstration {k}": t for d in demos for k, t in (*d.fields.items(), ("label", d.label))
-                    }
-                    why = leak_reason(inst.label, demo_texts) if demos else None
-                    if why is not None:
-                        skip(key, why)
-                        continue
-                    sample = Sample(
-                        sample_id=f"{task}/{spec.spec}/{target.arxiv_id}",
-                        round=name,
-                        task=task,
-                        setting=spec.spec,
-                        split=target.split,
-                        arxiv_id=target.arxiv_id,
-                        paper_id=target.paper_id,
-                        published=target.published,
-                        date_precision=target.date_precision,
-                        primary_category=target.category,
-                        fields=dict(inst.fields),
-                        citations=corpus,
-                        demos=demos,
-                        label=inst.label,
-                        seed=s_seed,
-                        label_tokens=label_tok,
-                    )
-                    check_sample(
-                        sample,
-                        windows,
-                        target_title=target.title_norm,
-                        demo_info={e.arxiv_id: (e.paper_id, e.title_norm, e.split) for e, _ in picked},
-                    )
-                    sk = (task, len(demos), len(corpus))
-                    if sk not in skel_cache:
-                        skel_cache[sk] = count_tokens([skeleton(sample, templates_dir=templates_dir)])[0]
-                    sample.input_tokens = (
-                        skel_cache[sk] + body_tok + corpus_tokens + sum(e.cost[task] for e, _ in picked)
-                    )
-                    sample.prompt_sha256 = prompt_sha256(render_prompt(sample, templates_dir=templates_dir))
-                    staging.write(key, sample)
-                    token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
-                    split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1
-        say("samples", len(order), len(order))
-        staging.close()
+                    if inst.debris:
+                        train_debris[task].update({k: 1 for k in inst.debris})
+                    corpus, corpus_tokens = [], 0
+                    if task_spec(task).cites:  # the cited papers go with the sample (Related Work)
+                        got = _citation_corpus(
+                            ws, resolver, target, distractors, min_citations, seed, cite_stats, min_resolved_fraction
+                        )
+                        if isinstance(got, str):
+                            skip(task, got)
+                            continue
+                        corpus = got
+                        texts = [t for c in corpus for t in (c.title, c.abstract)]
+                        why = leak_reason(inst.label, {"citation list": "\n".join(texts)})
+                        if why is not None:
+                            skip(task, why)
+                            continue
+                        corpus_tokens = sum(count_tokens(texts)) if texts else 0
+                    body_tok, label_tok = own_tokens[(target.arxiv_id, task)]
+                    for spec in specs:
+                        key = f"{task}/{spec.spec}"
+                        s_seed = derive_seed(seed, task, spec.spec, target.arxiv_id)
+                        rng = random.Random(s_seed)
+                        if ladder.is_rung(spec, cfg.ladder):  # one candidate order for every rung of this target
+                            lseed = derive_seed(seed, task, "ladder", target.arxiv_id)
+                            picked = ladder.select(selectors[task], spec, target, lseed, body_tok + corpus_tokens)
+                        else:
+                            picked = selectors[task].select(spec, target, rng, budget=body_tok + corpus_tokens)
+                        if isinstance(picked, str):
+                            skip(key, picked)
+                            continue
+                        demos = []
+                        for e, origin in picked:
+                            dinst = views.get(e.arxiv_id).instances[task]
+                            demos.append(
+                                Demo(
+                                    arxiv_id=e.arxiv_id,
+                                    published=e.published,
+                                    fields=dict(dinst.fields),
+                                    label=dinst.label,
+                                    origin=origin,
+                                    paper_id=e.paper_id,
+                                    date_precision=e.date_precision,
+                                    shared_authors=_shared_authors(target, e, names_by_key),
+                                )
+                            )  # type: ignore[arg-type]
+                        if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
+                            skip(key, "label text appears in a demonstration")
+                            continue
+                        demo_texts = {
+                            f"demonstration {k}": t for d in demos for k, t in (*d.fields.items(), ("label", d.label))
+                        }
+                        why = leak_reason(inst.label, demo_texts) if demos else None
+                        if why is not None:
+                            skip(key, why)
+                            continue
+                        sample = Sample(
+                            sample_id=f"{task}/{spec.spec}/{target.arxiv_id}",
+                            round=name,
+                            task=task,
+                            setting=spec.spec,
+                            split=target.split,
+                            arxiv_id=target.arxiv_id,
+                            paper_id=target.paper_id,
+                            published=target.published,
+                            date_precision=target.date_precision,
+                            primary_category=target.category,
+                            fields=dict(inst.fields),
+                            citations=corpus,
+                            demos=demos,
+                            label=inst.label,
+                            seed=s_seed,
+                            label_tokens=label_tok,
+                        )
+                        check_sample(
+                            sample,
+                            windows,
+                            target_title=target.title_norm,
+                            demo_info={e.arxiv_id: (e.paper_id, e.title_norm, e.split) for e, _ in picked},
+                        )
+                        sk = (task, len(demos), len(corpus))
+                        if sk not in skel_cache:
+                            skel_cache[sk] = count_tokens([skeleton(sample, templates_dir=templates_dir)])[0]
+                        sample.input_tokens = (
+                            skel_cache[sk] + body_tok + corpus_tokens + sum(e.cost[task] for e, _ in picked)
+                        )
+                        sample.prompt_sha256 = prompt_sha256(render_prompt(sample, templates_dir=templates_dir))
+                        staging.write(key, sample)
+                        token_sums.setdefault((task, spec.spec), []).append(sample.input_tokens)
+                        split_counts.setdefault((task, spec.spec), Counter())[sample.split] += 1
+            say("samples", len(order), len(order))
+            staging.close()
 
-        # ---- 4. export --------------------------------------------------------------------------------
-        staged = Staged(tmp, staging, specs, tasks, windows, token_sums, split_counts, skipped, notes)
-        observed = {
-            "settings": [s.spec for s in specs],
-            "tasks": list(tasks),
-            "coauthor_source": selectors[tasks[0]].coauthor_source if tasks else None,
-            "source": type(source).__name__ if source is not None else None,
-            "citations": {k: v for k, v in sorted(cite_stats.items()) if not k.startswith("sample:")},
-            "papers_catalogued": len(entries),
-            "validity": {
-                **validity,
-                "prepared": dict(sorted(validity["prepared"].items())),  # type: ignore[attr-defined]
-                "min_resolved_fraction": min_resolved_fraction,
-                "citation_resolution": {
-                    k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
+            # ---- 4. export --------------------------------------------------------------------------------
+            staged = Staged(tmp, staging, specs, tasks, windows, token_sums, split_counts, skipped, notes)
+            observed = {
+                "settings": [s.spec for s in specs],
+                "tasks": list(tasks),
+                "coauthor_source": selectors[tasks[0]].coauthor_source if tasks else None,
+                "source": type(source).__name__ if source is not None else None,
+                "citations": {k: v for k, v in sorted(cite_stats.items()) if not k.startswith("sample:")},
+                "papers_catalogued": len(entries),
+                "validity": {
+                    **validity,
+                    "prepared": dict(sorted(validity["prepared"].items())),  # type: ignore[attr-defined]
+                    "min_resolved_fraction": min_resolved_fraction,
+                    "citation_resolution": {
+                        k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
+                    },
+                    "text_versions": text_versions,
+                    "train_label_debris": {t: dict(sorted(c.items())) for t, c in train_debris.items() if c},
                 },
-                "text_versions": text_versions,
-            },
-        }
-        manifest = publish(
-            ws,
-            name,
-            final,
-            staged,
-            cfg,
-            observed=observed,
-            say=say,
-        )
-    except BaseException:
-        staging.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            }
+            manifest = publish(
+                ws,
+                name,
+                staged,
+                cfg,
+                observed=observed,
+                say=say,
+            )
+        finally:
+            staging.close()
     return manifest
 
 

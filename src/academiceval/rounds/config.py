@@ -9,15 +9,16 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from academiceval.rounds.models import TASKS, Task
+from academiceval.rounds.models import Task
 from academiceval.rounds.settings import parse_setting
 from academiceval.rounds.split import DEFAULT_FRACTIONS, check_fractions
 from academiceval.store.models import StrictConfig
+from academiceval.store.tasks import check_task, task_names
 
 
 class BuildConfig(StrictConfig):
     settings: list[str] = Field(default_factory=lambda: ["zero-shot"])  # zero-shot, random:K, coauthor:K, ...
-    tasks: list[Task] = Field(default_factory=lambda: list(TASKS))
+    tasks: list[Task] = Field(default_factory=lambda: list(task_names("writing")))  # the writing tasks to build
     fractions: list[float] = Field(default_factory=lambda: list(DEFAULT_FRACTIONS))  # train/val/test shares
     val_from: date | None = None
     test_from: date | None = None
@@ -51,12 +52,19 @@ class BuildConfig(StrictConfig):
             parse_setting(s)  # a ConfigError naming the bad setting
         return v
 
+    @field_validator("tasks")
+    @classmethod
+    def _tasks(cls, v: list[str]) -> list[str]:
+        for t in v:
+            check_task(t, kind="writing", source="--task")  # a build writes the writing tasks; others import
+        return v
+
     @field_validator("gate")
     @classmethod
     def _gate(cls, v: dict[str, str]) -> dict[str, str]:
-        from academiceval.rounds.quality import DEFAULT_GATE
+        from academiceval.rounds.quality import default_gate
 
-        DEFAULT_GATE.with_overrides(v)  # a ConfigError naming the bad setting
+        default_gate().with_overrides(v)  # a ConfigError naming the bad setting
         return v
 
     @field_validator("ladder", mode="before")

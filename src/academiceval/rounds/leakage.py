@@ -16,9 +16,23 @@ from rapidfuzz import fuzz
 
 from academiceval.errors import AcademicEvalError
 from academiceval.rounds.models import Sample, SplitWindows
-from academiceval.rounds.tasks import contains
 from academiceval.sources.dates import not_after
 from academiceval.sources.names import latex_to_unicode
+
+
+@functools.lru_cache(maxsize=128)
+def norm_for_match(text: str) -> str:
+    """Lower-case, whitespace-free form used for 'is the label inside the input' checks (cached: demo texts are
+    checked against many targets)."""
+    return "".join(text.split()).casefold()
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """Is the needle inside the haystack, ignoring case and all whitespace (so a label re-spaced by a parser or
+    LaTeX still counts)? Exact by design: no cheaper pre-filter can be sure, because whitespace may split any
+    word of the needle inside the haystack."""
+    n = norm_for_match(needle)
+    return bool(n) and n in norm_for_match(haystack)
 
 
 class LeakageError(AcademicEvalError):

@@ -5,7 +5,6 @@ name for them.
 """
 
 from academiceval.store.models import (
-    TASKS,
     CitedPaper,
     ConfigInfo,
     Demo,
@@ -16,4 +15,4 @@ from academiceval.store.models import (
     Task,
 )
 
-__all__ = ["TASKS", "CitedPaper", "ConfigInfo", "Demo", "RoundManifest", "Sample", "Split", "SplitWindows", "Task"]
+__all__ = ["CitedPaper", "ConfigInfo", "Demo", "RoundManifest", "Sample", "Split", "SplitWindows", "Task"]

@@ -4,8 +4,9 @@ A sample stores its input *fields*; any backend re-renders the prompt after cutt
 runner passes `demos_override` (fewer or shortened demos) and `fields_override` (e.g. a shortened body) and
 renders again. Blocks (`render_parts`) are exposed so a runner can measure what each costs.
 
-Template files live in `rounds/templates/`, one per task × {plain, demos, rag} plus `<task>_query.j2`; a user
-directory (`--templates DIR`) overrides any of them file by file.
+Template files live in `rounds/templates/`, one per writing task × {plain, demos, rag} plus `<task>_query.j2`; a
+user directory (`--templates DIR`) overrides any of them file by file. Other prompt kinds render through their
+core path: multiple choice (`rounds.choice`) and long-document QA (`rounds.document_qa`).
 """
 
 from __future__ import annotations
@@ -19,17 +20,14 @@ from typing import Literal
 import jinja2
 
 from academiceval.errors import ConfigError
+from academiceval.rounds.choice import choice_item, render_choice
+from academiceval.rounds.document_qa import document_port
 from academiceval.rounds.models import CitedPaper, Demo, Sample
+from academiceval.store.tasks import task_names, task_spec
 
 Variant = Literal["plain", "demos", "rag"]
 VARIANTS: tuple[Variant, ...] = ("plain", "demos", "rag")
 DEFAULT_TEMPLATES = Path(__file__).resolve().parent / "templates"
-OUTPUT_NAMES = {
-    "title": "title",
-    "abstract": "abstract",
-    "introduction": "introduction",
-    "related_work": "related-work section",
-}
 
 
 def prompt_sha256(text: str) -> str:
@@ -70,10 +68,8 @@ def _resolved(path: str, cwd: str) -> str:
 
 
 def template_names(tasks: tuple[str, ...] | None = None) -> list[str]:
-    from academiceval.rounds.models import TASKS
-
     names = ["_blocks.j2", "_requirements.j2"]
-    for t in tasks or TASKS:
+    for t in tasks or task_names(kind="writing"):
         names += [f"{t}_{v}.j2" for v in VARIANTS] + [f"{t}_query.j2"]
     return names
 
@@ -127,19 +123,11 @@ def render_prompt(
     length_words: int | None = None,
 ) -> str:
     """The full prompt of a sample. variant None → "demos" when the sample (or the override) has demos."""
-    if sample.task == "citation_cloze":  # the multiple-choice family renders through its own template
-        from academiceval.rounds.cloze.prompt import render_sample
-
-        return render_sample(sample, templates_dir=templates_dir)
-    if sample.task == "leval":  # L-Eval's structure and wording (rounds.leval); LIE only when a length is given
-        from academiceval.rounds.leval_run import build_prompt
-        from academiceval.rounds.leval_samples import sample_to_item
-
-        return build_prompt(sample_to_item(sample), length_instruction=length_words is not None)[0]
-    if sample.task == "elaipbench":  # the family's own prompt (rounds.elaip), on the context the round holds
-        from academiceval.rounds.elaip_samples import render_sample as render_elaip
-
-        return render_elaip(sample)
+    kind = task_spec(sample.task).prompt_kind
+    if kind == "choice":  # multiple choice: the task's own template on the family's view of the item
+        return render_choice(choice_item(sample), templates_dir=templates_dir)
+    if kind == "document_qa":  # the family's wording; a length instruction only when a length is given
+        return document_port(sample)(sample, length_instruction=length_words is not None)[0]
     demos = sample.demos if demos_override is None else demos_override
     if variant is None:
         variant = "demos" if demos else "plain"
@@ -181,7 +169,7 @@ def render_parts(
     fields = {**sample.fields, **(fields_override or {})}
     demos = sample.demos if demos_override is None else demos_override
     return {
-        "demos": str(mod.demo_block([_demo_vars(d) for d in demos], OUTPUT_NAMES[sample.task])),  # type: ignore[attr-defined]
+        "demos": str(mod.demo_block([_demo_vars(d) for d in demos], task_spec(sample.task).output_name)),  # type: ignore[attr-defined]
         "citations": str(mod.citation_block([_cite_vars(c) for c in sample.citations])),  # type: ignore[attr-defined]
         "body": str(mod.body_block(fields.get("body", ""))),  # type: ignore[attr-defined]
     }

@@ -1,5 +1,6 @@
 """Publishing a built round: config names from measured lengths, parquet/JSONL export, templates, dataset card,
-release notes against a previous round, sha256 of every file, then an atomic rename into place."""
+release notes against a previous round, sha256 of every file — written into the publisher's staging directory
+(`store.publisher.publishing` checks, fsyncs and renames it into place)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from academiceval.rounds.export import StagingWriter, dataset_card
 from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows, Task
 from academiceval.rounds.prompts import template_files
 from academiceval.rounds.settings import SettingSpec, setting_names
-from academiceval.rounds.tasks import TASK_FIELDS
 from academiceval.store.artifacts import (
     DATASET_CARD,
     TEMPLATES,
@@ -26,6 +26,7 @@ from academiceval.store.artifacts import (
     write_manifest,
     write_round_config,
 )
+from academiceval.store.tasks import task_spec
 from academiceval.store.workspace import Workspace
 
 
@@ -48,15 +49,15 @@ class Staged:
 def publish(
     ws: Workspace,
     name: str,
-    final: Path,
     staged: Staged,
     config: BuildConfig,
     *,
     observed: dict[str, object],
     say: Callable[[str, int, int | None], None],
 ) -> RoundManifest:
-    """Write the staged samples as the round `final` (atomic rename) and return its manifest, which keeps
-    `config` verbatim and what the build `observed` (co-author source, citation resolution, ...)."""
+    """Write the staged samples as the round's files into `staged.tmp` (the publisher's staging directory, which
+    `store.publisher.publishing` then renames into place) and return its manifest, which keeps `config` verbatim
+    and what the build `observed` (co-author source, citation resolution, ...)."""
     tmp, staging, specs, tasks = staged.tmp, staged.staging, staged.specs, staged.tasks
     token_sums, split_counts = staged.token_sums, staged.split_counts
     manifest = RoundManifest(
@@ -96,7 +97,7 @@ def publish(
                     yield s
 
             say(f"export {cfg}", 0, 1)
-            write_round_config(tmp, info, tap(samples), TASK_FIELDS[task])
+            write_round_config(tmp, info, tap(samples), task_spec(task).input_fields)
             say(f"export {cfg}", 1, 1)
             info.mean_label_tokens = round(sum(labels) / len(labels), 1) if labels else 0.0
             manifest.configs[cfg] = info
@@ -110,9 +111,6 @@ def publish(
         _diff_previous(manifest, tmp, config.previous, ws)
     (tmp / DATASET_CARD).write_text(dataset_card(manifest), encoding="utf-8")
     write_manifest(tmp, manifest)
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
     return manifest
 
 

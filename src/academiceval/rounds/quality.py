@@ -10,11 +10,13 @@ defaults were set from the measured distribution of the demo corpus (notes/round
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 
 from academiceval.errors import ConfigError
 from academiceval.papers.models import NON_BODY_ROLES, Paper, SectionRole
+from academiceval.store.tasks import task_specs
 
 NON_PAPER_HEADING = re.compile(
     r"^(reviewer|referee)s?\s*#?\s*\d|^(response|reply|answer)s?\s+to\s+(the\s+)?(reviewer|referee|comments)"
@@ -26,7 +28,8 @@ PROOF = re.compile(r"^proofs?\b", re.I)
 
 
 def _default_label_words() -> dict[str, tuple[int, int]]:
-    return {"title": (2, 40), "abstract": (25, 350), "introduction": (150, 3000), "related_work": (100, 3000)}
+    """The plausible label lengths the tasks declare (`TaskSpec.label_words`)."""
+    return {s.name: s.label_words for s in task_specs() if s.label_words is not None}
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,17 @@ class QualityGate:
 
 
 _FIELDS = {f.name for f in dataclasses.fields(QualityGate)} | {"label_words.<task>"}
-DEFAULT_GATE = QualityGate()
 
 
-def paper_reason(paper: Paper, gate: QualityGate = DEFAULT_GATE) -> str | None:
+@functools.cache
+def default_gate() -> QualityGate:
+    """The gate with its documented defaults (built on first use: the label bounds come from the task specs)."""
+    return QualityGate()
+
+
+def paper_reason(paper: Paper, gate: QualityGate | None = None) -> str | None:
     """Why this paper is not a whole paper (a counted reason), or None."""
+    gate = gate or default_gate()
     if not gate.enabled:
         return None
     tops = [s for s in paper.sections if s.level == 1 and s.heading]
@@ -105,8 +114,9 @@ def paper_reason(paper: Paper, gate: QualityGate = DEFAULT_GATE) -> str | None:
     return None
 
 
-def label_reason(task: str, label: str, gate: QualityGate = DEFAULT_GATE) -> str | None:
+def label_reason(task: str, label: str, gate: QualityGate | None = None) -> str | None:
     """Why a label's length is implausible for its task, or None."""
+    gate = gate or default_gate()
     if not gate.enabled or task not in gate.label_words:
         return None
     lo, hi = gate.label_words[task]
@@ -123,3 +133,12 @@ def describe(gate: QualityGate) -> dict[str, object]:
     d = dataclasses.asdict(gate)
     d["label_words"] = {k: list(v) for k, v in gate.label_words.items()}
     return d
+
+
+def debris_reason(debris: dict[str, int], split: str) -> str | None:
+    """Why a val/test label is excluded: debris that cleaning could not remove (`papers.clean.debris_counts` of
+    the cleaned label, kinds named). Train labels keep minor debris; the build counts it by kind."""
+    kinds = sorted(k for k, v in debris.items() if v)
+    if split == "train" or not kinds:
+        return None
+    return f"debris: {', '.join(kinds)} left in a {split} label after cleaning"

@@ -88,9 +88,15 @@ def release_card(round: LoadedRound, withheld: list[str], n_withheld: int) -> st
 
 
 def release_round(
-    round: LoadedRound, out: str | Path, *, with_labels: bool = False, force: bool = False
+    round: LoadedRound,
+    out: str | Path,
+    *,
+    with_labels: bool = False,
+    force: bool = False,
+    home: str | Path | None = None,
 ) -> ReleaseResult:
-    """Write `round` as a publishable dataset folder at `out` (see `store.release`)."""
+    """Write `round` as a publishable dataset folder at `out` (see `store.release`; `home`: the workspace, which
+    `out` may not be, contain or lie inside except as `rounds/NAME`)."""
     test = sum(info.counts.get("test", 0) for info in round.manifest.configs.values())
     withheld = [] if with_labels or not test else ["test"]
     return write_release(
@@ -101,4 +107,5 @@ def release_round(
         licences=licence_notes(round),
         release_info={"test_window": round.manifest.windows.model_dump(mode="json")},
         force=force,
+        home=Path(home) if home is not None else None,
     )

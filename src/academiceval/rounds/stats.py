@@ -12,10 +12,12 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.rounds.prompts import render_prompt
+from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.dates import date_range, format_date
 from academiceval.store.artifacts import LoadedRound, load_round
 from academiceval.store.models import RoundManifest
 from academiceval.store.paper_models import DatePrecision
+from academiceval.store.tasks import task_order
 
 
 @dataclass
@@ -94,8 +96,7 @@ def round_stats(round_or_dir: LoadedRound | str | Path, *, recount: bool = False
                 test_until_precision=t_until[2] if t_until else "day",
             )
         )
-    order = {"title": 0, "abstract": 1, "introduction": 2, "related_work": 3}
-    out.sort(key=lambda c: (order.get(c.task, 9), c.mean_input_tokens, c.config))
+    out.sort(key=lambda c: (task_order(c.task), c.mean_input_tokens, c.config))
     return out
 
 
@@ -131,8 +132,6 @@ def window_title(rnd: LoadedRound) -> str:
 
 def _count_pairs(batch: list[tuple[str, str]]) -> tuple[int, int]:
     """Token sums of (prompt, label) pairs; empties the batch."""
-    from academiceval.rounds.tokens import count_tokens
-
     if not batch:
         return 0, 0
     c = count_tokens([t for pair in batch for t in pair])

@@ -1,4 +1,6 @@
-"""The four writing tasks: which inputs a model sees and which real text is the label.
+"""The writing tasks: which inputs a model sees and which real text is the label, as each task's spec says
+(`TaskSpec.input_fields`, `removes`, `label_source` / `label_section`; the specs are declared in
+`families/writing`).
 
 Labels are never annotated: they are the paper's own title, its arXiv abstract, or one of its sections. A paper
 that lacks what a task needs is skipped with a counted reason, never filled with a guess. Token counts are taken
@@ -7,38 +9,21 @@ per section and summed (WordPiece is additive at whitespace), so a paper is toke
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from academiceval.papers.clean import clean_text, repair_hyphenation, strip_leading_fragments, vocabulary
+from academiceval.papers.clean import clean_text, debris_counts, source_family, strip_leading_fragments, vocabulary
 from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
-from academiceval.rounds.models import TASKS, Task
+from academiceval.rounds.leakage import contains, leak_reason
+from academiceval.rounds.models import Task
+from academiceval.rounds.quality import QualityGate, default_gate, label_reason
 from academiceval.rounds.tokens import count_tokens
 from academiceval.sources.models import PaperMeta
-
-if TYPE_CHECKING:
-    from academiceval.rounds.quality import QualityGate
-
-# Inputs of each task, in the order the templates show them.
-TASK_FIELDS: dict[Task, tuple[str, ...]] = {
-    "title": ("body", "abstract"),
-    "abstract": ("body", "title"),
-    "introduction": ("body", "title", "abstract"),
-    "related_work": ("body", "title", "abstract"),
-}
-# The section each task removes from the body (None: the full body).
-TASK_REMOVES: dict[Task, SectionRole | None] = {
-    "title": None,
-    "abstract": SectionRole.conclusion,
-    "introduction": SectionRole.introduction,
-    "related_work": SectionRole.related_work,
-}
-SHORT_NAMES: dict[Task, str] = {"title": "title", "abstract": "abs", "introduction": "intro", "related_work": "related"}
+from academiceval.store.tasks import task_names, task_spec
 
 MIN_BODY_WORDS = 200
 MIN_SECTION_WORDS = 50
@@ -47,21 +32,6 @@ MIN_SECTION_WORDS = 50
 def squash(text: str) -> str:
     """Whitespace-collapsed text, as stored in samples."""
     return " ".join(text.split())
-
-
-@functools.lru_cache(maxsize=128)
-def norm_for_match(text: str) -> str:
-    """Lower-case, whitespace-free form used for 'is the label inside the input' checks (cached: demo texts are
-    checked against many targets)."""
-    return "".join(text.split()).casefold()
-
-
-def contains(haystack: str, needle: str) -> bool:
-    """Is the needle inside the haystack, ignoring case and all whitespace (so a label re-spaced by a parser or
-    LaTeX still counts)? Exact by design: no cheaper pre-filter can be sure, because whitespace may split any
-    word of the needle inside the haystack."""
-    n = norm_for_match(needle)
-    return bool(n) and n in norm_for_match(haystack)
 
 
 def remove_occurrences(text: str, phrase: str) -> tuple[str, int]:
@@ -117,6 +87,7 @@ class TaskInstance:
     field_tokens: dict[str, int] = field(default_factory=dict)
     label_tokens: int = 0
     notes: list[str] = field(default_factory=list)
+    debris: dict[str, int] = field(default_factory=dict)  # debris left in the label after cleaning, by kind
 
 
 @dataclass
@@ -130,7 +101,8 @@ class TaskViews:
 
 def prepare_paper(paper: Paper) -> tuple[Paper, Counter[str]]:
     """The paper as the tasks read it: roles by inheritance and evidence (`papers.roles.assign_roles`) and every
-    section's text cleaned (`papers.clean.clean_text`, the word check against the paper's own vocabulary).
+    section's text cleaned for its source (`papers.clean.clean_text`: PDF layout debris, unarXive placeholders,
+    ar5iv markup and trails; the word check against the paper's own vocabulary).
     Section order and count are unchanged, so citation section indices stay valid."""
     paper, notes = assign_roles(paper)
     vocab = vocabulary([s.text for s in paper.sections])
@@ -139,7 +111,7 @@ def prepare_paper(paper: Paper) -> tuple[Paper, Counter[str]]:
         if s.role in NON_BODY_ROLES or not s.text:
             sections.append(s)
             continue
-        c = clean_text(s.text, vocab, layout=paper.source == "pdf")
+        c = clean_text(s.text, vocab, source=paper.source)
         notes.update(c.changes)
         sections.append(s.model_copy(update={"text": c.text}) if c.text != s.text else s)
     return paper.model_copy(update={"sections": sections}), notes
@@ -185,7 +157,7 @@ def task_views(
     meta: PaperMeta,
     paper: Paper,
     *,
-    tasks: tuple[Task, ...] = TASKS,
+    tasks: tuple[Task, ...] | None = None,
     counts: bool = True,
     cache: TokenCache | None = None,
     gate: QualityGate | None = None,
@@ -195,10 +167,7 @@ def task_views(
 
     The paper is first prepared (`prepare_paper`: roles by inheritance and evidence, debris cleaned); each label
     must pass the quality gate's length range and the near-copy guard (`rounds.leakage.leak_reason`)."""
-    from academiceval.rounds.leakage import leak_reason
-    from academiceval.rounds.quality import DEFAULT_GATE, label_reason
-
-    gate = gate or DEFAULT_GATE
+    gate = gate or default_gate()
     views = TaskViews()
     paper, prep_notes = prepare_paper(paper) if prepare else (paper, Counter())
     views.prepared = prep_notes
@@ -208,9 +177,15 @@ def task_views(
         # no metadata record beyond the PDF itself: title and abstract were read from the page, with its debris
         raw = paper.abstract if paper.abstract and squash(paper.abstract) == abstract else abstract
         vocab = vocabulary([s.text for s in paper.sections] + [raw])
-        title = squash(repair_hyphenation(title, vocab))
-        abstract = squash(repair_hyphenation(strip_leading_fragments(raw), vocab))
+        title = squash(clean_text(title, vocab, source="pdf").text)
+        abstract = squash(clean_text(strip_leading_fragments(raw), vocab, source="pdf").text)
         views.prepared["title and abstract from the parse (no metadata record)"] += 1
+        from_parse = True
+    else:
+        from_parse = False
+        abstract = squash(clean_text(abstract, source="text").text)  # metadata: LaTeX formatting commands
+    family = source_family(paper.source)
+    label_vocab = vocabulary([s.text for s in paper.sections]) if family == "pdf" else None
     sec_tok = _section_tokens(paper, counts, cache)
     small = cached_counts([title, abstract], cache) if counts else [0, 0]
     tok = {"title": small[0], "abstract": small[1]}
@@ -229,11 +204,12 @@ def task_views(
         return paper.section_text(role), n
 
     abstract_in = abstract
-    for task in tasks:
-        without = TASK_REMOVES[task]
+    for task in tasks if tasks is not None else task_names("writing"):
+        spec = task_spec(task)
+        without = SectionRole(spec.removes) if spec.removes else None
         body, body_tok = body_of(without)
         notes: list[str] = []
-        if task == "title":
+        if spec.label_source == "title":
             label, label_tok = title, tok["title"]
             body, n, inside_b = remove_title(body, title)
             if n:
@@ -245,12 +221,12 @@ def task_views(
             if inside_b or inside_a:
                 views.skipped[task] = "title used inside sentences of the input (kept there; sample would leak)"
                 continue
-        elif task == "abstract":
+        elif spec.label_source == "metadata_abstract":
             label, label_tok = (abstract, tok["abstract"]) if meta.abstract else ("", 0)
             if not paper.has_role(SectionRole.conclusion):
                 notes.append("no conclusion section: body kept whole")
         else:
-            role = SectionRole.introduction if task == "introduction" else SectionRole.related_work
+            role = SectionRole(spec.label_section)
             label, label_tok = section_of(role)
             if not label.strip():
                 views.skipped[task] = f"no {role.value.replace('_', ' ')} section"
@@ -259,13 +235,13 @@ def task_views(
                 views.skipped[task] = f"{role.value.replace('_', ' ')} section under {MIN_SECTION_WORDS} words"
                 continue
         if not label.strip():
-            views.skipped[task] = "no metadata abstract" if task == "abstract" else "no title"
+            views.skipped[task] = "no metadata abstract" if spec.label_source == "metadata_abstract" else "no title"
             continue
         if len(body.split()) < MIN_BODY_WORDS:
             views.skipped[task] = f"body under {MIN_BODY_WORDS} words"
             continue
-        fields = {"body": body, "title": title, "abstract": abstract_in if task == "title" else abstract}
-        fields = {k: fields[k] for k in TASK_FIELDS[task]}
+        fields = {"body": body, "title": title, "abstract": abstract_in if spec.label_source == "title" else abstract}
+        fields = {k: fields[k] for k in spec.input_fields}
         if any(not fields[k].strip() for k in fields):
             missing = ", ".join(k for k in fields if not fields[k].strip())
             views.skipped[task] = f"missing input: {missing}"
@@ -280,7 +256,10 @@ def task_views(
             views.skipped[task] = why
             continue
         ftok = {"body": body_tok, **{k: tok[k] for k in ("title", "abstract") if k in fields}}
-        if task == "title" and abstract_in != abstract:
+        if spec.label_source == "title" and abstract_in != abstract:
             ftok["abstract"] = count_tokens([abstract_in])[0] if counts else 0
-        views.instances[task] = TaskInstance(task, fields, label, ftok, label_tok, notes)
+        # joined words count as lost hyphens only in text read from a PDF (a metadata abstract is typed)
+        vocab_here = label_vocab if task not in ("title", "abstract") or from_parse else None
+        left = {k: v for k, v in debris_counts(label, vocab_here).items() if v}
+        views.instances[task] = TaskInstance(task, fields, label, ftok, label_tok, notes, left)
     return views

@@ -11,13 +11,13 @@ the model left empty or refused, that was skipped or never run has no prediction
 as a wrong answer by the peer's scorer. Such samples make the export refuse (nothing is written; a rerun of the
 same `run` asks the failed ones again) unless `partial=True`, which writes the answered ones and counts the rest.
 
-Formats register themselves (`register_format`); each is a small module (`runs.export_leval`: L-Eval's
-`<task>.pred.jsonl` rows) that a task family can own.
+Formats register themselves (`register_format`); each is a small module owned by the task family whose peer
+reads it (`families.leval.export`: L-Eval's `<task>.pred.jsonl` rows), listed under the family's
+`extensions["export_formats"]` and imported on the first lookup (`store.tasks.load_extensions`).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -28,14 +28,12 @@ from typing import Protocol
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, sha256_text
+from academiceval.runs.prepare import sha256_text
 from academiceval.runs.runner import preparer_for, select_samples
 from academiceval.runs.summary import failed_requests
 from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
 from academiceval.store.models import Sample
-
-# modules that register formats when imported (the built-ins); a family adds its own here
-FORMAT_MODULES: tuple[str, ...] = ("academiceval.runs.export_leval",)
+from academiceval.store.tasks import load_extensions, max_new_tokens
 
 
 @dataclass(frozen=True)
@@ -92,8 +90,7 @@ def formats() -> dict[str, ExportFormat]:
     global _loaded
     if not _loaded:
         _loaded = True
-        for module in FORMAT_MODULES:
-            importlib.import_module(module)
+        load_extensions("export_formats")
     return dict(_FORMATS)
 
 
@@ -183,7 +180,7 @@ def export_run(
         rec = run.epoch_records.get((sample.sample_id, epoch))
         why = _why_missing(rec)
         if why is None and rec is not None:
-            max_tokens = spec.options.get("max_tokens") or DEFAULT_MAX_TOKENS.get(sample.task, 512)
+            max_tokens = spec.options.get("max_tokens") or max_new_tokens(sample.task)
             prompt = preparer(sample, int(max_tokens)).prompt
             if sha256_text(prompt) == rec.prompt_sha256:
                 items.append(ExportItem(sample, rec, prompt))

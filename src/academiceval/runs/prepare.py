@@ -21,28 +21,19 @@ from pydantic_core import from_json
 from academiceval import __version__
 from academiceval.models.prepare import PreparedPrompt, prepare_prompt
 from academiceval.models.rag import RagConfig
-from academiceval.models.tokenize import load_tokenizer, tokenizer_for_model
+from academiceval.models.registry import tokenizer_for_model
+from academiceval.models.tokenize import load_tokenizer
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
-
-# the original AcademicEval reserves these many output tokens per task (title, abstract, intro, related work);
-# L-Eval generates 512 new tokens for every task; ElaipBench's base setting 32 (the letters in their tags)
-DEFAULT_MAX_TOKENS: dict[str, int] = {
-    "title": 32,
-    "abstract": 512,
-    "introduction": 1536,
-    "related_work": 1024,
-    "leval": 512,
-    "elaipbench": 32,
-}
-# tasks whose protocol gives the length instruction by default (L-Eval's LIE, on its open-ended items); a run's
-# `length_instruction` False turns it off, True turns it on for every task
-LENGTH_INSTRUCTION_BY_DEFAULT: frozenset[str] = frozenset({"leval"})
+from academiceval.store.tasks import find_spec
 
 
 def length_instruction_for(option: bool | None, tasks: set[str] | frozenset[str]) -> bool:
-    """The length instruction a run gives: the option when set, else the protocol default of its tasks."""
-    return option if option is not None else bool(tasks & LENGTH_INSTRUCTION_BY_DEFAULT)
+    """The length instruction a run gives: the option when set, else the protocol default of its tasks (L-Eval's
+    LIE on its open-ended items: `TaskSpec.length_instruction`); False turns it off, True on for every task."""
+    if option is not None:
+        return option
+    return any((spec := find_spec(t)) is not None and spec.length_instruction for t in tasks)
 
 
 _MEMO_JSON = json.JSONEncoder(default=str)

@@ -5,12 +5,9 @@ the generation options and a text appended to every prompt (a chain-of-thought i
 explicitly wins (`--epochs 5 --preset elaipbench` runs five epochs), and the preset's name becomes part of the
 run directory's name, so a preset run never mixes with a plain run of the same model.
 
-ElaipBench (§4.1 of its paper): the reported number is the mean of 3 calls at temperature 0.1 with 32 new tokens
-(the letters in their tags); its chain-of-thought variant lets the model reason in 4,096 new tokens. Our prompt
-and parser for ElaipBench are our own (theirs are unpublished: `rounds.elaip`), so the CoT wording is ours too.
-
-These protocols are data: when task families register themselves, each family declares its presets and this
-table is filled from the registry (`register_preset`).
+These protocols are data, declared by the task family whose peer publishes them: a family lists its preset
+module under `Family.extensions["run_presets"]` (ElaipBench's: `families.elaip.presets`), and this table is filled
+on its first lookup (`store.tasks.load_extensions`).
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.elaip import COT_SUFFIX as ELAIP_COT_SUFFIX
+from academiceval.store.tasks import load_extensions
 
 
 @dataclass(frozen=True)
@@ -32,6 +29,16 @@ class RunPreset:
 
 
 _PRESETS: dict[str, RunPreset] = {}
+_loaded = False
+
+
+def _load() -> dict[str, RunPreset]:
+    """The table, with every family's presets (imported once, on the first lookup)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        load_extensions("run_presets")
+    return _PRESETS
 
 
 def register_preset(preset: RunPreset) -> RunPreset:
@@ -43,32 +50,13 @@ def register_preset(preset: RunPreset) -> RunPreset:
 
 
 def preset_names() -> list[str]:
-    return sorted(_PRESETS)
+    return sorted(_load())
 
 
 def get_preset(name: str) -> RunPreset:
     """The preset called `name`; a one-line ConfigError naming the known ones otherwise."""
-    preset = _PRESETS.get(name)
+    preset = _load().get(name)
     if preset is None:
         known = "; ".join(f"{p.name} ({p.summary})" for p in sorted(_PRESETS.values(), key=lambda p: p.name))
         raise ConfigError(f"unknown run preset {name!r}", source="--preset", hint=f"one of: {known}")
     return preset
-
-
-register_preset(
-    RunPreset(
-        "elaipbench",
-        "ElaipBench's protocol: 3 epochs at temperature 0.1, 32 new tokens; mean ± sd across epochs",
-        epochs=3,
-        options={"temperature": 0.1, "max_tokens": 32},
-    )
-)
-register_preset(
-    RunPreset(
-        "elaipbench-cot",
-        "ElaipBench's chain-of-thought variant: 3 epochs at temperature 0.1, 4,096 new tokens, step-by-step prompt",
-        epochs=3,
-        options={"temperature": 0.1, "max_tokens": 4096},
-        prompt_suffix=ELAIP_COT_SUFFIX,
-    )
-)

@@ -22,13 +22,13 @@ from academiceval.models.base import Backend, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import is_final
-from academiceval.models.registry import load_backend, parse_spec
+from academiceval.models.registry import load_backend, parse_spec, run_model_name
 from academiceval.models.retry import RetryPolicy
 from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
 from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, PromptPreparer, length_instruction_for
+from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker, Unit
 from academiceval.store.artifacts import (
@@ -40,17 +40,14 @@ from academiceval.store.artifacts import (
     safe_name,
     write_run_spec,
 )
+from academiceval.store.tasks import find_spec, max_new_tokens
 
 
 def run_dir_name(config: RunConfig, context_length: int | None, *, length_instruction: bool) -> str:
     """Variants that change the inputs get their own directory, so records of different variants never mix.
     A local checkpoint is named by its folder (`hf/<name>`), not its whole path; run.json keeps the path and a
     different checkpoint with the same folder name is refused there."""
-    model_spec = config.model
-    provider, _, model = model_spec.partition("/")
-    if provider == "hf" and (model.startswith(("/", "~", ".")) or Path(model).expanduser().is_dir()):
-        model_spec = f"hf/{Path(model).expanduser().name}"
-    parts = [safe_name(model_spec)]
+    parts = [safe_name(run_model_name(config.model))]
     if context_length:
         parts.append(f"ctx{context_length}")
     if config.rag:
@@ -100,7 +97,7 @@ def _token_report(preparer: PromptPreparer, samples: Sequence[Sample], options: 
     for s in samples:
         row: dict[str, Any] = {"sample_id": s.sample_id, "task": s.task, "setting": s.setting}
         try:
-            p = preparer(s, options.max_tokens or DEFAULT_MAX_TOKENS.get(s.task, 512))
+            p = preparer(s, options.max_tokens or max_new_tokens(s.task))
         except AcademicEvalError as e:
             rows.append({**row, "error": str(e)})
             continue
@@ -215,7 +212,7 @@ async def run_round_async(
 
     preparer = make_preparer(context_length, count=config.count_tokens_only)
     first = samples[0]
-    preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))  # bad options fail here, early
+    preparer(first, options.max_tokens or max_new_tokens(first.task))  # bad options fail here, early
     summary = RunSummary(
         run_dir=Path(), round=view.name, model=model_spec, prompt_preparation=preparer.name, epochs=config.epochs
     )
@@ -243,7 +240,7 @@ async def run_round_async(
             # a local model knows its window (max_position_embeddings): truncate to it rather than overflow
             context_length = int(caps.context_length)
             preparer = make_preparer(context_length)
-            preparer(first, options.max_tokens or DEFAULT_MAX_TOKENS.get(first.task, 512))
+            preparer(first, options.max_tokens or max_new_tokens(first.task))
             summary.prompt_preparation = preparer.name
         # a released round shares its round's name but not its manifest: its runs get their own directory
         release = "+release" if view.manifest.release is not None else ""
@@ -271,9 +268,9 @@ async def run_round_async(
             max_connections=config.max_connections,
             timeout_s=config.timeout,
             task_max_tokens={
-                t: DEFAULT_MAX_TOKENS[t]
+                t: max_new_tokens(t)
                 for t in sorted({s.task for s in samples})
-                if options.max_tokens is None and t in DEFAULT_MAX_TOKENS
+                if options.max_tokens is None and find_spec(t) is not None
             },
             updated_at=now_iso(),
             config=config.stored(),

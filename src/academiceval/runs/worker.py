@@ -28,9 +28,10 @@ from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.models import Sample
 from academiceval.runs.config import epoch_options
 from academiceval.runs.models import RunRecord
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, Prepared, PromptPreparer
+from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.store.artifacts import RecordWriter, new_record
+from academiceval.store.tasks import max_new_tokens
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 Unit = tuple[Sample, tuple[int, ...]]  # a sample and the epochs of it still to do (prepared once, asked per epoch)
@@ -78,7 +79,7 @@ class SampleWorker:
         if got is None:
             opts = self.options
             if opts.max_tokens is None:
-                opts = opts.model_copy(update={"max_tokens": DEFAULT_MAX_TOKENS.get(task, 512)})
+                opts = opts.model_copy(update={"max_tokens": max_new_tokens(task)})
             opts = epoch_options(opts, epoch)
             got = self._task_options[(task, epoch)] = (opts, self.generator.prefix(opts))
         return got

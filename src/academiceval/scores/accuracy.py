@@ -15,8 +15,8 @@ import re
 from typing import Any, Literal
 
 from academiceval.scores.mcq import METRIC, score_response
-from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, register
-from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
+from academiceval.scores.registry import Metric, MetricOptions, Options, register
+from academiceval.scores.scorer import Needs, SampleScorer, Scored, ScoreItem
 
 CHOICE_GOLD = re.compile(r"^(?:\d{1,2}|[A-Za-z](?:\s*[,;]?\s*[A-Za-z])*)$")  # "2", "C", "A,C", "AC"
 

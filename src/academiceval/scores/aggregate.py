@@ -39,7 +39,7 @@ _CHUNK_CELLS = 20_000_000
 
 # Which value of a metric ranks models, in order of preference (F-measure for overlap metrics, the pooled win
 # rate for the judge). Other values (precision, recall, per-criterion rates) are still summarized.
-# L-Eval's per-item values (scores.leval.score_item) rank by exact match, or ROUGE-L for its ROUGE tasks.
+# L-Eval's per-item values (families.leval.scoring.score_item) rank by exact match, or ROUGE-L for its ROUGE tasks.
 PRIMARY_VALUE_KEYS = ("f", "f1", "fmeasure", "win_rate", "overall", "score", "mean", "value", "exact_match", "rougeL")
 _JUDGE_COUNTS = ("_n", "_wins", "_ties")
 

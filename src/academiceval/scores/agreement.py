@@ -8,26 +8,22 @@ Inputs are plain rows so any source works:
 - human scores: `read_human_csv(PATH)` — columns `model`, `score`, optional `task`, `setting` (or `lie`:
   with/without, true/false, 1/0 → "lie"/"no-lie") and `sample` (a sample id, or L-Eval's `query`). A missing
   task or setting means "all": the metric side is then averaged over every task/setting of that model.
-- metric scores: `metric_rows_from_leval_file(FILE)` (per-answer F1, ROUGE-1/2/L without stemming and the answer's
-  length in words, from an L-Eval prediction file; the setting is read off the prompt's length instruction) or
-  `metric_rows_from_run_dir(RUN_DIR)` (our runs' `scores.jsonl`).
+- metric scores: `metric_rows_from_run_dir(RUN_DIR)` (our runs' `scores.jsonl`), or the L-Eval family's reader of
+  its prediction files (`families.leval.agreement.metric_rows_from_leval_file`).
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from academiceval.store.artifacts import read_run_spec, read_scores
+
 ALL = "*"
-_LIE = re.compile(
-    r"suggested output length is around \d+ words|Answer this question with \d+ words|We need a \d+", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -101,53 +97,8 @@ def read_human_csv(path: str | Path) -> list[HumanScore]:
     return out
 
 
-def leval_task_index(data_dir: str | Path) -> dict[tuple[str, str], str]:
-    """(instruction, reference) → task id over L-Eval's task files, to put a task on human-eval predictions."""
-    index: dict[tuple[str, str], str] = {}
-    for path in sorted(Path(data_dir).glob("*/*.jsonl")):
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                doc = json.loads(line)
-                for q, a in zip(doc["instructions"], doc["outputs"], strict=False):
-                    index.setdefault((q.strip(), a.strip()), path.stem)
-    return index
-
-
-def metric_rows_from_leval_file(
-    path: str | Path, *, model: str | None = None, setting: str | None = None, task_index: dict | None = None
-) -> list[MetricScore]:
-    from academiceval.scores.leval import prediction_key, read_prediction_file, task_id
-    from academiceval.scores.leval_text import token_f1
-    from academiceval.scores.rouge import FastRouge
-
-    rows, _ = read_prediction_file(path)
-    if not rows:
-        return []
-    key = prediction_key(rows[0])
-    model = model or task_id(path)
-    scorer = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
-    out = []
-    for row in rows:
-        pred, gold, query = str(row.get(key) or ""), str(row.get("gt", "")), str(row.get("query", ""))
-        task = (task_index or {}).get((query.strip(), gold.strip()), "unmatched") if task_index is not None else ALL
-        prompt = row.get("prompt")
-        row_setting = setting or (("lie" if _LIE.search(prompt) else "no-lie") if prompt else "unknown")
-        r = scorer.score(gold, pred)
-        values = {
-            "f1": token_f1(pred, gold),
-            "rouge-1": r["rouge1"].fmeasure,
-            "rouge-2": r["rouge2"].fmeasure,
-            "rouge-l": r["rougeL"].fmeasure,
-            "words": float(len(pred.split())),
-        }
-        out += [MetricScore(model, m, v, task, row_setting, query) for m, v in values.items()]
-    return out
-
-
 def metric_rows_from_run_dir(run_dir: str | Path, *, model: str | None = None) -> list[MetricScore]:
     """Our run's per-sample scores (`scores.jsonl`); a record's value is its F, else its overall rate."""
-    from academiceval.store.artifacts import read_run_spec, read_scores
-
     spec = read_run_spec(Path(run_dir))
     model = model or (spec.model if spec is not None else Path(run_dir).name)
     out = []

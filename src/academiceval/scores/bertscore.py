@@ -1,17 +1,26 @@
 """BERTScore (Zhang et al., 2020) implemented on transformers directly.
 
-Why not the `bert-score` package: 0.3.13 fails on transformers 5, and it cuts inputs at the model window
-silently — Introduction and Related Work outputs are often longer than 512 tokens. Here the semantics follow
+Why not the `bert-score` package: it cuts inputs at the model window silently — Introduction and Related Work
+outputs are often longer than 512 tokens — and it re-embeds every label on every call. Here the semantics follow
 bert-score (same tokens incl. [CLS]/[SEP], embeddings of one layer, greedy cosine matching where the special
-tokens can be matched but weigh 0, idf from the references, baseline rescaling), with two explicit choices:
+tokens can be matched but weigh 0, idf from the references, baseline rescaling), with explicit choices:
 
 * long inputs: ``"window"`` (the default) embeds overlapping windows and takes each token's vector from the
   window where it sits most centrally, so nothing is cut; ``"truncate"`` keeps the first window of tokens (what
   bert-score does — on Introduction/Related Work references that is most of the text left unseen) and records
   per pair how many tokens were cut (`academiceval audit` shows the truncation rate per task).
-* batching: texts are de-duplicated and embedded in batches of similar token length (less padding, faster);
+  Window geometry: windows start every half window (`window_stride`), so every token keeps at least a quarter
+  window of context on each side; this embeds ~1.8× the text of a long input. Kept as it is after issue 27:
+  cheaper geometries were measured (notes/scores.md) and move F by 0.005 on average and up to 0.02-0.03 on real
+  section pairs (less context per token), for at most 1.75× less compute; they stay available by
+  `window_stride` (a different config hash, so records are never mixed).
+* batching: texts are de-duplicated and embedded in batches of similar token length (less padding, faster;
+  cutting batches further to bound padding was measured slower on this 2-core machine: notes/scores.md);
   padding never enters a similarity max (bert-score's padded positions count as similarity 0, which only
   matters if every real similarity of a token is negative).
+* reuse: the model is loaded once per process (shared by every scorer with the same model, layer and window),
+  and label embeddings persist in the workspace (`embedding_cache`, scores.embed_cache) across `score` calls
+  and runs, so each label of a round is embedded once.
 
 Equal within 1e-4 to bert-score 0.3.13 on real pairs (committed reference values, tests/scores/data).
 """
@@ -20,17 +29,24 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
+import logging
 import math
-import os
+import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from academiceval.errors import AcademicEvalError, ConfigError
+from academiceval.errors import ConfigError
+from academiceval.scores.bertscore_model import STITCH, BertScoreError, embed_ids, load_model, window_chunks
+from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
+
+__all__ = ["BertScoreError", "BertScoreResult", "BertScorer", "read_baseline", "short_model_name"]
 
 LongInputs = Literal["truncate", "window"]
+log = logging.getLogger(__name__)
 
 # bert-score's tuned layers for common models (model2layers in bert_score/utils.py); others need --layer
 DEFAULT_LAYERS: dict[str, int] = {
@@ -45,12 +61,6 @@ DEFAULT_LAYERS: dict[str, int] = {
     "allenai/scibert_scivocab_uncased": 8,
 }
 MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
-
-
-class BertScoreError(AcademicEvalError):
-    """The BERTScore model cannot be loaded or configured as asked."""
-
-    code = "bertscore"
 
 
 @dataclass(frozen=True)
@@ -90,18 +100,6 @@ def read_baseline(path: str | Path, layer: int) -> tuple[float, float, float]:
     raise ConfigError(f"baseline file {path} has no row for layer {layer}", hint="rows LAYER,P,R,F, one per layer")
 
 
-def _special_template(tokenizer: Any) -> tuple[list[int], list[int]]:
-    """The special tokens a single sequence gets before and after its content ([CLS] … [SEP], <s> … </s>),
-    read off the tokenizer itself (transformers 5 tokenizers no longer expose build_inputs_with_special_tokens)."""
-    probe = "hello"
-    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
-    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
-    for k in range(len(full) - len(bare) + 1):
-        if full[k : k + len(bare)] == bare:
-            return list(full[:k]), list(full[k + len(bare) :])
-    raise BertScoreError("cannot find where the content goes in this tokenizer's special-token template")
-
-
 @dataclass
 class BertScorer:
     """Scores candidate/reference pairs. Construct once: the model loads lazily on the first `score` call.
@@ -111,6 +109,8 @@ class BertScorer:
     `layer`: which hidden state to use (0 = embeddings); default from DEFAULT_LAYERS.
     `baseline`: (P, R, F) baseline values or a bert-score baseline file; scores become (x - b) / (1 - b).
     `idf`: weight tokens by idf over `idf_refs` (default: the references of each `score` call, as bert-score).
+    `embedding_cache`: where reference embeddings persist across calls and processes (an EmbeddingCache or the
+    path of its SQLite file; `score` passes the workspace's). None: kept in memory only (`cache_size` texts).
     """
 
     model: str = "all-MiniLM-L6-v2"
@@ -124,8 +124,11 @@ class BertScorer:
     device: str = "cpu"
     max_length: int | None = None  # model window incl. special tokens; default from the tokenizer/config
     cache_size: int = 4096  # texts whose embeddings are kept between calls (labels recur across settings/runs)
+    cache_tokens: int = 1_000_000  # ... and at most this many tokens of vectors in memory (1.5 GB at 384 dims)
+    embedding_cache: EmbeddingCache | str | Path | None = None
     _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
     _cache: dict[str, tuple[_Encoded, Any]] = field(default_factory=dict, repr=False)
+    _idf_memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.layer is None:
@@ -134,6 +137,8 @@ class BertScorer:
                 raise ConfigError(f"no default layer known for BERTScore model {self.model!r}", hint="pass --layer N")
         if self.long_inputs not in ("truncate", "window"):
             raise ConfigError(f"long_inputs must be 'truncate' or 'window', not {self.long_inputs!r}")
+        if isinstance(self.embedding_cache, str | Path):
+            self.embedding_cache = EmbeddingCache(self.embedding_cache)
 
     def derive(self, **changes: Any) -> BertScorer:
         """A scorer with other idf/baseline options that shares this one's loaded model and embedding cache
@@ -144,6 +149,7 @@ class BertScorer:
         other = dataclasses.replace(self, **changes)
         other._loaded = self._loaded
         other._cache = self._cache
+        other._idf_memo = self._idf_memo
         return other
 
     # ---------------------------------------------------------------- identity
@@ -173,6 +179,27 @@ class BertScorer:
             "max_length": self.max_length,
         }
 
+    def embedding_identity(self) -> dict[str, Any]:
+        """Everything a text's vectors depend on (the embedding cache key), and nothing else (not idf/baseline)."""
+        return {
+            "model": short_model_name(self.model),
+            "weights": self._weights_sha256() or self._checkpoint_files(),
+            "layer": self.layer,
+            "max_length": self.max_length,
+            "long_inputs": self.long_inputs,
+            "window_stride": self.window_stride if self.long_inputs == "window" else None,  # None: half a window
+            "stitch": STITCH,
+        }
+
+    def _checkpoint_files(self) -> list[Any]:
+        """A local checkpoint's weight files by name, size and mtime (a replaced checkpoint changes the key);
+        a hub name in the local cache is identified by its name."""
+        path = Path(self.model).expanduser()
+        if not path.is_dir():
+            return [self.model]
+        files = sorted(p for p in path.iterdir() if p.suffix in (".safetensors", ".bin", ".json", ".txt"))
+        return [str(path.resolve()), *[(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files]]
+
     def _weights_sha256(self) -> str | None:
         if short_model_name(self.model) == "all-MiniLM-L6-v2" and self.model in MINILM_ALIASES:
             from academiceval.models.embedded import MINILM_SHA256
@@ -198,47 +225,14 @@ class BertScorer:
         return self.model
 
     def _load(self) -> dict[str, Any]:
-        if self._loaded:
-            return self._loaded
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import torch
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-        path = self._resolve_path()
-        try:
-            config = AutoConfig.from_pretrained(path)
-            kw = {"add_prefix_space": True} if config.model_type in ("roberta", "gpt2", "longformer") else {}
-            tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, **kw)
-            model = AutoModel.from_pretrained(path)
-        except (OSError, ValueError) as e:
-            raise BertScoreError(
-                f"cannot load BERTScore model {self.model!r} from local files ({e})",
-                source="scores.bertscore",
-                hint="use the packaged all-MiniLM-L6-v2, or pass a local checkpoint path / a model in the HF cache",
-            ) from None
-        model.eval().to(self.device)
-        n_layers = getattr(config, "num_hidden_layers", None)
-        assert self.layer is not None
-        if n_layers is not None and not 0 <= self.layer <= n_layers:
-            raise ConfigError(f"layer {self.layer} is out of range for {self.model} (0..{n_layers})")
-        # drop layers above the chosen one (as bert-score does): same hidden state, less compute
-        enc = getattr(model, "encoder", None)
-        if enc is not None and hasattr(enc, "layer") and n_layers:
-            enc.layer = torch.nn.ModuleList(list(enc.layer[: self.layer]))
-        window = self.max_length or tokenizer.model_max_length
-        if not window or window > 100_000:
-            window = int(getattr(config, "max_position_embeddings", 512))
-        prefix, suffix = _special_template(tokenizer)
-        self._loaded = {
-            "torch": torch,
-            "tokenizer": tokenizer,
-            "model": model,
-            "window": int(window),
-            "prefix": prefix,
-            "suffix": suffix,
-            "specials": len(prefix) + len(suffix),
-            "zero_ids": {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None},
-        }
+        """The tokenizer and model, loaded once per process for every scorer of the same model, layer, device
+        and window (a second `score_runs` call, or the demo's second round, reuses them)."""
+        if not self._loaded:
+            assert self.layer is not None
+            loaded = load_model(
+                self._resolve_path(), name=self.model, layer=self.layer, device=self.device, max_length=self.max_length
+            )
+            self._loaded.update(loaded)  # in place: scorers made by derive() share this dict
         return self._loaded
 
     # ---------------------------------------------------------------- tokens
@@ -258,85 +252,90 @@ class BertScorer:
     def idf_weights(self, refs: Sequence[str]) -> dict[int, float]:
         """bert-score's `get_idf_dict`: log((N+1)/(df+1)) over the token sets of the references (N = number of
         references, duplicates included); unseen tokens get log(N+1) via `unseen_idf`."""
+        digest = hashlib.sha256("\x00".join(refs).encode("utf-8")).hexdigest()  # the same refs every chunk of a run
+        if digest in self._idf_memo:
+            return self._idf_memo[digest]
         counts: Counter[int] = Counter()
         for content in self._content_ids(refs):
             counts.update(set(self._encode(content).ids))
         n = len(refs)
-        return {tid: math.log((n + 1) / (c + 1)) for tid, c in counts.items()}
+        weights = {tid: math.log((n + 1) / (c + 1)) for tid, c in counts.items()}
+        self._idf_memo.clear()
+        self._idf_memo[digest] = weights
+        return weights
 
     # ---------------------------------------------------------------- embeddings
     def _embed(self, encoded: list[_Encoded]) -> list[Any]:
         """Unit-normalized embeddings per text ([len(ids), dim] each), batched by length."""
+        assert self.layer is not None
+        return embed_ids(
+            self._load(),
+            [e.ids for e in encoded],
+            layer=self.layer,
+            stride=self._stride(),
+            batch_size=self.batch_size,
+            length_batching=self.length_batching,
+            device=self.device,
+        )
+
+    def _stride(self) -> int:
+        """Content tokens between window starts: `window_stride`, else half a window."""
         m = self._load()
-        torch = m["torch"]
-        order = list(range(len(encoded)))
-        if self.length_batching:
-            order.sort(key=lambda i: len(encoded[i].ids), reverse=True)
-        out: list[Any] = [None] * len(encoded)
-        window = m["window"]
-        # windowed texts are split into chunks first; every chunk is one row of some batch
-        rows: list[tuple[int, int, list[int]]] = []  # (text index, chunk start in content, ids)
-        for i in order:
-            e = encoded[i]
-            if len(e.ids) <= window:
-                rows.append((i, 0, e.ids))
-            else:
-                rows.extend((i, start, ids) for start, ids in self._chunks(e.ids))
-        pad = m["tokenizer"].pad_token_id or 0
-        chunk_vecs: dict[int, list[tuple[int, Any]]] = {}
-        with torch.inference_mode():
-            for b in range(0, len(rows), self.batch_size):
-                batch = rows[b : b + self.batch_size]
-                width = max(len(r[2]) for r in batch)
-                ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for k, (_, _, row) in enumerate(batch):
-                    ids[k, : len(row)] = torch.tensor(row, dtype=torch.long)
-                    mask[k, : len(row)] = 1
-                res = m["model"](
-                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True
-                )
-                hidden = res.hidden_states[self.layer] if res.hidden_states is not None else res.last_hidden_state
-                hidden = hidden.float().cpu()
-                for k, (i, start, row) in enumerate(batch):
-                    chunk_vecs.setdefault(i, []).append((start, hidden[k, : len(row)]))
-        for i, chunks in chunk_vecs.items():
-            emb = chunks[0][1] if len(chunks) == 1 else self._stitch(encoded[i].ids, chunks)
-            out[i] = emb / emb.norm(dim=-1, keepdim=True)
-        return out
+        return self.window_stride or max(1, (m["window"] - m["specials"]) // 2)
 
     def _chunks(self, ids: list[int]) -> list[tuple[int, list[int]]]:
-        """Overlapping windows over the content tokens (specials re-added per window)."""
-        m = self._load()
-        pre, suf = m["prefix"], m["suffix"]
-        content = ids[len(pre) : len(ids) - len(suf)]
-        size = m["window"] - m["specials"]
-        stride = self.window_stride or max(1, size // 2)
-        starts = list(range(0, max(1, len(content) - size + stride), stride))
-        starts = [s for s in starts if s < len(content)] or [0]
-        if starts[-1] + size < len(content):
-            starts.append(len(content) - size)
-        return [(s, [*pre, *content[s : s + size], *suf]) for s in starts]
+        return window_chunks(ids, self._load(), self._stride())
 
-    def _stitch(self, ids: list[int], chunks: list[tuple[int, Any]]) -> Any:
-        """Each content token's vector from the window where it is farthest from an edge; the leading special
-        tokens from the first window, the trailing ones from the last."""
-        m = self._load()
-        torch = m["torch"]
-        npre, nsuf = len(m["prefix"]), len(m["suffix"])
-        n = len(ids) - npre - nsuf
-        chunks = sorted(chunks, key=lambda c: c[0])
-        best = [-1] * n
-        rows: list[Any] = [None] * n
-        for start, emb in chunks:
-            length = emb.shape[0] - npre - nsuf
-            for k in range(length):
-                centrality = min(k, length - 1 - k)
-                if centrality > best[start + k]:
-                    best[start + k] = centrality
-                    rows[start + k] = emb[npre + k]
-        first, last = chunks[0][1], chunks[-1][1]
-        return torch.cat([first[:npre], torch.stack(rows), last[last.shape[0] - nsuf :]])
+    # ---------------------------------------------------------------- caches
+    def _embeddings(self, texts: list[str], *, persist: set[str]) -> dict[str, tuple[_Encoded, Any]]:
+        """(tokens, unit vectors) of each text: from memory, else from the persistent cache (texts in `persist`,
+        the labels), else embedded now; new labels are written to the persistent cache in one transaction."""
+        local = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = [t for t in texts if t not in local]
+        keys: dict[str, str] = {}
+        if missing and self._store() is not None:
+            identity = self.embedding_identity()
+            keys = {t: embedding_key(identity, t) for t in missing if t in persist}
+            hits = self._cache_call("read", lambda: self._store().get_many(list(keys.values())), {})
+            torch = self._load()["torch"]
+            for t, key in keys.items():
+                if key in hits:
+                    e = hits[key]
+                    local[t] = (_Encoded(ids=e.ids, full_len=e.full_len, cut=e.cut), torch.from_numpy(e.vectors))
+        todo = [t for t in missing if t not in local]
+        if todo:
+            new = [self._encode(c) for c in self._content_ids(todo)]
+            local.update(zip(todo, zip(new, self._embed(new), strict=True), strict=True))
+            fresh = [(keys[t], local[t]) for t in todo if t in keys]
+            if fresh:
+                items = [(k, CachedEmbedding(e.ids, v.numpy(), e.full_len, e.cut)) for k, (e, v) in fresh]
+                self._cache_call("write", lambda: self._store().put_many(items), None)
+        self._remember({t: local[t] for t in missing})
+        return local
+
+    def _remember(self, new: dict[str, tuple[_Encoded, Any]]) -> None:
+        """Keep the newest texts in memory, at most `cache_size` texts and `cache_tokens` tokens."""
+        if self.cache_size <= 0:
+            return
+        self._cache.update(new)
+        tokens = sum(len(e.ids) for e, _ in self._cache.values())
+        while self._cache and (len(self._cache) > self.cache_size or tokens > self.cache_tokens):
+            enc, _ = self._cache.pop(next(iter(self._cache)))
+            tokens -= len(enc.ids)
+
+    def _store(self) -> EmbeddingCache | None:
+        cache = self.embedding_cache
+        return cache if isinstance(cache, EmbeddingCache) else None
+
+    def _cache_call(self, what: str, call: Any, fallback: Any) -> Any:
+        """A persistent-cache read or write; if the cache cannot be used (unwritable, locked for a minute, damaged
+        beyond the set-aside), say so once and go on without it: it only saves time."""
+        try:
+            return call()
+        except sqlite3.Error as e:
+            log.warning("BERTScore embedding cache %s: cannot %s (%s); going on without it", self._store(), what, e)
+            self.embedding_cache = None
+            return fallback
 
     # ---------------------------------------------------------------- scoring
     def score(
@@ -350,15 +349,7 @@ class BertScorer:
         torch = m["torch"]
         uniq = list(dict.fromkeys([*refs, *cands]))
         index = {t: k for k, t in enumerate(uniq)}
-        local = {t: self._cache[t] for t in uniq if t in self._cache}
-        todo = [t for t in uniq if t not in local]
-        if todo:
-            new = [self._encode(c) for c in self._content_ids(todo)]
-            local.update(zip(todo, zip(new, self._embed(new), strict=True), strict=True))
-            for t in todo if self.cache_size > 0 else ():  # keep the newest `cache_size` texts
-                if len(self._cache) >= self.cache_size:
-                    self._cache.pop(next(iter(self._cache)))
-                self._cache[t] = local[t]
+        local = self._embeddings(uniq, persist=set(refs))
         encoded = [local[t][0] for t in uniq]
         embs = [local[t][1] for t in uniq]
         if self.idf:

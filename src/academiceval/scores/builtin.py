@@ -13,9 +13,23 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from academiceval.models.cache import ResponseCache
 from academiceval.runs.models import RunRecord
-from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
-from academiceval.scores.scorer import AsyncScorer, BatchScorer, Scored, ScoreItem, config_hash, output_sha
+from academiceval.scores.bertscore import BertScorer
+from academiceval.scores.embed_cache import EmbeddingCache
+from academiceval.scores.judge import Judge
+from academiceval.scores.registry import Metric, MetricOptions, Options, register
+from academiceval.scores.rouge import FastRouge
+from academiceval.scores.scorer import (
+    AsyncScorer,
+    BatchScorer,
+    Needs,
+    RunJob,
+    Scored,
+    ScoreItem,
+    config_hash,
+    output_sha,
+)
 
 QUESTION_FIELDS = ("question", "instruction")  # sample fields that make an item long-document QA for the judge
 ROUGE_TYPES = {"rouge-l": "rougeL", "rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-lsum": "rougeLsum"}
@@ -40,8 +54,6 @@ class RougeMetric(BatchScorer):
     batch_size = 2000  # one native batch call per chunk (all cores), progress between chunks
 
     def __init__(self, name: str) -> None:
-        from academiceval.scores.rouge import FastRouge
-
         self.metric_name = name
         self.rtype = ROUGE_TYPES[name]
         self.scorer = FastRouge([self.rtype], use_stemmer=True)
@@ -59,10 +71,10 @@ class BertScoreMetric(BatchScorer):
     """BERTScore against the reference; the record name carries model, layer and options."""
 
     def __init__(self, opts: MetricOptions) -> None:
-        from academiceval.scores.bertscore import BertScorer
-
         o: BertScoreOptions = opts.of("bertscore")
         self.bert = BertScorer(o.model, layer=o.layer, idf=o.idf, long_inputs=o.long_inputs, baseline=o.baseline)
+        if opts.home:  # each label is embedded once per workspace, not per run and call (issue 27)
+            self.bert.embedding_cache = EmbeddingCache.in_workspace(opts.home)
         self.batch_size = opts.batch_size
         self.metric_name = self.bert.metric_name  # carries model, layer and options
 
@@ -93,12 +105,8 @@ class JudgeMetric(AsyncScorer):
     """Pairwise LLM judge (both orders) against the reference or another run's output for the same sample."""
 
     def __init__(self, opts: MetricOptions) -> None:
-        from academiceval.scores.judge import Judge
-
         cache = opts.cache
         if cache is None and opts.home is not None:
-            from academiceval.models.cache import ResponseCache
-
             cache = ResponseCache.in_workspace(Path(opts.home))
         o: JudgeOptions = opts.of("judge")
         self.judge = Judge(opts.judge, cache=cache, concurrency=o.concurrency)

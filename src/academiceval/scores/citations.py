@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from academiceval.runs.models import RunRecord
-from academiceval.scores.registry import Metric, Needs, register
-from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
+from academiceval.scores.registry import Metric, register
+from academiceval.scores.scorer import Needs, SampleScorer, Scored, ScoreItem
+from academiceval.store.tasks import find_spec
 
 VERSION = "1"
-TASK = "related_work"
 TITLE_MATCH = 0.9
 MIN_TITLE_WORDS = 4
 MAX_RANGE = 50  # "[3-9]" expands; "[1-2000]" is not a range of citations
@@ -206,7 +206,7 @@ class CitationMetric(SampleScorer):
         return {"metric": self.metric_name, "version": VERSION, "title_match": TITLE_MATCH}
 
     def applies(self, rec: RunRecord) -> bool:
-        return rec.task == TASK  # other tasks are left alone
+        return (spec := find_spec(rec.task)) is not None and spec.cites  # other tasks are left alone
 
     def score(self, item: ScoreItem) -> Scored:
         s = citation_scores(item.output, item.sample.citations)

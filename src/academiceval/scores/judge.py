@@ -31,6 +31,7 @@ from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.generate import Generator
 from academiceval.scores.verdict import ASPECTS, CRITERIA, JudgeParseError, Verdict, parse_verdict, quote
 from academiceval.scores.winrate import pooled
+from academiceval.store.tasks import find_spec
 
 __all__ = ["ASPECTS", "CRITERIA", "Judge", "JudgeParseError", "parse_verdict", "quote", "win_rate"]
 
@@ -113,12 +114,6 @@ VERDICT: {example}"""
 
 ESCAPING = "quoted: every line prefixed '| ', '[[' and ']]' spaced; verdict: the final VERDICT line only"
 TEMPLATE_SHA256 = hashlib.sha256((TEMPLATE + QA_TEMPLATE + REPAIR + ESCAPING).encode()).hexdigest()
-SECTION_NAMES = {
-    "title": "title",
-    "abstract": "abstract",
-    "introduction": "introduction section",
-    "related_work": "related work section",
-}
 
 
 EXAMPLE = (
@@ -225,7 +220,8 @@ class Judge:
             return QA_TEMPLATE.format(
                 question=quote(self._clip(question)), reference=quote(self._clip(reference)), text_a=a, text_b=b
             )
-        return TEMPLATE.format(section=SECTION_NAMES.get(task, task), title=title or "(not given)", text_a=a, text_b=b)
+        section = (spec.judge_name or task) if (spec := find_spec(task)) is not None else task
+        return TEMPLATE.format(section=section, title=title or "(not given)", text_a=a, text_b=b)
 
     async def _ask(self, prompt: str) -> str:
         """The judge's answer to one prompt: from the cache, or asked (with retries); raises the final error."""

@@ -1,14 +1,9 @@
-"""L-Eval's n-gram metrics for our own runs, registered by name (`academiceval score --metrics squad-f1,…`).
+"""L-Eval's n-gram metrics for any run with a reference, registered by name (`academiceval score --metrics
+squad-f1,…`). (The `leval` metric, L-Eval's own per-task number for L-Eval items, is the L-Eval family's:
+`families.leval.metrics`.)
 
 - `squad-f1`: SQuAD token F1 against the round's label, exactly L-Eval's `f1.py` (`scores.leval_text.token_f1`);
   values {"f": F1 in [0, 1]}.
-- `leval`: L-Eval's own number for each item of an L-Eval round (task `leval`), dispatched by the sample's
-  *setting* — the L-Eval task id, never a substring — to `scores.leval.score_item`: exact match with the task's
-  answer extraction (coursera, GSM, topic retrieval, sci_fi, CodeU, multiple choice), F1 or ROUGE-1/2/L without
-  stemming, by the item's evaluation tag; percent, so a task's mean is what `score-predictions` prints for the
-  same answers. Protocol `leval-compatible` (default; scores the raw answer, as L-Eval does) or `strict`
-  (scores the answer with reasoning blocks removed): option `leval.protocol` (`--metric-arg
-  leval.protocol=strict`), in the config hash and details.
 - `leval-rouge`: rouge-score's rouge1 / rouge2 / rougeL F **without stemming** (L-Eval's setting, unlike our
   `rouge-*` metrics, which stem) and their geometric mean; values {"rouge1", "rouge2", "rougeL", "f"} with
   `f` = rougeL (what L-Eval's leaderboard shows as "ROUGE avg"). Note L-Eval's geometric mean is taken over
@@ -17,14 +12,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from academiceval.errors import ConfigError
-from academiceval.rounds.leval import TASKS
-from academiceval.rounds.leval_samples import sample_to_item
-from academiceval.scores.leval import PROTOCOLS, score_item
 from academiceval.scores.leval_text import token_f1
-from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, RunJob, register
+from academiceval.scores.registry import Metric, MetricOptions, register
 from academiceval.scores.rouge import FastRouge
 from academiceval.scores.scorer import SampleScorer, Scored, ScoreItem
 
@@ -54,56 +45,6 @@ class LEvalRouge(SampleScorer):
         return Scored(values={**out, "f": out["rougeL"]})
 
 
-class LEvalMetric(SampleScorer):
-    metric_name = "leval"
-
-    def __init__(self, protocol: str = "leval-compatible") -> None:
-        if protocol not in PROTOCOLS:
-            raise ConfigError(f"unknown L-Eval protocol {protocol!r}", hint=f"one of {', '.join(PROTOCOLS)}")
-        self.protocol = protocol
-        self.rouge = FastRouge(("rouge1", "rouge2", "rougeL"), use_stemmer=False)
-
-    def config(self) -> dict[str, Any]:
-        dispatch = "sample setting = L-Eval task id"
-        return {"metric": "leval", "protocol": self.protocol, "dispatch": dispatch, "units": "%"}
-
-    def begin(self, job: RunJob) -> dict[str, Any]:
-        unknown = sorted({s.setting for s in job.samples.values() if s.task == "leval" and s.setting not in TASKS})
-        if unknown:
-            raise ConfigError(
-                f"round {job.spec.round} has L-Eval items of unknown task id(s) {', '.join(unknown)}",
-                hint=f"L-Eval's task ids: {', '.join(sorted(TASKS))}",
-            )
-        return self.config()
-
-    def check(self, item: ScoreItem) -> str | None:
-        if item.sample is None or item.sample.task != "leval":
-            return f"sample {item.rec.sample_id} is not an L-Eval item (task {item.rec.task})"
-        return None
-
-    def score(self, item: ScoreItem) -> Scored:
-        leval_item = sample_to_item(item.sample)
-        answer = item.rec.output_raw if self.protocol == "leval-compatible" else item.rec.output
-        values, details = score_item(
-            leval_item.task,
-            leval_item.evaluation,
-            leval_item.label,
-            answer,
-            self.protocol,  # type: ignore[arg-type]
-            rouge=self.rouge,
-        )
-        error = None if values else f"not scored: {details.get('not_scored')}"
-        return Scored(values=values, details=details, error=error)
-
-
-class LEvalOptions(Options):
-    protocol: Literal["leval-compatible", "strict"] = "leval-compatible"  # scores.leval.PROTOCOLS
-
-
-def _leval(opts: MetricOptions) -> LEvalMetric:
-    return LEvalMetric(protocol=opts.of("leval").protocol)
-
-
 def _f1(opts: MetricOptions) -> SquadF1:
     return SquadF1()
 
@@ -112,14 +53,5 @@ def _rouge(opts: MetricOptions) -> LEvalRouge:
     return LEvalRouge()
 
 
-register(
-    Metric(
-        "leval",
-        build=_leval,
-        needs=Needs(reference=True),
-        summary="L-Eval's per-task metric by task id (exact match / F1 / ROUGE without stemming), in percent",
-        options=LEvalOptions,
-    )
-)
 register(Metric("squad-f1", build=_f1, summary="SQuAD token F1 vs the reference (L-Eval's f1.py)"))
 register(Metric("leval-rouge", build=_rouge, summary="ROUGE-1/2/L without stemming (L-Eval), f = ROUGE-L"))

@@ -16,7 +16,7 @@ a run of letters ("ACD", ElaipBench's own answer form), compared as sets (correc
 Truncation (`truncate_head`): keep the head of the prompt's body and always append the closing instruction,
 so the cut never removes the answer format. SCALAR keeps the first N tokens of the whole prompt, which on long
 items drops the last candidates *and* the closing reminder; we keep the reminder (the model is still asked the
-right question) and report the cut. For cloze items, `rounds.cloze.prompt.fit_item` goes further and cuts only
+right question) and report the cut. For cloze items, `families.cloze.prompt.fit_item` goes further and cuts only
 paper/candidate content.
 """
 
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-METRIC = "accuracy"  # a multiple-choice family defaults to it through `scores.registry.TASK_DEFAULT_METRICS`
+METRIC = "accuracy"  # a multiple-choice task defaults to it through its spec (`TaskSpec.default_metrics`)
 Parser = Literal["strict", "lenient"]
 PARSERS: tuple[Parser, ...] = ("strict", "lenient")
 
@@ -264,7 +264,7 @@ def accuracy_by_level(
 
 # ---- truncation ------------------------------------------------------------------------------------------------
 class TokenCounter(Protocol):
-    """What truncation needs from a tokenizer (e.g. `rounds.cloze.tokens.WordPieceCounter`)."""
+    """What truncation needs from a tokenizer (e.g. `families.cloze.tokens.WordPieceCounter`)."""
 
     name: str
 

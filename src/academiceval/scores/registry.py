@@ -4,11 +4,13 @@ A metric is registered once with what it needs and how to build its scorer; noth
 the list, so a new family (citation-cloze accuracy, L-Eval EM/F1/ROUGE, citation faithfulness) adds metrics by
 registering them, without touching the scoring loop:
 
-    from academiceval.scores.registry import Metric, Needs, register
+    from academiceval.scores.registry import Metric, register
+    from academiceval.scores.scorer import Needs
     register(Metric("exact-match", build=lambda opts: ExactMatch(), needs=Needs(reference=True),
                     summary="1.0 when the normalized output equals the reference"))
 
-and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` below (imported on first lookup).
+and, if the module is not imported anyway, by adding it to `PLUGIN_MODULES` below (imported on first lookup), or,
+for a task family's metric, to its `Family.extensions["metrics"]`.
 
 `name` is what users type (`--metrics rouge-l,bertscore`); the scorer's `metric_name` is what its ScoreRecords
 carry, and it may spell the configuration that matters (e.g. `bertscore-all-MiniLM-L6-v2-L6`,
@@ -21,7 +23,7 @@ error), error records, writing as it goes, progress — is `scores.scorer.score_
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from academiceval.errors import ConfigError
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.config import ScoreConfig
-from academiceval.scores.models import ScoreRecord
-from academiceval.scores.scorer import AnyScorer, done_key, output_sha
+from academiceval.scores.scorer import AnyScorer, Needs
+from academiceval.store.tasks import find_spec, load_extensions
 
-# Modules that register metrics when imported (the built-ins first). A new family appends its module here.
+# Modules that register the built-in metrics when imported. A family's own metrics (L-Eval's `leval`) are
+# registered by the modules it lists under `Family.extensions["metrics"]`, imported after these.
 PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.builtin",
     "academiceval.scores.citations",
@@ -42,38 +44,21 @@ PLUGIN_MODULES: tuple[str, ...] = (
     "academiceval.scores.leval_metrics",
 )
 
-# The metric a family is scored and ranked by when none is asked for: its own protocol's number, not the writing
-# tasks' ROUGE/BERTScore (multiple choice: accuracy; L-Eval: its per-task metric). A new family adds a line.
-TASK_DEFAULT_METRICS: dict[str, str] = {"citation_cloze": "accuracy", "elaipbench": "accuracy", "leval": "leval"}
-
 
 def default_metrics(tasks: Iterable[str]) -> list[str] | None:
-    """The default metrics of a run whose records have these tasks, or None when any is a writing task (then the
-    general default applies)."""
-    wanted = set(tasks)
-    if not wanted or any(t not in TASK_DEFAULT_METRICS for t in wanted):
+    """The default metrics of a run whose records have these tasks — their protocols' own numbers
+    (`TaskSpec.default_metrics`: multiple choice accuracy, L-Eval its per-task metric) — or None when any task
+    declares none (the writing tasks: then the general default, ROUGE-L and BERTScore, applies)."""
+    specs = [find_spec(t) for t in set(tasks)]
+    if not specs or any(s is None or not s.default_metrics for s in specs):
         return None
-    return sorted({TASK_DEFAULT_METRICS[t] for t in wanted})
-
-
-NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
-
-Progress = Callable[[str, int, int], None]  # (description, done, total)
+    return sorted({m for s in specs if s is not None for m in s.default_metrics})
 
 
 class Options(BaseModel):
     """Base of a metric's options model: typed, every field with a default, a misspelled option an error."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-@dataclass(frozen=True)
-class Needs:
-    """What a metric needs besides the model's output (checked before any run is read)."""
-
-    reference: bool = True  # the round's label (the paper's own text): a sample missing from the round is an error
-    judge: bool = False  # a judge model: `score_runs(judge=...)` / `--judge SPEC` (checked before any run is read)
-    batched: bool = False  # scores `batch_size` samples per call (a neural model) and writes chunk by chunk
 
 
 @dataclass
@@ -90,74 +75,6 @@ class MetricOptions:
     def of(self, metric: str) -> Any:
         """The typed options of one metric (its `Metric.options` model over `config.options[metric]`)."""
         return metric_options(self.config, metric)
-
-
-@dataclass
-class RunJob:
-    """One run directory as a scorer sees it: its records, their round samples, and where results go."""
-
-    spec: RunSpec
-    run_dir: Path
-    samples: dict[str, Any]  # sample_id -> rounds Sample (label, fields)
-    recs: list[RunRecord]  # sorted by (sample id, epoch): every epoch of a repeated run is scored
-    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha[, epoch > 1]) already scored
-    emit: Callable[[Sequence[ScoreRecord]], None]  # append to scores.jsonl (as we go: resumable)
-    read_run: Callable[[Path], dict[str, RunRecord]]  # another run's records (pairwise metrics)
-    progress: Progress | None = None
-    skipped: dict[str, int] = field(default_factory=dict)  # metric name -> already scored
-    needs: Needs = field(default_factory=Needs)  # of the metric being scored (set by score_runs before each)
-
-    def todo(self, metric: str, chash: str) -> list[RunRecord]:
-        """Records not yet scored with this metric configuration (or whose output changed since)."""
-        # a probe that does not apply to a sample (title-only on a title) left nothing to score and is no error
-        applicable = [r for r in self.recs if r.error_code != NOT_APPLICABLE]
-        pending = [
-            r
-            for r in applicable
-            if done_key(r.sample_id, metric, chash, output_sha(r.output), r.epoch) not in self.done
-        ]
-        self.skipped[metric] = self.skipped.get(metric, 0) + len(applicable) - len(pending)
-        return pending
-
-    def label_of(self, rec: RunRecord) -> str | None:
-        s = self.samples.get(rec.sample_id)
-        return None if s is None else s.label
-
-    def record(self, rec: RunRecord, metric: str, chash: str, **kw: Any) -> ScoreRecord:
-        """A ScoreRecord for `rec` (sample identity and date copied from the run record)."""
-        return ScoreRecord(
-            sample_id=rec.sample_id,
-            task=rec.task,
-            setting=rec.setting,
-            split=rec.split,
-            published=rec.published,
-            date_precision=rec.date_precision,
-            metric=metric,
-            config_hash=chash,
-            epoch=rec.epoch,
-            **kw,
-        )
-
-    def unusable(self, rec: RunRecord, metric: str, chash: str) -> ScoreRecord | None:
-        """A record that cannot be scored (no reference when the metric needs one, generation error): recorded with
-        its reason."""
-        label = self.label_of(rec)
-        if self.needs.reference and label is None:
-            why = f"sample {rec.sample_id} is not in round {self.spec.round}"
-        elif self.needs.reference and not label:
-            why = (
-                f"label withheld: round {self.spec.round} was released without the labels of {rec.split}; "
-                "score again with --round-dir of the round that has them"
-            )
-        elif rec.error or rec.skipped:
-            why = f"no output to score: {rec.error or 'skipped (too long)'}"
-        else:
-            return None
-        return self.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
-
-    def tick(self, metric: str, done: int, total: int) -> None:
-        if self.progress:
-            self.progress(f"{self.spec.model} {metric}", done, total)
 
 
 Scorer = AnyScorer  # a built metric (scores.scorer): names its records, scores samples; the loop is score_job
@@ -196,6 +113,7 @@ def _load_plugins() -> None:
         _loaded = True
         for module in PLUGIN_MODULES:
             importlib.import_module(module)
+        load_extensions("metrics")
 
 
 def names() -> list[str]:

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from academiceval.errors import AcademicEvalError
+from academiceval.models.registry import load_backend
 from academiceval.runs.lock import RunLock
 from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.models import MetricSummary, ScoreRecord
-from academiceval.scores.registry import MetricOptions, RunJob, Scorer
-from academiceval.scores.scorer import done_key, score_job
+from academiceval.scores.registry import MetricOptions, Scorer
+from academiceval.scores.scorer import RunJob, done_key, score_job
 from academiceval.store.artifacts import (
     SCORES_LOCK,
     ArtifactError,
@@ -112,8 +113,6 @@ def score_runs(
     """
     config = config or ScoreConfig()
     if judge is None and config.judge:
-        from academiceval.models.registry import load_backend
-
         judge = load_backend(config.judge, base_url=config.judge_base_url)
     metrics = config.metrics
     if metrics is None:

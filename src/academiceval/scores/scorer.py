@@ -20,15 +20,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from academiceval.runs.models import RunRecord
+from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores.models import ScoreRecord
-
-if TYPE_CHECKING:  # the registry imports this module; only the type is needed here
-    from academiceval.scores.registry import RunJob
 
 EMIT_EVERY = 200  # per-sample scorers: records written (and one progress tick) per this many samples
 
@@ -47,6 +45,88 @@ def done_key(sample_id: str, metric: str, chash: str, out_sha: Any, epoch: int =
     """What makes a score record "already scored": its sample, metric configuration and output — and its epoch
     beyond the first (epoch 1 keeps the key scores were skipped by before epochs existed)."""
     return (sample_id, metric, chash, out_sha) if epoch == 1 else (sample_id, metric, chash, out_sha, epoch)
+
+
+NOT_APPLICABLE = "not_applicable"  # RunRecord.error_code of a sample a probe does not apply to
+
+Progress = Callable[[str, int, int], None]  # (description, done, total)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a metric needs besides the model's output (checked before any run is read)."""
+
+    reference: bool = True  # the round's label (the paper's own text): a sample missing from the round is an error
+    judge: bool = False  # a judge model: `score_runs(judge=...)` / `--judge SPEC` (checked before any run is read)
+    batched: bool = False  # scores `batch_size` samples per call (a neural model) and writes chunk by chunk
+
+
+@dataclass
+class RunJob:
+    """One run directory as a scorer sees it: its records, their round samples, and where results go."""
+
+    spec: RunSpec
+    run_dir: Path
+    samples: dict[str, Any]  # sample_id -> rounds Sample (label, fields)
+    recs: list[RunRecord]  # sorted by (sample id, epoch): every epoch of a repeated run is scored
+    done: set[tuple[str, str, str, Any]]  # (sample, metric, config hash, output sha[, epoch > 1]) already scored
+    emit: Callable[[Sequence[ScoreRecord]], None]  # append to scores.jsonl (as we go: resumable)
+    read_run: Callable[[Path], dict[str, RunRecord]]  # another run's records (pairwise metrics)
+    progress: Progress | None = None
+    skipped: dict[str, int] = field(default_factory=dict)  # metric name -> already scored
+    needs: Needs = field(default_factory=Needs)  # of the metric being scored (set by score_runs before each)
+
+    def todo(self, metric: str, chash: str) -> list[RunRecord]:
+        """Records not yet scored with this metric configuration (or whose output changed since)."""
+        # a probe that does not apply to a sample (title-only on a title) left nothing to score and is no error
+        applicable = [r for r in self.recs if r.error_code != NOT_APPLICABLE]
+        pending = [
+            r
+            for r in applicable
+            if done_key(r.sample_id, metric, chash, output_sha(r.output), r.epoch) not in self.done
+        ]
+        self.skipped[metric] = self.skipped.get(metric, 0) + len(applicable) - len(pending)
+        return pending
+
+    def label_of(self, rec: RunRecord) -> str | None:
+        s = self.samples.get(rec.sample_id)
+        return None if s is None else s.label
+
+    def record(self, rec: RunRecord, metric: str, chash: str, **kw: Any) -> ScoreRecord:
+        """A ScoreRecord for `rec` (sample identity and date copied from the run record)."""
+        return ScoreRecord(
+            sample_id=rec.sample_id,
+            task=rec.task,
+            setting=rec.setting,
+            split=rec.split,
+            published=rec.published,
+            date_precision=rec.date_precision,
+            metric=metric,
+            config_hash=chash,
+            epoch=rec.epoch,
+            **kw,
+        )
+
+    def unusable(self, rec: RunRecord, metric: str, chash: str) -> ScoreRecord | None:
+        """A record that cannot be scored (no reference when the metric needs one, generation error): recorded with
+        its reason."""
+        label = self.label_of(rec)
+        if self.needs.reference and label is None:
+            why = f"sample {rec.sample_id} is not in round {self.spec.round}"
+        elif self.needs.reference and not label:
+            why = (
+                f"label withheld: round {self.spec.round} was released without the labels of {rec.split}; "
+                "score again with --round-dir of the round that has them"
+            )
+        elif rec.error or rec.skipped:
+            why = f"no output to score: {rec.error or 'skipped (too long)'}"
+        else:
+            return None
+        return self.record(rec, metric, chash, error=why, details={"output_sha256": output_sha(rec.output)})
+
+    def tick(self, metric: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(f"{self.spec.model} {metric}", done, total)
 
 
 @dataclass(frozen=True)

@@ -122,3 +122,25 @@ class UnsafePathError(SourceError):
 
     code = "unsafe_path"
     exit_code = 2
+
+
+class MirrorIndexError(SourceError):
+    """The on-disk mirror index (`mirror-index/*.sqlite`, derived data) could not be written or read: the disk is
+    full, the file is read-only, another process holds it. Names the index file, never the workspace database."""
+
+    code = "mirror_index"
+
+
+class MirrorIndexDamagedError(MirrorIndexError):
+    """The mirror index file is not a usable SQLite database (damaged pages, another kind of file). It holds
+    nothing that the mirror does not: deleting it and indexing again rebuilds it."""
+
+    code = "mirror_index_damaged"
+    exit_code = 2
+
+
+class QueryTimeoutError(SourceError):
+    """A query on the mirror index ran longer than its time limit (`DiskIndex.time_limit`) and was stopped."""
+
+    code = "query_timeout"
+    retryable = True

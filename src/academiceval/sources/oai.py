@@ -52,6 +52,7 @@ class HarvestStats:
     retries: int = 0  # 503/5xx answered with a wait, transport errors, truncated bodies
     truncated: int = 0  # 200 with a complete-looking but cut body (no closing tag): retried
     transport_errors: int = 0  # connection dropped, body shorter than Content-Length, timeouts: retried
+    stalled: int = 0  # bodies not complete within the body deadline (a trickling server): retried
     restarts: int = 0  # after badResumptionToken
     records: int = 0
     deleted: int = 0
@@ -69,7 +70,7 @@ class _Scythe(Scythe):
         self._h.pacer.wait()
         self._h.stats.requests += 1
         try:
-            resp = super()._request(query)
+            resp = self._bounded_get(query)
         except httpx2.TransportError:
             self._h.stats.retries += 1
             self._h.stats.transport_errors += 1
@@ -82,9 +83,44 @@ class _Scythe(Scythe):
             raise httpx2.ReadError("truncated OAI-PMH response (no closing </OAI-PMH>)", request=resp.request)
         return resp
 
+    def _bounded_get(self, query: dict[str, str]) -> httpx2.Response:
+        """GET with a byte budget and a deadline for the whole body: a server that trickles bytes (each read
+        within the read timeout) or sends an endless body is cut off — the deadline as a retried transport
+        error, the budget as an error (a bigger answer will not come smaller on retry)."""
+        h = self._h
+        deadline = time.monotonic() + h.body_deadline
+        with self.client.stream("GET", self.endpoint, params=query) as resp:
+            chunks, size = [], 0
+            for chunk in resp.iter_bytes():
+                size += len(chunk)
+                if size > h.max_body_bytes:
+                    raise SourceError(
+                        f"OAI-PMH response larger than {h.max_body_bytes / 1e6:g} MB (an endless body?)",
+                        source=self.endpoint,
+                        hint="check the endpoint URL; raise max_body_bytes only for a server known to send such pages",
+                    )
+                if time.monotonic() > deadline:
+                    h.stats.stalled += 1
+                    raise httpx2.ReadTimeout(
+                        f"OAI-PMH response body not complete after {h.body_deadline:g} s ({size} bytes)",
+                        request=resp.request,
+                    )
+                chunks.append(chunk)
+        return httpx2.Response(resp.status_code, headers=resp.headers, content=b"".join(chunks), request=resp.request)
+
     def harvest(self, query: dict[str, str]) -> OAIResponse:
         """As Scythe's, but a non-200 answer left after the retries is an HTTP error (Scythe would try to read a
-        plain-text 503 page as XML and fail with an AttributeError)."""
+        plain-text 503 page as XML and fail with an AttributeError), and a resumption token the server already
+        gave in this list is an error: a server that repeats its token would otherwise be harvested forever."""
+        token = query.get("resumptionToken")
+        if token is not None:
+            if token in self._h.tokens_seen:
+                raise SourceError(
+                    f"the OAI-PMH server repeated the resumptionToken {token[:60]!r} (the list would never end)",
+                    source=self.endpoint,
+                    hint="the server is misbehaving; harvest again later or a shorter window (--from/--until)",
+                )
+            self._h.tokens_seen.add(token)
         resp = self._request_with_retry(query)
         if resp.status_code != 200:
             raise httpx2.HTTPStatusError(f"HTTP {resp.status_code}", request=resp.request, response=resp)
@@ -113,9 +149,15 @@ class OaiHarvester:
         transport_backoff: float = 1.0,
         max_restarts: int = 3,
         timeout: float = 60.0,
+        body_deadline: float = 300.0,
+        max_body_bytes: int = 200_000_000,
         user_agent: str | None = None,
     ) -> None:
+        """`timeout`: per connect/read; `body_deadline`: seconds for one whole response body; `max_body_bytes`:
+        the largest body accepted (an arXiv page of 1,000 records is ≈ 2.2 MB)."""
         self.base_url = base_url
+        self.body_deadline, self.max_body_bytes = body_deadline, max_body_bytes
+        self.tokens_seen: set[str] = set()  # resumption tokens of the current list (a repeat is an error)
         self.pacer = shared_pacer(base_url, min_interval)
         self.max_retry_after = max_retry_after
         self.max_restarts = max_restarts
@@ -152,6 +194,7 @@ class OaiHarvester:
         restarts = 0
         while True:
             args: dict[str, Any] = {"metadata_prefix": "arXiv", "from_": start, "until": _day(until), "set_": set_}
+            self.tokens_seen = set()  # a new list (or a restarted one): its own tokens
             try:
                 for rec in self._scythe.list_records(**args):
                     stamp = rec.header.datestamp[:10]

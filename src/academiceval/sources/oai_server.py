@@ -78,13 +78,22 @@ def encode_token(args: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(args, sort_keys=True).encode()).decode().rstrip("=")
 
 
+MAX_TOKEN = 2048  # our tokens are ~100 characters; anything much longer was not made here
+
+
 def decode_token(token: str) -> dict[str, Any]:
+    """The request a token stands for. Anything else — too long, not base64 JSON, nested a thousand deep
+    (`json` would raise RecursionError), without a cursor — is `badResumptionToken`, one line, never a traceback."""
     try:
+        if len(token) > MAX_TOKEN:
+            raise ValueError("too long")
         args = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         if not isinstance(args, dict) or not isinstance(args.get("cursor"), int) or args["cursor"] < 0:
             raise ValueError("no cursor")
+        if any(not isinstance(v, str | int) for v in args.values()):
+            raise ValueError("a field that is not a string or a number")
         return args
-    except (ValueError, binascii.Error, UnicodeDecodeError) as e:
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError) as e:
         raise OaiError("badResumptionToken", f"the resumptionToken {token[:40]!r} is invalid or expired") from e
 
 

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from academiceval.errors import ConfigError
+from academiceval.papers.errors import PaperError
+from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
+from academiceval.papers.quality import similarity
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal
 from academiceval.sources.publist import PubEntry, PubIssue, find_lists, read_list
 
@@ -229,9 +232,6 @@ def import_publist(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> PubImportReport:
     """Read the lists in `root` (a folder, or one list file), attach PDFs, store metadata and parsed papers."""
-    from academiceval.papers.errors import PaperError
-    from academiceval.papers.quality import similarity
-
     root = Path(root)
     folder = root.parent if root.is_file() else root
     category = category or folder.name
@@ -254,7 +254,6 @@ def import_publist(
 
     def parsed_of(p: Path):  # type: ignore[no-untyped-def]
         # heavy (pymupdf and its layout models, ~2 s): imported only when a PDF is parsed, not for --no-parse
-        from academiceval.papers.parse import PARSER_VERSION, parse_pdf, sha256_file
 
         if p not in parsed:
             try:

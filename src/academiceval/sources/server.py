@@ -17,17 +17,20 @@ import socket
 import sys
 import threading
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from academiceval.sources.atom import write_feed
-from academiceval.sources.errors import QuerySyntaxError
+from academiceval.sources.bounded_http import BoundedHTTPServer
+from academiceval.sources.errors import QuerySyntaxError, QueryTimeoutError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk import DiskIndex, open_index
 from academiceval.sources.mirror.index import MirrorIndex
+from academiceval.sources.oai_server import respond
 
 FAULT_KINDS = ("429", "500", "slow", "truncate", "empty", "html", "503")
 MAX_RESULTS_CAP = 2000  # arXiv serves at most 2,000 records per page
@@ -105,12 +108,27 @@ class Stats:
     errors: int = 0
 
 
-class MirrorServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+@dataclass(frozen=True)
+class ServeLimits:
+    """The bounds of `mirror serve` (`bounded_http.py`): worker threads, connections held at once (one more is
+    answered 503 + Retry-After), seconds a connection may sit idle, seconds one query may run (then 503)."""
 
-    def __init__(self, index: MirrorIndex | DiskIndex, port: int = 0, faults: FaultConfig | None = None) -> None:
+    workers: int = 8
+    max_connections: int = 1024
+    idle_timeout: float = 10.0
+    request_timeout: float = 30.0
+
+
+class MirrorServer(BoundedHTTPServer):
+    def __init__(
+        self,
+        index: MirrorIndex | DiskIndex,
+        port: int = 0,
+        faults: FaultConfig | None = None,
+        limits: ServeLimits | None = None,
+    ) -> None:
         self.index = index
+        self.limits = limits or ServeLimits()
         self.faults = faults or FaultConfig()
         self.stats = Stats()
         self.lock = threading.Lock()
@@ -118,13 +136,25 @@ class MirrorServer(ThreadingHTTPServer):
         self.oai_page_size = 1000  # records per OAI-PMH ListRecords page (arXiv's size); tests make it small
         self.oai_expire_every = 0  # >0: every Nth resumptionToken is answered badResumptionToken (expired)
         self.oai_token_uses = 0
-        super().__init__(("127.0.0.1", port), _Handler)
+        lim = self.limits
+        super().__init__(
+            ("127.0.0.1", port),
+            _Handler,
+            workers=lim.workers,
+            max_connections=lim.max_connections,
+            idle_timeout=lim.idle_timeout,
+        )
+
+    def time_limit(self) -> AbstractContextManager[None]:
+        """Queries of this request stop after `request_timeout` (a disk index's SQLite work is interrupted)."""
+        limit = getattr(self.index, "time_limit", None)
+        return limit(self.limits.request_timeout) if limit is not None else nullcontext()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (e.g. after its own timeout) is normal here: count it, print nothing."""
         exc = sys.exc_info()[1]
         self.count(errors=1)
-        if not isinstance(exc, ConnectionError | TimeoutError):
+        if not isinstance(exc, ConnectionError | TimeoutError | OSError):
             super().handle_error(request, client_address)
 
     def pick_fault(self, forced: str | None, is_pdf: bool) -> str | None:
@@ -275,23 +305,27 @@ class _Handler(BaseHTTPRequestHandler):
         query, id_list = qs.get("search_query", "").strip(), qs.get("id_list", "").strip()
         total: int | None = None
         try:
-            if id_list:
-                ids = [s.strip() for s in id_list.split(",") if s.strip()]
-                for raw in ids:
-                    parse_arxiv_id(raw)
-                recs = [r for r in (idx.get(i) for i in ids) if r is not None]
-                recs = list({r.meta.arxiv_id: r for r in recs}.values())
-                if query:
-                    allowed = {r.meta.arxiv_id for r in idx.search(query)}
-                    recs = [r for r in recs if r.meta.arxiv_id in allowed]
-            elif query:  # only the page is read (the disk index decodes just these rows)
-                total, recs = idx.search_page(
-                    query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order
-                )
-            else:
-                recs = []
+            with self.server.time_limit():
+                if id_list:
+                    ids = [s.strip() for s in id_list.split(",") if s.strip()]
+                    for raw in ids:
+                        parse_arxiv_id(raw)
+                    recs = [r for r in (idx.get(i) for i in ids) if r is not None]
+                    recs = list({r.meta.arxiv_id: r for r in recs}.values())
+                    if query:
+                        allowed = {r.meta.arxiv_id for r in idx.search(query)}
+                        recs = [r for r in recs if r.meta.arxiv_id in allowed]
+                elif query:  # only the page is read (the disk index decodes just these rows)
+                    total, recs = idx.search_page(
+                        query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order
+                    )
+                else:
+                    recs = []
         except QuerySyntaxError as e:
             self._error_feed(e.message, 400)
+            return
+        except QueryTimeoutError as e:
+            self._busy(e.message)
             return
         except Exception as e:  # invalid ids, etc.: arXiv answers 400 with an error entry
             self._error_feed(f"incorrect id format: {e}", 400)
@@ -328,14 +362,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _oai(self, qs: dict[str, str]) -> None:
         """OAI-PMH (`oai_server.py`); faults as on the query API, `empty` = a page cut short of its records."""
-        from academiceval.sources.oai_server import respond
-
         kind = self.server.pick_fault(qs.get("_fault"), is_pdf=False)
         params = {k: v for k, v in qs.items() if not k.startswith("_")}
         base = f"http://127.0.0.1:{self.server.server_address[1]}/oai2"
 
         def body_fn() -> tuple[bytes, str]:
-            return respond(self.server.index, params, base, self.server.oai_page_size), "text/xml; charset=utf-8"
+            with self.server.time_limit():
+                return respond(self.server.index, params, base, self.server.oai_page_size), "text/xml; charset=utf-8"
 
         srv = self.server
         if "resumptionToken" in params and srv.oai_expire_every > 0:
@@ -346,11 +379,20 @@ class _Handler(BaseHTTPRequestHandler):
                 params = {"verb": params.get("verb", ""), "resumptionToken": "expired"}
         if kind == "empty":
             kind = "truncate"
-        if self._fault(kind, body_fn):
+        try:
+            if self._fault(kind, body_fn):
+                return
+            body, ctype = body_fn()
+        except QueryTimeoutError as e:
+            self._busy(e.message)
             return
-        body, ctype = body_fn()
         self.server.count(ok=1)
         self._send(200, body, ctype)
+
+    def _busy(self, message: str) -> None:
+        """A query that ran out of time: 503 + Retry-After (clients retry it), never a worker held for good."""
+        self.server.count(errors=1)
+        self._send(503, message.encode(), "text/plain", {"Retry-After": "5"})
 
     def _error_feed(self, msg: str, status: int) -> None:
         self.server.count(errors=1)
@@ -411,9 +453,10 @@ def make_server(
     *,
     index: MirrorIndex | DiskIndex | None = None,
     index_path: str | Path | None = None,
+    limits: ServeLimits | None = None,
 ) -> MirrorServer:
     """`index`: one already open; else `open_index` (a disk index at `index_path`, or in memory)."""
-    return MirrorServer(index or open_index(directory, index_path=index_path), port=port, faults=faults)
+    return MirrorServer(index or open_index(directory, index_path=index_path), port=port, faults=faults, limits=limits)
 
 
 def serve_in_thread(
@@ -423,9 +466,10 @@ def serve_in_thread(
     *,
     index: MirrorIndex | DiskIndex | None = None,
     index_path: str | Path | None = None,
+    limits: ServeLimits | None = None,
 ) -> ServerHandle:
     """Start `mirror serve` in a background thread on 127.0.0.1 (port 0 = any free port)."""
-    server = make_server(directory, port, faults, index=index, index_path=index_path)
+    server = make_server(directory, port, faults, index=index, index_path=index_path, limits=limits)
     t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     t.start()
     port_ = server.server_address[1]
@@ -433,4 +477,4 @@ def serve_in_thread(
     return ServerHandle(url=f"{base}/api/query", base_url=base, server=server, thread=t)
 
 
-__all__ = ["FaultConfig", "MirrorServer", "ServerHandle", "make_server", "serve_in_thread"]
+__all__ = ["FaultConfig", "MirrorServer", "ServeLimits", "ServerHandle", "make_server", "serve_in_thread"]

@@ -14,6 +14,7 @@ Layout under the workspace home (each name is spelled here and nowhere else):
         scores.lock              held by the one process scoring the run (a second waits or refuses)
     reports/NAME/                a leaderboard (results.json + Markdown/HTML)
     cache/responses.sqlite       the response cache
+    cache/embeddings.sqlite      BERTScore label embeddings (scores.embed_cache)
 
 Artifacts:
 
@@ -55,9 +56,11 @@ REPORTS = "reports"
 PDFS = "pdf"
 CACHE = "cache"
 RESPONSE_CACHE = "responses.sqlite"
+EMBEDDING_CACHE = "embeddings.sqlite"
 MANIFEST = "manifest.json"
 TEMPLATES = "templates"
 DATASET_CARD = "README.md"
+CHECKSUMS = "SHA256SUMS"  # a release: `sha256sum -c SHA256SUMS` checks every file
 RUN_SPEC = "run.json"
 SCORES = "scores.jsonl"
 SCORES_LOCK = "scores.lock"  # held by the one writer of scores.jsonl (scores.rescore)
@@ -156,6 +159,10 @@ class Layout:
     @property
     def response_cache(self) -> Path:
         return self.home / CACHE / RESPONSE_CACHE
+
+    @property
+    def embedding_cache(self) -> Path:
+        return self.home / CACHE / EMBEDDING_CACHE
 
     def round_dir(self, name: str) -> Path:
         return self.rounds_dir / check_name(name, "round name")

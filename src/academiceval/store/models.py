@@ -47,12 +47,10 @@ class StrictConfig(BaseModel):
 
 
 # ---- rounds ------------------------------------------------------------------------------------------
-# Besides the writing tasks: "citation_cloze" names the multiple-choice family (rounds/cloze): its items travel
-# as Samples whose fields hold the masked paper and the candidate texts. "leval" (L-Eval's tasks; setting = the
-# L-Eval task id) and "elaipbench" (ElaipBench-format items; setting = the retrieval setting) travel the same way
-# (rounds.leval_samples, rounds.elaip_samples). TASKS lists the writing tasks only.
-Task = Literal["title", "abstract", "introduction", "related_work", "citation_cloze", "leval", "elaipbench"]
-TASKS: tuple[Task, ...] = ("title", "abstract", "introduction", "related_work")
+# A task name ("title", "citation_cloze", "leval", …): what it means — its family, prompt kind, inputs, output
+# length, metrics — is its `TaskSpec` in the family registry (`store.tasks`). Names that come in from outside (CLI,
+# configs) are checked there (`store.tasks.check_task`); files carry them as they were written.
+Task = str
 Split = Literal["train", "val", "test"]
 
 

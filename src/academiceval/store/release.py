@@ -29,8 +29,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from academiceval.errors import ConfigError
 from academiceval.store.artifacts import (
+    CHECKSUMS,
     DATASET_CARD,
     MANIFEST,
     TEMPLATES,
@@ -40,8 +40,8 @@ from academiceval.store.artifacts import (
     write_manifest,
 )
 from academiceval.store.models import RoundManifest, Sample
+from academiceval.store.publisher import publishing
 
-CHECKSUMS = "SHA256SUMS"
 LICENSES = "LICENSES.md"
 
 
@@ -78,17 +78,30 @@ def write_release(
     licences: str,
     release_info: dict[str, Any] | None = None,
     force: bool = False,
+    home: Path | None = None,
 ) -> ReleaseResult:
-    """Write `round` as a release into `out` (refused when `out` holds files, unless `force`)."""
+    """Write `round` as a release into `out` through the one publisher (`store.publisher.publishing`): refused when
+    `out` is, contains or lies inside the round or the workspace `home`, or already holds files (unless `force`,
+    and then only a release or round academiceval wrote is replaced)."""
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        if not force:
-            raise ConfigError(f"{out} already holds files", hint="choose an empty directory, or pass --force")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    res = ReleaseResult(out=out, configs=round.configs(), withheld_splits=sorted(withhold_splits))
+    with publishing(out, force=force, home=home, protect=[round.path], what="release") as tmp:
+        _write(round, tmp, res, card=card, licences=licences, release_info=release_info)
+    return res
+
+
+def _write(
+    round: LoadedRound,
+    tmp: Path,
+    res: ReleaseResult,
+    *,
+    card: str,
+    licences: str,
+    release_info: dict[str, Any] | None,
+) -> None:
     manifest = round.manifest.model_copy(deep=True)
     manifest.files = {}
-    res = ReleaseResult(out=out, configs=round.configs(), withheld_splits=sorted(withhold_splits))
+    withhold_splits = res.withheld_splits
     for name in res.configs:
         info = manifest.configs[name]
         kept: list[str] = []
@@ -102,14 +115,14 @@ def write_release(
                 table = _blank_labels(table)
                 res.withheld += table.num_rows
             assert rel == data_paths(name, split)[0]
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, out / rel, compression="zstd")
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, tmp / rel, compression="zstd")
             kept.append(rel)
         info.files = kept
     if round.templates_dir is not None:
-        shutil.copytree(round.templates_dir, out / TEMPLATES)
-    (out / DATASET_CARD).write_text(card, encoding="utf-8")
-    (out / LICENSES).write_text(licences, encoding="utf-8")
+        shutil.copytree(round.templates_dir, tmp / TEMPLATES)
+    (tmp / DATASET_CARD).write_text(card, encoding="utf-8")
+    (tmp / LICENSES).write_text(licences, encoding="utf-8")
     manifest.release = {
         "released_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "withheld_splits": res.withheld_splits,
@@ -117,11 +130,10 @@ def write_release(
         "source_manifest_sha256": round.manifest_sha256,
         **(release_info or {}),
     }
-    write_manifest(out, manifest)
-    sums = {**manifest.files, MANIFEST: file_sha256(out / MANIFEST)}
-    (out / CHECKSUMS).write_text("".join(f"{h}  {p}\n" for p, h in sorted(sums.items())), encoding="utf-8")
+    write_manifest(tmp, manifest)
+    sums = {**manifest.files, MANIFEST: file_sha256(tmp / MANIFEST)}
+    (tmp / CHECKSUMS).write_text("".join(f"{h}  {p}\n" for p, h in sorted(sums.items())), encoding="utf-8")
     res.files = len(sums) + 1
-    return res
 
 
 def verify_checksums(out: Path) -> list[str]:

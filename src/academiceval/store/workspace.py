@@ -259,6 +259,15 @@ class Workspace:
     def count_meta(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
 
+    def published_of(self, arxiv_id: str) -> str | None:
+        """The stored v1 date of a paper (ISO), or None when it has no metadata."""
+        row = self.db.execute("SELECT published FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
+        return None if row is None else row[0]
+
+    def authors_of(self, arxiv_id: str) -> list[str]:
+        """The author keys of a paper, as stored (`authorship`)."""
+        return [r[0] for r in self.db.execute("SELECT author_key FROM authorship WHERE arxiv_id=?", (arxiv_id,))]
+
     def papers_of_author(self, author_key: str, *, first_only: bool = False) -> list[str]:
         sql = "SELECT arxiv_id FROM authorship WHERE author_key=?" + (" AND position=0" if first_only else "")
         return [r[0] for r in self.db.execute(sql, (author_key,))]
@@ -266,6 +275,11 @@ class Workspace:
     # ---- parsed papers --------------------------------------------------------------------------
     def has_paper(self, paper_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM parsed_paper WHERE paper_id=?", (paper_id,)).fetchone() is not None
+
+    def parser_version(self, paper_id: str) -> str | None:
+        """The parser version a stored paper was parsed with (None: not stored), so ingest re-parses old ones."""
+        row = self.db.execute("SELECT parser_version FROM parsed_paper WHERE paper_id=?", (paper_id,)).fetchone()
+        return row["parser_version"] if row else None
 
     def put_paper(self, paper: Paper, path: str | None = None) -> None:
         self.db.execute(

@@ -16,8 +16,8 @@ from typing import Any
 
 from academiceval import __version__
 from academiceval.rounds.models import ConfigInfo, Demo, RoundManifest, Sample, SplitWindows
-from academiceval.rounds.tasks import TASK_FIELDS
 from academiceval.store.artifacts import write_manifest, write_round_config
+from academiceval.store.tasks import task_spec
 
 UNARXIVE = Path("samples") / "unarXive_sample" / "arXiv_src_2212_086.jsonl"
 
@@ -128,7 +128,7 @@ def write_round(
         order = {"train": 0, "val": 1, "test": 2}
         rows = sorted(rows, key=lambda r: order[r.split])
         info = ConfigInfo(task=rows[0].task, setting=rows[0].setting, setting_name=config, counts=counts)
-        write_round_config(out_dir, info, iter(rows), TASK_FIELDS[info.task])
+        write_round_config(out_dir, info, iter(rows), task_spec(info.task).input_fields)
         configs[config] = info
     dates = [r.published for rows in by_config.values() for r in rows]
     manifest = RoundManifest(

@@ -4,24 +4,28 @@ split, their prompts, and one answer scored by a registry metric exactly as `aca
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from academiceval import __version__
 from academiceval.errors import ConfigError
-from academiceval.models.postprocess import postprocess
+from academiceval.integrations.scoring import MetricScorer, clean_output, headline
 from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
-from academiceval.runs.models import RunSpec
-from academiceval.runs.prepare import DEFAULT_MAX_TOKENS, sha256_text
-from academiceval.scores import registry
-from academiceval.scores.config import ScoreConfig
-from academiceval.scores.models import ScoreRecord
-from academiceval.scores.registry import MetricOptions, RunJob
-from academiceval.scores.scorer import score_job
-from academiceval.store.artifacts import Layout, LoadedRound, load_round, new_record
+from academiceval.runs.prepare import sha256_text
+from academiceval.store.artifacts import Layout, LoadedRound, load_round
+from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
+
+__all__ = [
+    "MetricScorer",
+    "Selection",
+    "as_metadata",
+    "clean_output",
+    "find_round",
+    "headline",
+    "prompt_hash",
+    "select",
+]
 
 
 @dataclass
@@ -40,7 +44,7 @@ class Selection:
 
     @property
     def max_tokens(self) -> int:
-        return DEFAULT_MAX_TOKENS.get(self.task, 512)
+        return max_new_tokens(self.task)
 
     @property
     def labelled(self) -> bool:
@@ -48,13 +52,38 @@ class Selection:
         return all(s.label for s in self.samples)
 
 
+def find_round(layout: Layout, round: str | None) -> Path:
+    """The round directory a task runs on: `round` (a name under HOME/rounds or a directory), or, when none is
+    given, the workspace's only round; several or none is a ConfigError that names them and how to pick one."""
+    if round:
+        return layout.find_round(round)
+    known = layout.known_rounds()
+    if len(known) == 1:
+        return layout.find_round(known[0])
+    if not known:
+        raise ConfigError(
+            f"no round in the workspace {layout.home}",
+            hint="build one (`academiceval demo`, `academiceval build --round NAME`), or pass -T home=DIR / "
+            "-T round=DIR",
+        )
+    raise ConfigError(
+        f"the workspace {layout.home} has {len(known)} rounds: {', '.join(known)}",
+        hint=f"pick one with -T round=NAME, e.g. -T round={known[-1]}",
+    )
+
+
 def select(
-    round: str, task: str, *, setting: str | None = "zero-shot", split: str = "test", home: str | Path | None = None
+    round: str | None,
+    task: str,
+    *,
+    setting: str | None = "zero-shot",
+    split: str = "test",
+    home: str | Path | None = None,
 ) -> Selection:
     """The samples of `task` in `setting` (every setting when empty) and `split` of a round (a name under
-    HOME/rounds or a directory)."""
+    HOME/rounds or a directory; None: the workspace's only round)."""
     layout = Layout.of(resolve_home(home))
-    loaded = load_round(layout.find_round(round))
+    loaded = load_round(find_round(layout, round))
     configs = [
         c
         for c, info in loaded.manifest.configs.items()
@@ -70,67 +99,6 @@ def select(
     if not samples:
         raise ConfigError(f"round {loaded.name} has no {task} {setting} samples in split {split!r}")
     return Selection(loaded, task, setting or "all", split, samples)
-
-
-def clean_output(task: str, completion: str) -> str:
-    """The answer as the runner stores it in `RunRecord.output` (models.postprocess)."""
-    return postprocess(task, completion)
-
-
-class MetricScorer:
-    """A registry metric (e.g. rouge-l) applied to one answer at a time, through the same scorer class and
-    RunJob path `score_runs` uses, so the values are those `academiceval score` writes."""
-
-    def __init__(self, metric: str, config: ScoreConfig | None = None) -> None:
-        self.metric = registry.get(metric)
-        self.scorer = self.metric.build(MetricOptions(config=config or ScoreConfig(metrics=[metric])))
-
-    @property
-    def name(self) -> str:
-        return self.metric.name
-
-    def score(self, sample: Sample, completion: str, *, model: str = "inspect") -> ScoreRecord:
-        output = clean_output(sample.task, completion)
-        rec = new_record(
-            sample_id=sample.sample_id,
-            task=sample.task,
-            setting=sample.setting,
-            split=sample.split,
-            arxiv_id=sample.arxiv_id,
-            published=sample.published,
-            prompt_sha256=sample.prompt_sha256 or "",
-            output_raw=completion,
-            output=output,
-        )
-        spec = RunSpec(
-            round=sample.round,
-            round_manifest_sha256="",
-            model=model,
-            backend="inspect",
-            package_version=__version__,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-        written: list[ScoreRecord] = []
-        job = RunJob(
-            spec=spec,
-            run_dir=Path("."),
-            samples={sample.sample_id: sample},
-            recs=[rec],
-            done=set(),
-            emit=written.extend,
-            read_run=lambda p: {},
-            needs=self.metric.needs,
-        )
-        score_job(self.scorer, job)
-        return written[-1]
-
-
-def headline(record: ScoreRecord) -> float | None:
-    """The value the leaderboard reports for a score record (F1 for ROUGE and BERTScore)."""
-    if record.error:
-        return None
-    v = record.values
-    return v.get("f", next(iter(v.values()), None))
 
 
 def prompt_hash(text: str) -> str:

@@ -30,6 +30,7 @@ from academiceval.integrations.inspect.core import (
     select,
 )
 from academiceval.rounds.models import Sample
+from academiceval.rounds.tokens import count
 
 _O200K = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
@@ -49,7 +50,6 @@ def offline_mockllm() -> None:
         return
     from inspect_ai.model._providers.mockllm import MockLLM
 
-    from academiceval.rounds.tokens import count
 
     async def count_text_tokens(self: MockLLM, text: str) -> int:
         return max(1, count(text))
@@ -101,14 +101,15 @@ def dataset(sel: Selection) -> MemoryDataset:
 
 def round_task(
     task_name: str,
-    round: str,
+    round: str | None,
     setting: str | None = "zero-shot",
     split: str = "test",
     home: str | None = None,
     metrics: str | list[str] = "rouge-l",
     max_tokens: int | None = None,
 ) -> Task:
-    """A Task over one round × task × setting × split; no scorer when the labels are withheld (a release)."""
+    """A Task over one round × task × setting × split; no scorer when the labels are withheld (a release). Without
+    `round` (no `-T round=`), the workspace's only round; several rounds: an error naming them."""
     offline_mockllm()
     sel = select(round, task_name, setting=setting, split=split, home=Path(home) if home else None)
     by_id = {s.sample_id: s for s in sel.samples}
@@ -131,7 +132,7 @@ def round_task(
 
 @task
 def title(
-    round: str,
+    round: str | None = None,
     setting: str = "zero-shot",
     split: str = "test",
     home: str | None = None,
@@ -144,7 +145,7 @@ def title(
 
 @task
 def abstract(
-    round: str,
+    round: str | None = None,
     setting: str = "zero-shot",
     split: str = "test",
     home: str | None = None,
@@ -157,7 +158,7 @@ def abstract(
 
 @task
 def introduction(
-    round: str,
+    round: str | None = None,
     setting: str = "zero-shot",
     split: str = "test",
     home: str | None = None,
@@ -170,7 +171,7 @@ def introduction(
 
 @task
 def related_work(
-    round: str,
+    round: str | None = None,
     setting: str = "zero-shot",
     split: str = "test",
     home: str | None = None,
@@ -183,7 +184,7 @@ def related_work(
 
 @task
 def citation_cloze(
-    round: str,
+    round: str | None = None,
     setting: str = "",
     split: str = "test",
     home: str | None = None,

@@ -18,6 +18,7 @@ from academiceval.models.rag.chunking import Chunk, chunk_sample, sample_sources
 from academiceval.models.rag.retrievers import Retriever, get_retriever, terms, top_k
 from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.rounds.models import Sample
+from academiceval.rounds.prompts import retrieval_query
 
 __all__ = [
     "Chunk",
@@ -103,8 +104,6 @@ class Ranked:
 
 def default_query(sample: Sample, templates_dir: str | Path | None = None) -> str:
     """The task's retrieval query, as the round's templates define it."""
-    from academiceval.rounds.prompts import retrieval_query
-
     return retrieval_query(sample, templates_dir=templates_dir)
 
 

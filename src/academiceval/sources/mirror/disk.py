@@ -39,17 +39,26 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from academiceval.papers.models import Paper
-from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError, SourceNotFoundError
+from academiceval.sources.entries import PageEntry
+from academiceval.sources.errors import (
+    InvalidArxivIdError,
+    QueryTimeoutError,
+    RecordParseError,
+    SourceError,
+    SourceNotFoundError,
+)
 from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.mirror.disk_errors import guarded
 from academiceval.sources.mirror.disk_rows import (
     LINE_FORMATS,
     SEP,
     Prepared,
-    combine,
     dt_of,
     parse_chunk,
     parse_line,
@@ -59,7 +68,7 @@ from academiceval.sources.mirror.disk_rows import (
     unprepare,
 )
 from academiceval.sources.mirror.index import FormatStats
-from academiceval.sources.mirror.records import MirrorRecord
+from academiceval.sources.mirror.records import MirrorRecord, combine, standing
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.models import Author, PaperMeta
@@ -67,6 +76,8 @@ from academiceval.sources.names import NameResolver
 
 Progress = Callable[[str, int, int], None]
 BATCH = 5000
+READ_CACHE_KIB = 8192  # SQLite page cache of a reading connection (one per thread: `mirror serve` has 8 workers)
+WRITE_CACHE_KIB = 65536  # of the connection that builds the index, while it does
 HEAD_BYTES = 65536
 TAIL_BYTES = 4096
 __all__ = ["LINE_FORMATS", "DiskIndex", "IndexUpdate", "combine", "open_index", "posted_categories"]
@@ -131,7 +142,9 @@ class _Pdfs:
 
     def __init__(self, idx: DiskIndex) -> None:
         self._idx = idx
+        self.db_path = idx.db_path  # errors name the index file (disk_errors.guarded)
 
+    @guarded
     def get(self, arxiv_id: str, default: Any = None) -> tuple[int | None, Path] | Any:
         row = self._idx.conn().execute("SELECT version, path FROM pdf WHERE arxiv_id=?", (arxiv_id,)).fetchone()
         return (row[0], Path(row[1])) if row else default
@@ -139,9 +152,11 @@ class _Pdfs:
     def __contains__(self, arxiv_id: object) -> bool:
         return isinstance(arxiv_id, str) and self.get(arxiv_id) is not None
 
+    @guarded
     def __len__(self) -> int:
         return int(self._idx.conn().execute("SELECT COUNT(*) FROM pdf").fetchone()[0])
 
+    @guarded
     def items(self) -> Iterator[tuple[str, tuple[int | None, Path]]]:
         for aid, v, p in self._idx.conn().execute("SELECT arxiv_id, version, path FROM pdf ORDER BY arxiv_id"):
             yield aid, (v, Path(p))
@@ -151,6 +166,7 @@ class DiskIndex:
     """The reader API of `MirrorIndex` (get, search, search_page, iter_records, pdfs, stats, errors, names,
     len) over a SQLite file; `update(root)` reads a mirror into it. Safe to query from several threads."""
 
+    @guarded
     def __init__(self, db_path: str | Path, root: str | Path | None = None, *, workers: int | None = None) -> None:
         """`workers`: processes parsing JSON lines while this one writes (None: one for files over 64 MB)."""
         self.db_path = Path(db_path)
@@ -176,14 +192,49 @@ class DiskIndex:
     def conn(self) -> sqlite3.Connection:
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = sqlite3.connect(self.db_path, timeout=60, isolation_level=None, check_same_thread=False)
+            c = self._connect()
             c.execute("PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
-            c.execute("PRAGMA cache_size=-65536")  # 64 MiB per connection: bounded whatever the file size
+            c.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")  # bounded whatever the file size; the writer: more
             c.execute("PRAGMA temp_store=FILE")
             c.execute("PRAGMA mmap_size=0")
             self._local.conn = c
         return c
+
+    @contextmanager
+    def _write_cache(self) -> Iterator[None]:
+        c = self.conn()
+        c.execute(f"PRAGMA cache_size=-{WRITE_CACHE_KIB}")
+        try:
+            yield
+        finally:
+            c.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")
+
+    @contextmanager
+    def time_limit(self, seconds: float | None) -> Iterator[None]:
+        """Queries of this thread stop with `QueryTimeoutError` after `seconds` (SQLite's progress handler
+        interrupts the statement): one pathological query cannot hold a server worker for good."""
+        if not seconds:
+            yield
+            return
+        c = self.conn()
+        end = time.monotonic() + seconds
+        c.set_progress_handler(lambda: int(time.monotonic() > end), 1000)
+        try:
+            yield
+        except sqlite3.OperationalError as e:
+            if "interrupted" not in str(e):
+                raise
+            raise QueryTimeoutError(
+                f"the query ran longer than {seconds:g} s and was stopped", source=str(self.db_path),
+                hint="narrow it (a date window, a category), or retry later",
+            ) from e  # fmt: skip
+        finally:
+            c.set_progress_handler(None, 0)
+
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection to the index file (a test overrides it to stop the build at any statement)."""
+        return sqlite3.connect(self.db_path, timeout=60, isolation_level=None, check_same_thread=False)
 
     def close(self) -> None:
         c = getattr(self._local, "conn", None)
@@ -207,6 +258,7 @@ class DiskIndex:
         idx.update(progress=progress, batch=batch)
         return idx
 
+    @guarded
     def update(self, progress: Progress | None = None, *, batch: int = BATCH) -> IndexUpdate:
         """Read what is new under the mirror root (everything, the first time). Safe to kill at any point."""
         t0 = time.perf_counter()
@@ -215,7 +267,7 @@ class DiskIndex:
             raise SourceNotFoundError(
                 f"mirror not found: {self.root}", hint="pass a directory (or file) holding arXiv data"
             )
-        with self._write_lock:
+        with self._write_lock, self._write_cache():
             c = self.conn()
             self._set_kv("root", str(self.root))
             fresh = c.execute("SELECT COUNT(*) FROM rec").fetchone()[0] == 0
@@ -225,20 +277,21 @@ class DiskIndex:
             self._set_kv("complete", "0")
             files = find_files(self.root)
             skipped, new_pdfs, unnamed = 0, {}, []
+            pdf_marks: list[FoundFile] = []  # PDF files read this run: marked done with their rows, not before
             for n, found in enumerate(files, 1):
                 rep.files += 1
                 if found.fmt == "skipped":
                     skipped += 1
                     if found.path.suffix.lower() == ".pdf" and self._file_changed(found):
                         unnamed.append(found.path)
-                        self._mark_file(found, done=True)
+                        pdf_marks.append(found)
                 elif found.fmt == "pdf":
                     if self._file_changed(found):
                         assert found.arxiv_id is not None
                         old = self.pdfs.get(found.arxiv_id)
                         if old is None or (found.version or 0) > (old[0] or 0):
                             new_pdfs[found.arxiv_id] = (found.version, found.path)
-                        self._mark_file(found, done=True, records=1)
+                        pdf_marks.append(found)
                     else:
                         rep.files_unchanged += 1
                 elif found.fmt in LINE_FORMATS:
@@ -248,13 +301,7 @@ class DiskIndex:
                 if progress:
                     progress(found.path.name, n, len(files))
             self._set_kv("skipped_files", str(skipped))
-            with self._tx() as c:
-                c.executemany(
-                    "INSERT OR REPLACE INTO pdf VALUES (?,?,?)",
-                    [(a, v, str(p)) for a, (v, p) in sorted(new_pdfs.items())],
-                )
-            if new_pdfs or unnamed:
-                self._stamp(new_pdfs, unnamed, rep, batch)
+            self._store_pdfs(new_pdfs, unnamed, pdf_marks, rep)
             if progress:
                 progress("building indexes", len(files), len(files))
             c.executescript(SECONDARY)
@@ -264,6 +311,7 @@ class DiskIndex:
         rep.seconds = time.perf_counter() - t0
         return rep
 
+    @guarded
     def add(self, records: list[MirrorRecord], *, source: str = "") -> int:
         """Store records from outside the mirror directory (an OAI-PMH harvest), merged like mirror records;
         one transaction. Returns how many were stored."""
@@ -428,25 +476,41 @@ class DiskIndex:
                 (str(found.path), found.fmt, st.st_size, st.st_mtime_ns, head, pos, tail, lineno, nrec, nerr),
             )
 
-    def _stamp(
-        self, pdfs: dict[str, tuple[int | None, Path]], unnamed: list[Path], rep: IndexUpdate, batch: int
+    def _store_pdfs(
+        self,
+        pdfs: dict[str, tuple[int | None, Path]],
+        unnamed: list[Path],
+        marks: list[FoundFile],
+        rep: IndexUpdate,
     ) -> None:
-        def has_real(aid: str) -> bool:
-            row = self.conn().execute("SELECT source FROM rec WHERE arxiv_id=?", (aid,)).fetchone()
-            return row is not None and row[0] != STAMP_SOURCE
+        """PDF locations, the records read from PDF stamps, and the PDF files' "done" marks, in one transaction:
+        killed before it, the next run reads the same PDFs again; never a PDF marked done without its rows."""
+        res = None
+        if pdfs or unnamed:
 
-        res = stamp_records(pdfs, unnamed, has_real)
+            def has_real(aid: str) -> bool:
+                row = self.conn().execute("SELECT source FROM rec WHERE arxiv_id=?", (aid,)).fetchone()
+                return row is not None and standing(row[0]) == 2  # its own metadata (records.standing)
+
+            res = stamp_records(pdfs, unnamed, has_real)
         with self._tx() as c:
             c.executemany(
-                "INSERT OR REPLACE INTO pdf VALUES (?,?,?)", [(a, v, str(p)) for a, (v, p) in sorted(res.pdfs.items())]
+                "INSERT OR REPLACE INTO pdf VALUES (?,?,?)", [(a, v, str(p)) for a, (v, p) in sorted(pdfs.items())]
             )
-            self._store([prepare(r) for r in res.records], [*res.errors], rep)
-            self._store([], list(res.notes), rep, note=True)
-            if res.stamps_read:
-                c.execute(
-                    "INSERT OR REPLACE INTO kv VALUES ('stamp_stats', ?)",
-                    (json.dumps([res.stamps_read, len(res.records), len(res.errors)]),),
+            if res is not None:
+                c.executemany(
+                    "INSERT OR REPLACE INTO pdf VALUES (?,?,?)",
+                    [(a, v, str(p)) for a, (v, p) in sorted(res.pdfs.items())],
                 )
+                self._store([prepare(r) for r in res.records], [*res.errors], rep)
+                self._store([], list(res.notes), rep, note=True)
+                if res.stamps_read:
+                    c.execute(
+                        "INSERT OR REPLACE INTO kv VALUES ('stamp_stats', ?)",
+                        (json.dumps([res.stamps_read, len(res.records), len(res.errors)]),),
+                    )
+            for found in marks:
+                self._mark_file(found, done=True, records=int(found.fmt == "pdf"))
 
     def _store(self, rows: list[Prepared], errors: list[SourceError], rep: IndexUpdate, *, note: bool = False) -> None:
         """Upsert rows (merging with stored ones) and errors; call inside a transaction."""
@@ -526,10 +590,12 @@ class DiskIndex:
         )
 
     # ---- reading --------------------------------------------------------------------------------------------
+    @guarded
     def __len__(self) -> int:
         return int(self.conn().execute("SELECT COUNT(*) FROM rec").fetchone()[0])
 
     @property
+    @guarded
     def complete(self) -> bool:
         return self._kv("complete") == "1"
 
@@ -548,6 +614,7 @@ class DiskIndex:
             self._papers = self.conn().execute("SELECT 1 FROM paper LIMIT 1").fetchone() is not None
         return self._papers
 
+    @guarded
     def get(self, arxiv_id: str) -> MirrorRecord | None:
         try:
             base, _ = parse_arxiv_id(arxiv_id)
@@ -556,6 +623,7 @@ class DiskIndex:
         row = self.conn().execute("SELECT rid, meta, pub, upd, path, fmt FROM rec WHERE arxiv_id=?", (base,)).fetchone()
         return self.record_of(row) if row else None
 
+    @guarded
     def records_by_rid(self, rids: list[int]) -> list[MirrorRecord]:
         """Decode a page of records. The cyclic garbage collector is paused meanwhile: decoding a page of 2,000
         allocates ~10⁵ containers (none in a cycle), and the collections they trigger walk the process's live
@@ -570,6 +638,65 @@ class DiskIndex:
                     out[row[0]] = self.record_of(row)
         return [out[r] for r in rids if r in out]
 
+    @guarded
+    def metas_by_rid(self, rids: list[int]) -> list[PaperMeta]:
+        """A page as bare `PaperMeta`s — what `MirrorSource.search` hands back: no `MirrorRecord`, no timestamps,
+        no pre-parsed paper looked up per row (one query per record when the index holds papers). One SQL query
+        per 900 ids, the cyclic GC paused while decoding (see `records_by_rid`)."""
+        blobs: dict[int, bytes] = {}
+        c = self.conn()
+        for i in range(0, len(rids), 900):
+            chunk = rids[i : i + 900]
+            blobs.update(c.execute(f"SELECT rid, meta FROM rec WHERE rid IN ({','.join('?' * len(chunk))})", chunk))
+        validate = PaperMeta.model_validate_json
+        with _gc_paused():
+            return [validate(unpack(blobs[r])) for r in rids if r in blobs]
+
+    @guarded
+    def meta_of_rid(self, rid: int) -> PaperMeta:
+        (blob,) = self.conn().execute("SELECT meta FROM rec WHERE rid=?", (rid,)).fetchone()
+        return PaperMeta.model_validate_json(unpack(blob))
+
+    @guarded
+    def entries_by_rid(self, rids: list[int]) -> list[PageEntry]:
+        """A page as light entries from the index's columns (id, v1 date, author keys); each
+        entry's `meta()` decodes its record when asked (`sources/entries.py`)."""
+        cols: dict[int, tuple[Any, ...]] = {}
+        c = self.conn()
+        for i in range(0, len(rids), 900):
+            chunk = rids[i : i + 900]
+            q = f"SELECT rid, arxiv_id, pub, akeys FROM rec WHERE rid IN ({','.join('?' * len(chunk))})"
+            cols.update((row[0], row) for row in c.execute(q, chunk))
+        day = _utc_day
+        load = self.meta_of_rid
+        return [
+            PageEntry(aid, day(pub), tuple(ak.split(SEP)) if ak else (), partial(load, rid))
+            for rid, aid, pub, ak in (cols[r] for r in rids if r in cols)
+        ]
+
+    @guarded
+    def search_entries(
+        self, query: Any, *, start: int = 0, max_results: int | None = 100, sort_by: str = "submittedDate",
+        sort_order: str = "descending",
+    ) -> tuple[int, list[PageEntry]]:  # fmt: skip
+        """`search_page` handing back light entries (what `graph update` scans a window with)."""
+        from academiceval.sources.mirror.disk_query import run_query
+
+        return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order,
+                         decode=self.entries_by_rid)  # fmt: skip
+
+    @guarded
+    def search_metas(
+        self, query: Any, *, start: int = 0, max_results: int | None = 100, sort_by: str = "submittedDate",
+        sort_order: str = "descending",
+    ) -> tuple[int, list[PaperMeta]]:  # fmt: skip
+        """`search_page` decoding only the metadata (the page `MirrorSource.search` returns)."""
+        from academiceval.sources.mirror.disk_query import run_query
+
+        return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order,
+                         decode=self.metas_by_rid)  # fmt: skip
+
+    @guarded
     def iter_records(self) -> Iterator[MirrorRecord]:
         """Every record in (v1 date, id) order, streamed."""
         for row in self.conn().execute("SELECT rid, meta, pub, upd, path, fmt FROM rec ORDER BY pub, arxiv_id"):
@@ -580,6 +707,7 @@ class DiskIndex:
     ) -> list[MirrorRecord]:
         return self.search_page(query, start=0, max_results=None, sort_by=sort_by, sort_order=sort_order)[1]
 
+    @guarded
     def search_page(
         self,
         query: Any,
@@ -595,6 +723,7 @@ class DiskIndex:
         return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order)
 
     @property
+    @guarded
     def stats(self) -> dict[str, FormatStats]:
         out: dict[str, FormatStats] = defaultdict(FormatStats)
         q = "SELECT fmt, COUNT(*), SUM(records), SUM(errors) FROM file WHERE fmt != 'skipped' GROUP BY fmt"
@@ -606,9 +735,11 @@ class DiskIndex:
         return out
 
     @property
+    @guarded
     def skipped_files(self) -> int:
         return int(self._kv("skipped_files") or 0)
 
+    @guarded
     def _errors(self, note: int) -> list[SourceError]:
         q = "SELECT loc, message, code, hint FROM error WHERE note=? ORDER BY rowid"
         out: list[SourceError] = []
@@ -631,6 +762,7 @@ class DiskIndex:
         return self._errors(1)
 
     @property
+    @guarded
     def names(self) -> NameResolver:
         """Initial-form → full-form evidence from records of one paper in two files (replayed from the table)."""
         if self._names is None:
@@ -651,6 +783,10 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+def _utc_day(t: int) -> date:
+    return datetime.fromtimestamp(t, UTC).date()
 
 
 def _authors_json(authors: Iterable[Author]) -> str:

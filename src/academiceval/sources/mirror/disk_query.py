@@ -14,6 +14,7 @@ A date window next to a `cat:`/`au:` term is pushed into that term's posting loo
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,6 @@ from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk_rows import unpack
 from academiceval.sources.mirror.index import _author_match, _text_matcher, text_tokens
-from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import key_tokens
 from academiceval.sources.query import BoolOp, DateRange, Node, Term, parse_query
@@ -237,7 +237,11 @@ def run_query(
     max_results: int | None = 100,
     sort_by: str = "submittedDate",
     sort_order: str = "descending",
-) -> tuple[int, list[MirrorRecord]]:
+    decode: Callable[[list[int]], list[Any]] | None = None,
+) -> tuple[int, list[Any]]:
+    """(total hits, the page decoded by `decode` — `idx.records_by_rid` by default, `idx.metas_by_rid` for
+    `MirrorSource`'s pages of bare `PaperMeta`)."""
+    decode = decode or idx.records_by_rid
     node = parse_query(query) if isinstance(query, str) else query
     p = plan(node)
     where = f"WHERE {p.sql}" if p.sql else ""
@@ -249,11 +253,11 @@ def run_query(
     if p.exact:  # one evaluation: every hit's rid in order (small ints), then decode only the page
         rids = [r[0] for r in c.execute(f"SELECT r.rid FROM rec r {where} ORDER BY {order}", p.params)]
         page = rids[start:] if max_results is None else rids[start : start + max(0, max_results)]
-        return len(rids), idx.records_by_rid(page)
+        return len(rids), decode(page)
     meta = "r.meta" if _needs_text(node) else "NULL"
     sql = f"SELECT r.rid, r.pub, r.usort, r.arxiv_id, r.cats, r.akeys, {meta} FROM rec r {where}"
     hits = [row for row in (_Row(*t) for t in c.execute(sql, p.params)) if matches(node, row)]
     key = (lambda h: (h.usort, h.arxiv_id)) if sort_by == "lastUpdatedDate" else (lambda h: (h.pub, h.arxiv_id))
     hits.sort(key=key, reverse=desc)
     page = hits[start:] if max_results is None else hits[start : start + max(0, max_results)]
-    return len(hits), idx.records_by_rid([h.rid for h in page])
+    return len(hits), decode([h.rid for h in page])

@@ -20,8 +20,7 @@ from academiceval.errors import AcademicEvalError
 from academiceval.papers.models import Paper
 from academiceval.sources.errors import RecordParseError
 from academiceval.sources.mirror.index import text_tokens
-from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, merge_records
-from academiceval.sources.mirror.stamped import STAMP_SOURCE
+from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
 from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import key_tokens, surname_of
@@ -124,16 +123,6 @@ def unprepare(p: Prepared) -> MirrorRecord:
     meta = PaperMeta.model_validate_json(unpack(p.blob))
     paper = Paper.model_validate_json(unpack(p.paper)) if p.paper else None
     return MirrorRecord(meta, dt_of(p.pub), dt_of(p.upd), path=p.path, fmt=p.fmt, paper=paper)  # type: ignore[arg-type]
-
-
-def combine(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
-    """Merge rule shared with `workspace._write`: a stamp record never mixes with a real one (the real one wins
-    whole); otherwise `merge_records`."""
-    if new.meta.source == STAMP_SOURCE and old.meta.source != STAMP_SOURCE:
-        return old
-    if old.meta.source == STAMP_SOURCE and new.meta.source != STAMP_SOURCE:
-        return new
-    return merge_records(old, new)
 
 
 def parse_line(line: bytes, convert: Callable[..., MirrorRecord], where: str, pos: int) -> Prepared | RecordParseError:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError, SourceError
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.mirror.records import MirrorRecord, merge_records
+from academiceval.sources.mirror.records import MirrorRecord, combine, standing
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.names import NameResolver, _fold, key_tokens, surname_of
@@ -127,12 +127,16 @@ class MirrorIndex:
                 self._observed.add(aid)
                 self.names.observe(aid, old.meta.authors)
             self.names.observe(aid, rec.meta.authors)
-        self.records[aid] = rec if old is None else merge_records(old, rec)
+        self.records[aid] = rec if old is None else combine(old, rec)
 
     def add_stamped(self) -> None:
         """Records from page-1 arXiv stamps for PDFs whose paper no other file describes (see `stamped.py`);
         call after the last `add_file`, before `finish`."""
-        res = stamp_records(self.pdfs, self.unnamed_pdfs, lambda aid: aid in self.records)
+        # a paper described only by a reference entry in another paper gets its PDF's stamp (records.standing)
+        def has_real(aid: str) -> bool:
+            return aid in self.records and standing(self.records[aid].meta.source) == 2
+
+        res = stamp_records(self.pdfs, self.unnamed_pdfs, has_real)
         if res.stamps_read:
             st = self.stats[STAMP_SOURCE]
             st.files, st.records, st.errors = res.stamps_read, len(res.records), len(res.errors)

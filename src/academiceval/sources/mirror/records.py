@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -20,6 +20,7 @@ from academiceval.papers.models import Paper
 from academiceval.sources.atom import parse_feed
 from academiceval.sources.errors import AtomParseError, InvalidArxivIdError, RecordParseError, SourceError
 from academiceval.sources.ids import parse_arxiv_id
+from academiceval.sources.mirror.titles import is_all_caps, latex_title, same_words
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author, parse_authors
 
@@ -35,6 +36,17 @@ SOURCE_RANK = {
     "listing": 1,
     "pdf-stamp": 0,
 }
+REFERENCE_SOURCE = "scalar-ref"  # PaperMeta.source of a paper known only from another paper's reference entry
+_PRECISION_ORDER = {"day": 0, "month": 1, "year": 2}
+
+
+def standing(source: str) -> int:
+    """How far a record speaks for the paper itself: 2 its own metadata (arXiv's records, SCALAR's metadata file,
+    unarXive, a SCALAR paper object of the paper); 1 its PDF (page-1 stamp + parsed title); 0 a reference entry in
+    another paper (the citing style's title, "Attention is all you need, 2023", and only the id's month as date).
+    A record never merges into one of higher standing, and one of higher standing replaces it whole: a reference
+    entry is never a paper's own metadata, a stamp never mixes with a real record."""
+    return 0 if source == REFERENCE_SOURCE else 1 if source == "pdf-stamp" else 2
 
 
 @dataclass
@@ -47,6 +59,13 @@ class MirrorRecord:
     path: str = ""
     fmt: str = ""
     paper: Paper | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # titles as the store keeps them, whichever reader, index or merge made the record: LaTeX rendered to text
+        # (`titles.latex_title`: "WSe$_{2}$" → "WSe2")
+        title = latex_title(self.meta.title)
+        if title != self.meta.title:
+            self.meta = self.meta.model_copy(update={"title": title})
 
 
 class RecordWarning(RecordParseError):
@@ -385,15 +404,44 @@ def read_atom(body: bytes | str, *, path: str = "") -> Iterator[MirrorRecord | R
         yield MirrorRecord(m, at, up, path=path, fmt="atom")
 
 
+def recased_title(title: str, other: str) -> str:
+    """`title`, or `other` when `title` is set in capitals and `other` is the same words in a real case."""
+    if is_all_caps(title) and not is_all_caps(other) and same_words(title, other):
+        return other
+    return title
+
+
+def combine(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
+    """Two records of one paper, by standing: a record of lower standing (a stamp, a reference entry) never mixes
+    with one of higher standing, which wins whole; of equal standing, `merge_records`. The one merge rule of the
+    in-memory index, the disk index and the workspace (`workspace._write`)."""
+    if standing(new.meta.source) < standing(old.meta.source):
+        return old
+    if standing(old.meta.source) < standing(new.meta.source):
+        return new
+    return merge_records(old, new)
+
+
 def merge_records(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
-    """Two records of one paper → one: the newer version wins, ties go to the richer source; empty fields are
-    filled from the other record; the v1 date is the earlier of the two (v1 is the first submission)."""
+    """Two records of one paper → one. A record of higher `standing` wins whole (its title keeps the case of the
+    other where it is set in capitals; a pre-parsed text of the other is kept). Otherwise the newer version
+    wins, ties go to the richer source; empty fields are filled from the other record; the v1 date is the most
+    precise of the two, the earlier of two equally precise ones (v1 is the first submission; an exact day beats
+    the month an arXiv id gives)."""
+    if standing(old.meta.source) != standing(new.meta.source):
+        win, lose = (new, old) if standing(new.meta.source) > standing(old.meta.source) else (old, new)
+        title = recased_title(win.meta.title, lose.meta.title)
+        meta = win.meta if title == win.meta.title else win.meta.model_copy(update={"title": title})
+        return replace(win, meta=meta, paper=win.paper or lose.paper)  # a text is not metadata: it is kept
 
     def rank(r: MirrorRecord) -> tuple[int, int]:
         return (r.meta.version or 0, SOURCE_RANK.get(r.meta.source, 0))
 
     win, lose = (new, old) if rank(new) > rank(old) else (old, new)
     fill: dict[str, Any] = {}
+    title = recased_title(win.meta.title, lose.meta.title)
+    if title != win.meta.title:
+        fill["title"] = title
     for name in ("abstract", "doi", "journal_ref", "comment", "pdf_url", "primary_category"):
         if not getattr(win.meta, name) and getattr(lose.meta, name):
             fill[name] = getattr(lose.meta, name)
@@ -401,8 +449,10 @@ def merge_records(old: MirrorRecord, new: MirrorRecord) -> MirrorRecord:
         fill["categories"] = lose.meta.categories
     if not win.meta.authors and lose.meta.authors:
         fill["authors"] = lose.meta.authors
-    published_at = min(win.published_at, lose.published_at)
+    first = min(win, lose, key=lambda r: (_PRECISION_ORDER.get(r.meta.date_precision, 0), r.published_at))
+    published_at = first.published_at
     fill["published"] = published_at.date()
+    fill["date_precision"] = first.meta.date_precision
     meta = win.meta.model_copy(update=fill) if fill else win.meta
     return MirrorRecord(
         meta,

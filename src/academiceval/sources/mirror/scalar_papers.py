@@ -8,11 +8,18 @@ into that content, `text`, `paper_id` = the bib id such as "bib.bib12", `single_
 `sections`. Only references SCALAR could link to arXiv are in `references.data`; a citation of any other bib id
 still becomes a `Reference` (raw text = the printed marker, no id) so that every span keeps its reference.
 
-Dates: the object has none. The question paper's v1 date is approximated from above by the last day of the
-month its id encodes (like PDF stamps, `stamped.id_month_end`); indexing SCALAR's metadata file in the same
-mirror replaces it with the exact date (records merge on the earlier v1 date). Cited papers get the same
-approximation, recorded as one note per file. SCALAR's own annotations (`citation_type`, `single_citation`)
-are kept in `Citation.source_labels` so ours can be compared with them.
+Dates: the object has none. The question paper's v1 date is the month its id encodes, with precision "month"
+(`stamped.id_month`); indexing SCALAR's metadata file in the same mirror replaces it with the exact day (records
+merge on the most precise v1 date). Cited papers get the same month, recorded as one note per file.
+
+A cited paper's record is a *reference entry* (`PaperMeta.source = "scalar-ref"`, `records.REFERENCE_SOURCE`):
+its title is how the citing paper's bibliography printed it ("Attention is all you need, 2023", LLaMA's
+"Open and efficient foundation language models"), so it is never the paper's own metadata: any record of the
+paper itself (arXiv metadata, its PDF's stamp) replaces it whole (`records.standing`), and it only stands for
+papers known from nothing else. Its text (sections, abstract) is kept as that paper's pre-parsed text.
+
+SCALAR's own annotations (`citation_type`, `single_citation`) are kept in `Citation.source_labels` so ours can
+be compared with them.
 """
 
 from __future__ import annotations
@@ -25,20 +32,23 @@ from typing import Any
 
 from academiceval.papers.bib_markdown import markdown_bibliography
 from academiceval.papers.bibliography import BibEntry, clean_title, find_doi
+from academiceval.papers.clean import clean_markup
+from academiceval.papers.debris.edits import OffsetMap
 from academiceval.papers.models import Citation, Paper, Reference, Section
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.mirror.records import MirrorRecord
-from academiceval.sources.mirror.stamped import ApproximateDateNote, id_month_end
+from academiceval.sources.mirror.records import REFERENCE_SOURCE, MirrorRecord
+from academiceval.sources.mirror.stamped import ApproximateDateNote, id_month
 from academiceval.sources.mirror.unarxive import heading_role
 from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
 
-PARSER_VERSION = "scalar-paper-object/2"  # 2: the markdown bibliography read into fields; titles cleaned
+# 2: the markdown bibliography read into fields, titles cleaned; 3: also ar5iv markup cleaned at reading (clean_markup)
+PARSER_VERSION = "scalar-paper-object/3"
 QUESTION_SOURCE = "scalar"  # the question paper's records (same source name as SCALAR's metadata file)
 CITED_SOURCE = "scalar-ref"  # papers present only as the cited text inside another paper's object
-META_SOURCE = "scalar_paper"  # PaperMeta.source of both (the mirror format's name; SCALAR's metadata file wins ties)
-APPROX_WARNING = "v1 date approximated from above by the month of the arXiv id (no date in the SCALAR object)"
+META_SOURCE = "scalar_paper"  # PaperMeta.source of the question paper (SCALAR's metadata file wins ties)
+APPROX_WARNING = "v1 date known to the month of the arXiv id only (no date in the SCALAR object)"
 _HEADING = re.compile(r"^\s*(?P<num>(?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(?P<head>.+?)\s*\\?\s*$")
 _BIB_NUM = re.compile(r"(\d+)$")
 
@@ -126,7 +136,8 @@ def _plain_sections(raw: dict[str, Any]) -> list[Section]:
     out: list[Section] = []
     for key, content, _ in _sections(raw):
         number, heading = split_heading(key)
-        out.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=content))
+        text, _changes = clean_markup(content)
+        out.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=text))
     return out
 
 
@@ -143,7 +154,7 @@ def paper_object_to_records(
     except InvalidArxivIdError as e:
         yield RecordParseError(f"SCALAR paper object without an arXiv id: {e.message}", source=path)
         return
-    published = id_month_end(arxiv_id)
+    published = id_month(arxiv_id)
     if published is None:
         yield RecordParseError(f"cannot date SCALAR paper {arxiv_id}", source=path)
         return
@@ -188,15 +199,25 @@ def paper_object_to_records(
         )
     sections: list[Section] = []
     citations: list[Citation] = []
-    bad_spans = 0
+    bad_spans = in_markup = 0
     for si, (key, content, cs) in enumerate(sections_raw):
         number, heading = split_heading(key)
-        sections.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=content))
+        # ar5iv markup → text when the object is read (papers.clean.clean_markup): the store holds one clean text
+        # for every consumer (writing tasks, cloze, retrieval), and the citation spans move with it
+        offsets = OffsetMap()
+        clean, _changes = clean_markup(content, offsets)
+        sections.append(Section(heading=heading, number=number, level=1, role=heading_role(heading), text=clean))
         for c in cs:
             start, end, text = int(c.get("start_pos", -1)), int(c.get("end_pos", -1)), str(c.get("text") or "")
             if not (0 <= start < end <= len(content)) or content[start:end] != text:
                 bad_spans += 1
                 continue
+            moved = offsets.span(start, end)
+            if moved is None:
+                in_markup += 1  # inside a removed table row, trail or listing
+                continue
+            start, end = moved
+            text = clean[start:end]
             labels = {"scalar_single_citation": str(bool(c.get("single_citation"))).lower()}
             if c.get("citation_type"):
                 labels["scalar_citation_type"] = str(c["citation_type"])
@@ -214,6 +235,9 @@ def paper_object_to_records(
             )
     if bad_spans:
         yield RecordParseError(f"{bad_spans} citation spans do not match their section text", source=path)
+    warnings = [APPROX_WARNING]
+    if in_markup:
+        warnings.append(f"{in_markup} citation spans inside removed ar5iv markup (table rows, trails) dropped")
     title = " ".join(str(data.get("title") or "").split())
     abstract = " ".join(str(data.get("abstract") or "").split())
     meta = PaperMeta(
@@ -222,6 +246,7 @@ def paper_object_to_records(
         title=title,
         abstract=abstract,
         published=published,
+        date_precision="month",
         source=META_SOURCE,
     )
     paper = Paper(
@@ -235,7 +260,7 @@ def paper_object_to_records(
         references=references,
         citations=citations,
         parser_version=PARSER_VERSION,
-        warnings=[APPROX_WARNING],
+        warnings=warnings,
     )
     yield MirrorRecord(meta, _at(published), path=path, fmt="scalar_paper", paper=paper)
     approximated = 0
@@ -250,8 +275,8 @@ def paper_object_to_records(
         approximated += 1
         yield MirrorRecord(cmeta, _at(cmeta.published), path=f"{path}#{bib}", fmt="scalar_paper", paper=cpaper)
     yield ApproximateDateNote(
-        f"v1 dates of {arxiv_id} and its {approximated} cited papers approximated from above by the month of "
-        "their arXiv ids (SCALAR paper objects carry no dates; index SCALAR's metadata file for exact ones)",
+        f"v1 dates of {arxiv_id} and its {approximated} cited papers known to the month of their arXiv ids only "
+        "(SCALAR paper objects carry no dates; index SCALAR's metadata file for exact ones)",
         source=path,
     )
 
@@ -263,7 +288,7 @@ def cited_paper(r: dict[str, Any]) -> tuple[PaperMeta, Paper] | None:
     abstract = " ".join(str(r.get("abstract") or "").split())
     if aid is None or not (sections_raw or abstract):
         return None
-    published = id_month_end(aid)
+    published = id_month(aid)
     if published is None:
         return None
     title = clean_title(str(r.get("title") or "")) or ""  # SCALAR's titles keep the style's ", 2024" / month
@@ -274,7 +299,8 @@ def cited_paper(r: dict[str, Any]) -> tuple[PaperMeta, Paper] | None:
         abstract=abstract,
         authors=[make_author(a.rstrip(".")) for a in authors],
         published=published,
-        source=META_SOURCE,
+        date_precision="month",
+        source=REFERENCE_SOURCE,  # a reference entry: never the paper's own metadata (records.standing)
     )
     paper = Paper(
         paper_id=f"{CITED_SOURCE}:{aid}",

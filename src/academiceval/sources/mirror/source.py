@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from academiceval.sources.base import FeedPage, SortBy, SortOrder, iter_pages
+from academiceval.sources.entries import EntryPage, entry_of
 from academiceval.sources.errors import InvalidArxivIdError, NotAPdfError, UnknownIdError
 from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
 from academiceval.sources.mirror.disk import DiskIndex, open_index
@@ -59,10 +60,37 @@ class MirrorSource:
     ) -> FeedPage:
         self._count()
         start = max(0, start)
-        total, page = self.index.search_page(
-            query, start=start, max_results=max(0, max_results), sort_by=sort_by, sort_order=sort_order
-        )
-        return FeedPage(total_results=total, start=start, items=[r.meta for r in page])
+        metas = getattr(self.index, "search_metas", None)  # a disk index decodes only the metadata
+        if metas is not None:
+            total, items = metas(query, start=start, max_results=max(0, max_results), sort_by=sort_by,
+                                 sort_order=sort_order)  # fmt: skip
+        else:
+            total, page = self.index.search_page(
+                query, start=start, max_results=max(0, max_results), sort_by=sort_by, sort_order=sort_order
+            )
+            items = [r.meta for r in page]
+        return FeedPage.model_construct(total_results=total, start=start, items=items, errors=[])
+
+    def search_entries(
+        self,
+        query: str,
+        *,
+        start: int = 0,
+        max_results: int = 100,
+        sort_by: SortBy = "submittedDate",
+        sort_order: SortOrder = "descending",
+    ) -> EntryPage:
+        """One page as light entries (`sources/entries.py`): from the disk index's columns without decoding the
+        records; the in-memory index has them decoded already. One request, like `search`."""
+        native = getattr(self.index, "search_entries", None)
+        if native is None:
+            page = self.search(query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order)
+            return EntryPage(page.total_results, page.start, [entry_of(m) for m in page.items])
+        self._count()
+        start = max(0, start)
+        total, items = native(query, start=start, max_results=max(0, max_results), sort_by=sort_by,
+                              sort_order=sort_order)  # fmt: skip
+        return EntryPage(total, start, items)
 
     def iter_search(
         self,

@@ -8,12 +8,14 @@ Rules (kept simple on purpose):
 - a stamp record is made only for an id with *no* record from any other format (Kaggle, .abs, listing, Atom,
   SCALAR, unarXive); a real record always replaces it, whatever the versions (see `workspace._write`);
 - the stamp of v1 dates v1 exactly: `published` = stamp date;
-- the stamp of vN (N > 1) dates version N only (`updated` = stamp date). The v1 date is then approximated from
-  above by the earlier of the stamp date and the last day of the month the id encodes (an id's YYMM is the
-  month whose announcement cycle took the v1 submission, which may lie a few days before that month but never
-  after it: `1706.03762` has v1 ≤ 2017-06-30 even though the stamp of v7 says 2023).
-  An `ApproximateDateNote` (code `approx_v1_date`) goes to table `mirror_error`, so the approximation is
-  visible; such a paper can sit at most about a month later on the timeline than it should;
+- the stamp of vN (N > 1) dates version N only (`updated` = stamp date). The v1 date is then known to the month
+  the id encodes and no better: `published` = the first day of that month with `date_precision = "month"` (an
+  id's YYMM is the month whose announcement cycle took the v1 submission: `1706.03762` was submitted in June
+  2017 even though the stamp of v7 says 2023). Windows and leakage checks treat it as any day of that month
+  (`sources.dates`). An `ApproximateDateNote` (code `approx_v1_date`) goes to table `mirror_error`, so it is
+  visible;
+- the title is the parser's, except that one set in capitals takes its case from the paper's own text
+  (`titles.recase`: "EDUCATIONAL TIMETABLING: …" → "Educational Timetabling: …");
 - PDFs not named by id are used when their stamp names a paper (`title.pdf` downloaded from arXiv), but a PDF
   named by id wins for that id.
 """
@@ -29,17 +31,20 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError
+from academiceval.sources.dates import format_date
 from academiceval.sources.errors import RecordParseError, SourceError
 from academiceval.sources.mirror.pdf_stamp import ArxivStamp, read_arxiv_stamp
 from academiceval.sources.mirror.records import MirrorRecord
-from academiceval.sources.models import PaperMeta
+from academiceval.sources.mirror.titles import recase
+from academiceval.sources.models import DatePrecision, PaperMeta
 
 STAMP_SOURCE = "pdf-stamp"
 Describe = Callable[[Path], tuple[str, str]]
 
 
 class ApproximateDateNote(SourceError):
-    """Not an error: a stamp record of version N > 1, whose `published` date is an upper bound of the v1 date."""
+    """Not an error: a record whose v1 date is known only to the month of its arXiv id (a stamp of version
+    N > 1, a SCALAR paper object)."""
 
     code = "approx_v1_date"
 
@@ -69,10 +74,18 @@ def parsed_title_abstract(path: Path) -> tuple[str, str]:
     from academiceval.papers import parse_pdf  # heavy-ish import, only when a stamp record is needed
 
     paper = parse_pdf(path)
-    got = (" ".join(paper.title.split()), " ".join(paper.abstract.split()))
+    text = " ".join([paper.abstract, *(sec.text for sec in paper.sections[:12])])
+    got = (recase(" ".join(paper.title.split()), text), " ".join(paper.abstract.split()))
     with _PARSED_LOCK:
         _PARSED[key] = got
     return got
+
+
+def id_month(arxiv_id: str) -> date | None:
+    """First day of the month an arXiv id was assigned in (`2203.00130` → 2022-03-01): with precision "month",
+    all an id says about the paper's v1 date; None when the id has no YYMM."""
+    end = id_month_end(arxiv_id)
+    return end.replace(day=1) if end else None
 
 
 def id_month_end(arxiv_id: str) -> date | None:
@@ -89,13 +102,14 @@ def id_month_end(arxiv_id: str) -> date | None:
 
 
 def stamp_to_record(stamp: ArxivStamp, path: Path, *, version: int | None, title: str, abstract: str) -> MirrorRecord:
-    """A `pdf-stamp` record; for vN (N > 1) `published` is min(stamp date, end of the id's month)."""
+    """A `pdf-stamp` record; for vN (N > 1) `published` is the id's month, with precision "month"."""
     cats = [stamp.primary_category] if stamp.primary_category else []
     v = stamp.version or version
-    published = stamp.date
-    if (v or 1) > 1:
-        bound = id_month_end(stamp.arxiv_id)
-        published = min(published, bound) if bound else published
+    published: date = stamp.date
+    precision: DatePrecision = "day"
+    month = id_month(stamp.arxiv_id)
+    if (v or 1) > 1 and month is not None and month <= stamp.date:
+        published, precision = month, "month"
     at = datetime.combine(published, datetime.min.time(), tzinfo=UTC)
     up = datetime.combine(stamp.date, datetime.min.time(), tzinfo=UTC)
     meta = PaperMeta(
@@ -106,6 +120,7 @@ def stamp_to_record(stamp: ArxivStamp, path: Path, *, version: int | None, title
         primary_category=stamp.primary_category,
         categories=cats,
         published=published,
+        date_precision=precision,
         updated=stamp.date,
         source=STAMP_SOURCE,
     )
@@ -186,8 +201,8 @@ def stamp_records(
         if (rec.meta.version or 1) > 1:
             out.notes.append(
                 ApproximateDateNote(
-                    f"{aid}: only v{rec.meta.version} is dated ({s.raw!r}); published = "
-                    f"{rec.meta.published.isoformat()} is an upper bound of the v1 date",
+                    f"{aid}: only v{rec.meta.version} is dated ({s.raw!r}); the v1 date is known to the month of "
+                    f"the id only: published = {format_date(rec.meta.published, rec.meta.date_precision)}",
                     source=where,
                     hint="add a metadata record (.abs, Kaggle, Atom) for the exact v1 date",
                 )

@@ -15,7 +15,13 @@ from typing import Any
 
 from academiceval.sources.errors import RecordParseError, SourceError
 from academiceval.sources.mirror.index import FormatStats, cached_index
-from academiceval.sources.mirror.records import MirrorRecord, RecordWarning, merge_records
+from academiceval.sources.mirror.records import (
+    REFERENCE_SOURCE,
+    MirrorRecord,
+    RecordWarning,
+    merge_records,
+    standing,
+)
 from academiceval.sources.mirror.scan import find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
 from academiceval.sources.models import PaperMeta
@@ -104,6 +110,18 @@ def index_mirror(
                 _write(ws, chunk, report, stored, batch)
                 chunk = []
         _write(ws, chunk, report, stored, batch)
+        # an index decides its stamps on its own records, where a reference entry may stand for the paper: the
+        # workspace gives such a paper its PDF's stamp record (a reference entry is never its own metadata)
+        weak = {aid: pdfs[aid] for aid in pdfs if _has_reference_only(ws, aid)}
+        if weak:
+            res = stamp_records(weak, [], lambda aid: _has_real_record(ws, aid))
+            _write(ws, res.records, report, stored, batch)
+            st = report.formats.get(STAMP_SOURCE, FormatStats())  # a new object: the index's own stats stay
+            report.formats[STAMP_SOURCE] = FormatStats(
+                st.files, st.records + len(res.records), st.errors + len(res.errors)
+            )
+            errors.extend(res.errors)
+            notes.extend(res.notes)
         if progress:
             progress("(already indexed in this process)", 1, 1)
     else:
@@ -165,7 +183,7 @@ def index_mirror(
         chunk = ids[i : i + 500]
         sql = f"SELECT source FROM paper_meta WHERE arxiv_id IN ({','.join('?' * len(chunk))})"
         for row in ws.db.execute(sql, chunk):
-            kept[row[0]] += 1
+            kept[_FORMAT_OF.get(row[0], row[0])] += 1
     report.kept_by_format = dict(kept)
     report.pdfs_found = len(pdfs)
     report.errors = [(e.source or str(root), e.message) for e in errors]
@@ -173,9 +191,23 @@ def index_mirror(
     return report
 
 
-def _has_real_record(ws: Workspace, arxiv_id: str) -> bool:
+_FORMAT_OF = {REFERENCE_SOURCE: "scalar_paper"}  # the mirror format a PaperMeta.source comes from, where they differ
+
+
+def _stored_source(ws: Workspace, arxiv_id: str) -> str | None:
     row = ws.db.execute("SELECT source FROM paper_meta WHERE arxiv_id=?", (arxiv_id,)).fetchone()
-    return row is not None and row[0] != STAMP_SOURCE
+    return None if row is None else str(row[0])
+
+
+def _has_real_record(ws: Workspace, arxiv_id: str) -> bool:
+    """The paper has metadata of its own (not only its PDF's stamp, not only a reference entry)."""
+    src = _stored_source(ws, arxiv_id)
+    return src is not None and standing(src) == 2
+
+
+def _has_reference_only(ws: Workspace, arxiv_id: str) -> bool:
+    src = _stored_source(ws, arxiv_id)
+    return src is not None and standing(src) == 0
 
 
 def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, stored: set[str], batch: int) -> None:
@@ -186,25 +218,31 @@ def _write(ws: Workspace, recs: list[MirrorRecord], report: MirrorIndexReport, s
             merged[r.meta.arxiv_id] = r if old is None else merge_records(old, r)
         with ws.transaction() as conn:
             out: list[MirrorRecord] = []
+            paper_paths: dict[str, str] = {}  # where each paper was read from (not the stored record's empty path)
+            texts: list[MirrorRecord] = []
             for aid, r in merged.items():
+                if r.paper is not None:
+                    paper_paths[aid] = r.path
                 row = conn.execute("SELECT json FROM paper_meta WHERE arxiv_id=?", (aid,)).fetchone()
                 if row is not None:
                     prev = PaperMeta.model_validate_json(row["json"])
-                    # a stamp record never mixes with a real one: the real one wins whole (stamped.py)
-                    if r.meta.source == STAMP_SOURCE and prev.source != STAMP_SOURCE:
+                    # a record of lower standing (a stamp, a reference entry) never mixes with one of higher
+                    # standing; one of higher standing replaces it whole (records.standing)
+                    if standing(r.meta.source) < standing(prev.source):
                         stored.add(aid)
+                        if r.paper is not None:
+                            texts.append(r)  # its text is still the paper's text (a cited paper's sections)
                         continue
-                    if prev.source == STAMP_SOURCE:
+                    if standing(prev.source) < standing(r.meta.source):
                         conn.execute("DELETE FROM paper_meta WHERE arxiv_id=?", (aid,))  # upsert keeps higher v
-                    else:
-                        at = datetime.combine(prev.published, datetime.min.time(), tzinfo=UTC)
-                        r = merge_records(MirrorRecord(prev, at), r)
+                    at = datetime.combine(prev.published, datetime.min.time(), tzinfo=UTC)
+                    r = merge_records(MirrorRecord(prev, at), r)
                 out.append(r)
             ws.upsert_meta((r.meta for r in out), conn=conn)
             stored.update(merged)
-            for r in out:
-                if r.paper is not None:
-                    ws.put_paper(r.paper, path=r.path)
+            for r in [*out, *texts]:
+                if r.paper is not None:  # the same path whether or not an earlier (killed) run stored the paper
+                    ws.put_paper(r.paper, path=paper_paths.get(r.meta.arxiv_id, r.path))
                     report.parsed_papers_stored += 1
 
 

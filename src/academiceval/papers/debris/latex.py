@@ -1,0 +1,52 @@
+"""LaTeX left in text that should be prose: unarXive paragraphs, arXiv metadata titles and abstracts, markdown.
+
+* `latex_markup`: a text-formatting or reference command outside math (`\\emph{…}`, `\\textbf{…}`, `\\cite{…}`,
+  `\\ref{…}`, `\\url{…}`, `\\footnote{…}`, `\\\\`), or a unarXive marker that was not rendered
+  (`{{cite:…}}`, `{{formula:…}}`). Math between `$…$` is the authors' notation and is not debris.
+
+The repair keeps the argument of formatting commands (`\\emph{x}` → x), drops reference commands whose target is
+a label (`\\ref{sec:x}`, `\\label{…}`), and leaves everything else for the audit to count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from academiceval.papers.debris.edits import Edit, sub
+
+_FORMAT = r"emph|textbf|textit|textsc|texttt|textrm|textsf|textnormal|underline|mbox|hbox|text|url|uline|mathrm"
+FORMAT_CMD = re.compile(rf"\\(?:{_FORMAT})\s*\{{(?P<arg>[^{{}}]*)\}}")
+LABEL_CMD = re.compile(r"\\(?P<cmd>label|index|ref|eqref|autoref|cref|Cref|cite[pt]?)\*?\s*\{[^{}]*\}")
+ANY_CMD = re.compile(
+    rf"\\(?:{_FORMAT}|label|ref|eqref|autoref|cref|Cref|cite[pt]?|footnote|index|section|subsection|item|begin|end|"
+    r"newline|noindent|vspace|hspace|centering|small|large|footnotesize)\b|\{\{(?:cite|formula|figure|table|ref|"
+    r"footnote):[^}]*\}\}|(?<!\\)\\\\(?=\s)"
+)
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$|\\\(.*?\\\)", re.S)
+
+
+def _outside_math(text: str) -> list[tuple[int, int]]:
+    out, pos = [], 0
+    for m in MATH.finditer(text):
+        out.append((pos, m.start()))
+        pos = m.end()
+    out.append((pos, len(text)))
+    return out
+
+
+def count(text: str) -> int:
+    return sum(len(ANY_CMD.findall(text, a, b)) for a, b in _outside_math(text))
+
+
+def _label(m: re.Match[str]) -> str:
+    cmd = m.group("cmd")
+    return "" if cmd in ("label", "index") else "[cite]" if cmd.startswith("cite") else "[ref]"
+
+
+def edits(text: str) -> list[Edit]:
+    out: list[Edit] = []
+    for a, b in _outside_math(text):
+        seg = text[a:b]
+        for e in sub(FORMAT_CMD, seg, lambda m: m.group("arg")) + sub(LABEL_CMD, seg, _label):
+            out.append(Edit(e.start + a, e.end + a, e.text))
+    return out

@@ -1,0 +1,265 @@
+"""Formulas that ar5iv wrote three times: the visible MathML text, the content-MathML annotation and the LaTeX.
+
+SCALAR's paper objects are ar5iv pages turned into markdown; every `<math>` element left all three of its text
+nodes in a row: `O​(N2)𝑂superscript𝑁2O(N^{2})` is "O​(N2)" (what the page shows), "𝑂superscript𝑁2" (the content
+annotation: math-italic identifiers and operator names such as `superscript`, `subscript`, `conditional`) and
+"O(N^{2})" (the LaTeX source). A formula becomes `$LaTeX$` here, as unarXive's formulas do in the same store.
+
+How a triple is recognised: the three parts name the same identifiers and numbers in the same order. Each part
+is reduced to a *skeleton* (its letters and digits after NFKC, which maps 𝑠 to s and ℝ to R; operator names
+dropped from the annotation, command names dropped from the LaTeX, Greek commands mapped to their letters), and
+a triple is accepted only when the three skeletons are equal. Anything else is left as it is (and counted as
+debris by `count`, so a label that keeps one is visible in the audit). Pure numbers are tripled without any
+math character ("1.151.151.15", "11,6561165611,656"): one rule checks X + X-without-commas + X.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from academiceval.papers.debris.edits import Edit
+
+# content-MathML operator names ar5iv leaves in the annotation (measured on the corpus's SCALAR objects)
+OP_WORDS = (
+    "superscript",
+    "subscript",
+    "conditional",
+    "percent",
+    "absent",
+    "norm",
+    "product",
+    "cases",
+    "delimited",
+    "similar",
+    "formulae-sequence",
+    "formulae",
+    "annotated",
+    "tensor-product",
+    "direct-sum",
+    "interval",
+    "top",
+    "italic",
+    "bold",
+    "times",
+)
+# hyphenated content names ("much-less-than", "maps-to", "less-than-or-similar-to") come first: they only occur there
+_OP = re.compile("(?:[a-z]+-)+[a-z]+(?=[^\\sa-z])|" + "|".join(sorted(OP_WORDS, key=len, reverse=True)))
+_LATEX_CMD = re.compile(r"\\([A-Za-z]+)|\\(.)")
+_FOLD = str.maketrans({"ϵ": "ε", "ϑ": "θ", "ϕ": "φ", "ϖ": "π", "ϱ": "ρ", "ς": "σ", "ı": "i", "ȷ": "j"})
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
+    "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+}  # fmt: skip
+_LETTER_CMDS = {"ell": "l", "imath": "i", "jmath": "j", "hbar": "ħ", "partial": "∂", "nabla": "∇", "infty": "∞"}
+MAX_PART = 400  # characters; a longer "formula" is not one
+
+
+@lru_cache(maxsize=4096)
+def _nfkc(ch: str) -> str:
+    return unicodedata.normalize("NFKC", ch)
+
+
+def is_math_char(ch: str) -> bool:
+    """Math-styled letters and digits (𝑠, 𝒚, ℝ, ℒ, ℎ): the mark of an ar5iv annotation or a styled symbol."""
+    o = ord(ch)
+    if 0x1D400 <= o <= 0x1D7FF:
+        return True
+    return 0x2100 <= o <= 0x214F and _nfkc(ch) != ch and len(_nfkc(ch)) == 1 and _nfkc(ch).isalnum()
+
+
+@lru_cache(maxsize=8192)
+def _skel_char(ch: str) -> str:
+    n = _nfkc(ch) if ord(ch) > 127 else ch
+    return "".join(c for c in n if c.isalnum()).translate(_FOLD)
+
+
+def _skel_chars(s: str) -> str:
+    return "".join(map(_skel_char, s))
+
+
+def skeleton_visible(s: str) -> str:
+    return _skel_chars(s)
+
+
+def skeleton_annotation(s: str) -> str:
+    return _skel_chars(_OP.sub("", s))
+
+
+def _latex_cmd(m: re.Match[str]) -> str:
+    name = m.group(1)
+    if name is None:
+        return ""
+    low = name.lower()
+    if low.lstrip("var") in _GREEK or low in _GREEK:
+        base = low[3:] if low.startswith("var") and low[3:] in _GREEK else low
+        try:
+            letter = unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {base.upper()}")
+        except KeyError:
+            return ""
+        return letter
+    return _LETTER_CMDS.get(name, "")
+
+
+def skeleton_latex(s: str) -> str:
+    return _skel_chars(_LATEX_CMD.sub(_latex_cmd, s))
+
+
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+_MATHCHARS = "\U0001d400-\U0001d7ff\u2100-\u214f"
+# where an annotation can start: operator names glued to what follows them, or a math-styled character
+_ANCHOR = re.compile(rf"(?:{_OP.pattern})+(?=[{_MATHCHARS}\d(\[])|[{_MATHCHARS}]")
+
+
+def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
+    """A triple whose annotation starts at `p` (V from the last space before it): (start, end, LaTeX)."""
+    s = max(text.rfind(" ", lo, p), text.rfind("\n", lo, p)) + 1
+    s = max(s, p - MAX_PART)
+    visible = text[s:p]
+    # cheap test first: the annotation's first identifier is the visible part's first one
+    a = p
+    while (op := _OP.match(text, a)) is not None:
+        a = op.end()
+    first_a = _skel_char(text[a]) if a < len(text) else ""
+    first_v = next((c for c in map(_skel_char, visible) if c), "")
+    if not first_a or first_a[0] != first_v[:1]:
+        return None
+    k = skeleton_visible(visible)
+    if not k:
+        return None
+    # the annotation: operator names, math characters, digits and a few separators, until its skeleton is K
+    j, got = p, ""
+    while j < len(text) and len(got) < len(k):
+        m = _OP.match(text, j)
+        if m:
+            j = m.end()
+            continue
+        ch = text[j]
+        if ch.isspace() or not (is_math_char(ch) or ch.isdigit() or ch in ".,^′″‴-−+=()[]|⋅∗∘¯~^˙¨→←" or ch.isalpha()):
+            return None
+        got += _skel_char(ch)
+        j += 1
+    while j < len(text):  # operator names after the last identifier ("𝑔norm" ends with "norm")
+        m = _OP.match(text, j)
+        if not m:
+            break
+        j = m.end()
+    if got != k:
+        return None
+    # the LaTeX: the shortest balanced prefix after the annotation whose skeleton is K
+    e, acc = j, ""
+    limit = min(len(text), j + MAX_PART)
+    while e < limit:
+        m = _LATEX_CMD.match(text, e)
+        if m:
+            acc += skeleton_latex(m.group(0))
+            e = m.end()
+        else:
+            acc += _skel_char(text[e])
+            e += 1
+        if len(acc) > len(k) or not k.startswith(acc):
+            return None
+        if acc == k:
+            while e < len(text) and text[e] in "}^_'" and not _balanced(text[j:e]):
+                e += 1
+            # trailing closers of the formula (") ", "}") belong to it when they balance it
+            while e < len(text) and text[e] in ")]}|" and _closes(text[j:e], text[e]):
+                e += 1
+            while (c := _LATEX_CMD.match(text, e)) and not skeleton_latex(c.group(0)):  # "\\%", "\\top"
+                e = c.end()
+            if _balanced(text[j:e]) and not (e < len(text) and (text[e].isalnum() or text[e] in "_^{")):
+                break
+    else:
+        return None
+    if acc != k:
+        return None
+    latex = text[j:e]
+    if s < p and visible[:1] in _BRACKETS and not latex.startswith(visible[0]):
+        s += 1  # "(st…" : the bracket is the sentence's, not the formula's
+    return s, e, latex
+
+
+def _closes(s: str, ch: str) -> bool:
+    opener = {")": "(", "]": "[", "}": "{", "|": "|"}[ch]
+    if ch == "|":
+        return s.count("|") % 2 == 1
+    return s.count(opener) > s.count(ch)
+
+
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d.,]{2,}\d(?![\d.,])")
+
+
+def _number_triple(tok: str) -> str | None:
+    for i in range(2, len(tok) // 2 + 1):
+        x = tok[:i]
+        if not x[-1].isdigit():
+            continue
+        a = x.replace(",", "")
+        if tok == x + a + x:
+            return x
+    return None
+
+
+def edits(text: str) -> list[Edit]:
+    """Replace every recognised triple with `$LaTeX$` (pure numbers with the number)."""
+    out: list[Edit] = []
+    pos = 0
+    for m in _ANCHOR.finditer(text):
+        if m.start() < pos:
+            continue
+        got = None
+        q = m.start()
+        # multi-letter identifiers ("Attention", "softmax") are plain letters at the start of the annotation
+        while got is None and q >= max(pos, m.start() - 24):
+            got = _triple_at(text, q, pos)
+            if q == 0 or not text[q - 1].isalpha():
+                break
+            q -= 1
+        if got is None:
+            continue
+        s, e, latex = got
+        out.append(Edit(s, e, f"${latex.strip()}$"))
+        pos = e
+    for m in _NUMBER.finditer(text):
+        x = _number_triple(m.group(0))
+        if x is not None and not any(ed.start <= m.start() < ed.end for ed in out):
+            out.append(Edit(m.start(), m.end(), x))
+    return out
+
+
+_GLUED = re.compile(
+    r"(?:subscript|superscript|conditional|percent|delimited)(?=[\U0001D400-\U0001D7FF\u2100-\u214F])"
+    r"|[\U0001D400-\U0001D7FF](?:subscript|superscript|conditional|norm|absent)"
+)
+
+
+def count(text: str) -> int:
+    """Formulas still written more than once: the triples `edits` would resolve, plus content-MathML operator
+    names glued to a math-styled character elsewhere (the annotation of a triple it cannot resolve). A
+    math-styled character alone is not debris (PDF text shows formulas that way)."""
+    found = edits(text)
+    n = len(found)
+    for m in _GLUED.finditer(text):
+        if not any(e.start <= m.start() < e.end for e in found) and not _in_dollars(text, m.start()):
+            n += 1
+    return n
+
+
+def _in_dollars(text: str, pos: int) -> bool:
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text.count("$", line_start, pos) % 2 == 1
