@@ -54,7 +54,7 @@ def main() -> None:
     port = sock.getsockname()[1]
     sock.close()
     server = subprocess.Popen(
-        [sys.executable, "-m", "academiceval.models.fake_server", "--port", str(port)],
+        [sys.executable, "-m", "academiceval.testing.fake_server", "--port", str(port)],
         env=dict(env, PYTHONPATH=MINE),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -1,7 +1,7 @@
 """Many endpoints in one run (issue 13 item 4): three local fault-injecting OpenAI-compatible servers of different
 latency, each measured alone, then all three in one run, then all three with one killed (SIGKILL) midway.
 
-Each server is `python -m academiceval.models.fake_server` in its own process on 127.0.0.1 (loopback only), with
+Each server is `python -m academiceval.testing.fake_server` in its own process on 127.0.0.1 (loopback only), with
 transient faults on a few prompts (500s: the first attempt fails, a retry succeeds).
 The run is `run_round` over a synthetic round of distinct prompts with the response cache off, so every sample
 is one request (plus retries); `--max-connections` is per endpoint.
@@ -59,7 +59,7 @@ def free_port() -> int:
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    cmd = [sys.executable, "-m", "academiceval.models.fake_server", "--port", str(port), "--latency", str(latency)]
+    cmd = [sys.executable, "-m", "academiceval.testing.fake_server", "--port", str(port), "--latency", str(latency)]
     for f in FAULTS:
         cmd += ["--fault", f]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}

@@ -116,7 +116,7 @@ class Server:
     def __init__(self, latency: float) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        cmd = [sys.executable, "-m", "academiceval.models.fake_server", "--port", str(self.port)]
+        cmd = [sys.executable, "-m", "academiceval.testing.fake_server", "--port", str(self.port)]
         self.proc = subprocess.Popen([*cmd, "--latency", str(latency)], stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -95,7 +95,7 @@ class Server:
     def __init__(self) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        cmd = [sys.executable, "-m", "academiceval.models.fake_server", "--port", str(self.port)]
+        cmd = [sys.executable, "-m", "academiceval.testing.fake_server", "--port", str(self.port)]
         for m in MODELS:
             cmd += ["--model", m]
         for k, v in TRANSIENT.items():

@@ -193,7 +193,7 @@ def run_demo(
     return summary
 
 
-def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untyped-def]
+def _index_and_open(ws, corpus, online, summary, say):
     st = _timed(summary, "index")
     t0 = time.perf_counter()
     if online:
@@ -219,7 +219,7 @@ def _index_and_open(ws, corpus, online, summary, say):  # type: ignore[no-untype
     return src
 
 
-def _collect(ws, src, seed_authors, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _collect(ws, src, seed_authors, limits, summary, say) -> None:
     st = _timed(summary, "collect")
     t0 = time.perf_counter()
     seeds = list(seed_authors) or first_authors_with_text(ws, limits.seeds)
@@ -247,7 +247,7 @@ def _collect(ws, src, seed_authors, limits, summary, say) -> None:  # type: igno
     st.seconds = time.perf_counter() - t0
 
 
-def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:
     st = _timed(summary, "fetch + ingest")
     t0 = time.perf_counter()
     ids = mirror_pdf_ids(ws, limits.pdfs)
@@ -260,7 +260,7 @@ def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:  # type: 
             fetch_errors += 1
     done = [0]
 
-    def on_file(r) -> None:  # type: ignore[no-untyped-def]
+    def on_file(r) -> None:
         done[0] += 1
         say("ingest", done[0], len(paths), Path(r.path).name)
 
@@ -277,7 +277,7 @@ def _fetch_and_ingest(ws, src, limits, workers, summary, say) -> None:  # type: 
     st.seconds = time.perf_counter() - t0
 
 
-def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _build(ws, src, online, round_name, limits, summary, say) -> None:
     st = _timed(summary, "build")
     t0 = time.perf_counter()
     round_dir = ws.layout.round_dir(round_name)
@@ -330,7 +330,7 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:  # type: 
     st.seconds = time.perf_counter() - t0
 
 
-def _run_models(ws, specs, base_url, per_config, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _run_models(ws, specs, base_url, per_config, summary, say) -> None:
     st = _timed(summary, "run")
     t0 = time.perf_counter()
     for spec in specs:
@@ -363,7 +363,7 @@ def default_metrics() -> list[str]:
     return metrics
 
 
-def _score(ws, summary, metrics, say) -> None:  # type: ignore[no-untyped-def]
+def _score(ws, summary, metrics, say) -> None:
     st = _timed(summary, "score")
     t0 = time.perf_counter()
     chosen = list(metrics) if metrics else default_metrics()
@@ -409,7 +409,7 @@ def keep_earlier_report(out: Path) -> Path | None:
     return dest
 
 
-def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _cloze(ws, specs, base_url, limits, summary, say) -> None:
     """Citation cloze (SCALAR presets) from the same store: build, run the choice baselines (and the user's
     models), score accuracy; the runs join the report. Skipped, with a note, when the store yields no question."""
     st = _timed(summary, "cloze")
@@ -454,7 +454,7 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:  # type: ignore[n
     st.seconds = time.perf_counter() - t0
 
 
-def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _report(ws, summary, say) -> None:
     st = _timed(summary, "report")
     t0 = time.perf_counter()
     say("report", 0, 1, "rendering")
@@ -478,7 +478,7 @@ def _report(ws, summary, say) -> None:  # type: ignore[no-untyped-def]
     st.seconds = time.perf_counter() - t0
 
 
-def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) -> None:  # type: ignore[no-untyped-def]
+def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) -> None:
     """Import the lab list (PDFs checked against their entries, names merged on evidence, co-author graph), build
     a round with co-author and mixed settings, run the baselines (and models), score and report it."""
     st = _timed(summary, "lab round")

@@ -24,8 +24,8 @@ pytest.importorskip("lm_eval")
 
 from academiceval.cli.main import app
 from academiceval.integrations.lmeval.folder import MANIFEST, read_manifest
-from academiceval.models.fake_server import FakeServerConfig, deterministic_answer, start_in_thread
 from academiceval.store.artifacts import Layout, load_round, load_run
+from academiceval.testing.fake_server import FakeServerConfig, deterministic_answer, start_in_thread
 
 ROUNDS = ("uxv", "cloze", "leval")
 runner = CliRunner()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from academiceval.models.fake_server import FakeServerConfig, ServerHandle, start_in_thread
+from academiceval.testing.fake_server import FakeServerConfig, ServerHandle, start_in_thread
 
 
 def _write_sample_round(corpus: Path, out: Path) -> Path:

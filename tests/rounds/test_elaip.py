@@ -187,9 +187,9 @@ def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path
     from typer.testing import CliRunner
 
     from academiceval.cli.main import app
-    from academiceval.models.fake_server import start_in_thread
     from academiceval.papers.models import Paper, Section
     from academiceval.store import Workspace
+    from academiceval.testing.fake_server import start_in_thread
 
     path = tmp_path / "elabench.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -47,7 +47,7 @@ def rows_file(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_import_run_score_report(rows_file: Path, tmp_path: Path) -> None:
-    from academiceval.models.fake_server import start_in_thread
+    from academiceval.testing.fake_server import start_in_thread
 
     home = tmp_path / "ws"
     out = cli("elaip", "import", str(rows_file), "--round", "eb", "--home", str(home), "--setting", "evidence")

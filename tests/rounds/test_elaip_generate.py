@@ -24,8 +24,8 @@ def _paper(corpus: Path) -> tuple[str, str]:
 
 
 def test_generate_check_filter_and_review(corpus: Path, tmp_path: Path) -> None:
-    from academiceval.models.fake_server import start_in_thread
     from academiceval.models.registry import load_backend
+    from academiceval.testing.fake_server import start_in_thread
 
     paper_id, text = _paper(corpus)
     words = text.split()

@@ -75,7 +75,7 @@ def test_round_holds_ordinary_samples(home: Path) -> None:
 
 
 def test_lead_baseline_and_fake_server_run_score_report(home: Path) -> None:
-    from academiceval.models.fake_server import start_in_thread
+    from academiceval.testing.fake_server import start_in_thread
 
     sel = [a for t in RUN for a in ("--setting", t)]
     out = cli("run", "lv", "--model", "baseline/leval-lead", "--home", str(home), "--limit", str(LIMIT), *sel)

@@ -94,9 +94,9 @@ def run_and_export(tmp_path: Path, round_dir: Path, config: RunConfig) -> dict[s
 
 
 def test_runs_with_an_openai_compatible_backend(data_dir: Path, tmp_path: Path) -> None:
-    from academiceval.models.fake_server import start_in_thread
     from academiceval.runs.prepare import sha256_text
     from academiceval.store.artifacts import read_run_records
+    from academiceval.testing.fake_server import start_in_thread
 
     items = read_task_file(data_dir / "Open-ended-tasks" / "tv_show_summ.jsonl")
     round_dir = write_round(items, tmp_path / "rounds" / "tv", source=str(data_dir))

@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 from academiceval.cli.main import app
-from academiceval.models.fake_server import start_in_thread
 from academiceval.store.artifacts import load_run
+from academiceval.testing.fake_server import start_in_thread
 
 GOLDS = [("SA-MCQ", "A"), ("SA-MCQ", "C"), ("SA-MCQ", "B"), ("MA-MCQ", "AC"), ("MA-MCQ", "BCD"), ("SA-MCQ", "D")]
 

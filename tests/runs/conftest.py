@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.models.fake_server import FakeServerConfig, ServerHandle, start_in_thread
+from academiceval.testing.fake_server import FakeServerConfig, ServerHandle, start_in_thread
 from academiceval.testing.sample_round import write_sample_round
 
 

@@ -9,9 +9,9 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.models import errors as E
 from academiceval.models.base import GenerationOptions
-from academiceval.models.fake_server import FakeServerConfig, _pick, _unit, deterministic_answer, prompt_hash
 from academiceval.models.openai_backend import OpenAIBackend, is_loopback, normalize_base_url, parse_retry_after
 from academiceval.models.registry import load_backend, parse_spec
+from academiceval.testing.fake_server import FakeServerConfig, _pick, _unit, deterministic_answer, prompt_hash
 
 OPTS = GenerationOptions(max_tokens=32)
 

@@ -12,13 +12,13 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.models.base import GenerationOptions
 from academiceval.models.errors import MissingAPIKeyError, UnknownModelError
-from academiceval.models.fake_server import _pick, _unit
 from academiceval.models.postprocess import postprocess
 from academiceval.models.retry import RetryPolicy
 from academiceval.runs.config import RunConfig
 from academiceval.runs.models import RunRecord
 from academiceval.runs.runner import run_round
 from academiceval.store.artifacts import RoundIntegrityError, iter_jsonl, load_round, read_run_records, records_file
+from academiceval.testing.fake_server import _pick, _unit
 
 FAST = RetryPolicy(max_attempts=4, initial_s=0.01, max_backoff_s=0.05)
 N_SAMPLES = 48  # 12 papers x (title, abstract) x (zero-shot, random:1)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.models.fake_server import FakeServerConfig, start_in_thread
 from academiceval.runs.lock import RunLockedError
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.rescore import score_runs, scores_lock
 from academiceval.store.artifacts import SCORES, SCORES_LOCK, read_scores
+from academiceval.testing.fake_server import FakeServerConfig, start_in_thread
 from academiceval.testing.judges import quoting_judge
 
 SRC = Path(__file__).resolve().parents[2] / "src"

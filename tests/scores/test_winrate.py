@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from academiceval.cli.main import app
-from academiceval.models.fake_server import FakeServerConfig, start_in_thread
 from academiceval.scores.winrate import Outcome, length_controlled_win_rate, outcomes_from_records, summarize
+from academiceval.testing.fake_server import FakeServerConfig, start_in_thread
 from academiceval.testing.judges import ATTACKS, quoting_judge
 
 

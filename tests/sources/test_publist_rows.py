@@ -154,16 +154,19 @@ def test_a_folder_without_a_list_is_an_error(tmp_path: Path, workspace) -> None:
     (tmp_path / "paper.pdf").write_bytes(b"%PDF-1.4\n")
     with pytest.raises(ConfigError, match="no publication list"):
         import_publist(workspace, tmp_path)
-    res = CliRunner().invoke(app, ["import", str(tmp_path), "--home", str(workspace.home)])
+    res = CliRunner().invoke(app, ["import-publist", str(tmp_path), "--home", str(workspace.home)])
     assert res.exit_code == 2 and "no publication list" in res.output and "Traceback" not in res.output
 
 
-def test_cli_lists_each_bad_row(tmp_path: Path) -> None:
+@pytest.mark.parametrize("verb", ["import-publist", "import"])
+def test_cli_lists_each_bad_row(tmp_path: Path, verb: str) -> None:
+    """`import-publist` and its old name `import` (kept for one release) are one command; the old name says so."""
     write_items(tmp_path / "list.json", [GOOD, 5, {**GOOD, "id": "f", "file": 5}])
     res = CliRunner().invoke(
-        app, ["import", str(tmp_path), "--no-parse", "--home", str(tmp_path / "home")], env={"COLUMNS": "300"}
+        app, [verb, str(tmp_path), "--no-parse", "--home", str(tmp_path / "home")], env={"COLUMNS": "300"}
     )
     assert res.exit_code == 0, res.output
+    assert ("is now `academiceval import-publist`" in res.output) == (verb == "import"), res.output
     lines = [ln.strip() for ln in res.output.splitlines() if "list.json:" in ln and "[" in ln]
     assert any(ln.endswith("the others were imported)") and "item 1 is int" in ln for ln in lines), res.output
     assert any("[f]: file: expected text or a list, got 5" in ln for ln in lines), res.output

@@ -58,7 +58,7 @@ def parse_day(value: str | None, option: str) -> date | None:
         raise fail(f"{option} {value!r} is not a date; use YYYY-MM-DD") from None
 
 
-def open_cli_source(source: str, api_url: str | None, min_interval: float = 3.0):  # type: ignore[no-untyped-def]
+def open_cli_source(source: str, api_url: str | None, min_interval: float = 3.0):
     from academiceval.errors import AcademicEvalError
     from academiceval.sources import open_source
 

@@ -48,7 +48,11 @@ app = typer.Typer(
 
 app.command("ingest")(ingest.ingest)
 app.add_typer(mirror.app, name="mirror")
-app.command("import")(publist.import_list)
+app.command("import-publist")(publist.import_list)
+# the old verb, kept for one release: `import` alone reads as the families' `cloze/leval/elaip import`
+app.command(publist.OLD_NAME, help="Old name of `import-publist` (kept for one release; says so when used).")(
+    publist.import_list
+)
 app.command("collect")(collect.collect)
 app.command("update")(update.update)
 app.command("build")(build.build)

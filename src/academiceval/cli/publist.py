@@ -29,7 +29,11 @@ ListArg = Annotated[
 ]
 
 
+OLD_NAME = "import"  # the verb before `import-publist`, kept for one release
+
+
 def import_list(
+    ctx: typer.Context,
     directory: ListArg,
     category: Annotated[
         str | None, typer.Option(help="Category given to the papers (random demos share it). Default: folder name.")
@@ -44,6 +48,12 @@ def import_list(
     from academiceval.store.resources import resource_error
     from academiceval.store.workspace import DB_NAME, resolve_home
 
+    if ctx.info_name == OLD_NAME:
+        typer.echo(
+            f"note: `academiceval {OLD_NAME}` is now `academiceval import-publist` (the old name goes in the "
+            "next release)",
+            err=True,
+        )
     try:
         _import(directory, category, parse, graph, home)
     except AcademicEvalError as e:

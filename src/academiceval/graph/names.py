@@ -45,7 +45,7 @@ def author_query(name: str, *, since: date | None = None, until: date | None = N
     return str(au(name))
 
 
-def window(since: date | None, until: date | None):  # type: ignore[no-untyped-def]
+def window(since: date | None, until: date | None):
     """`submittedDate:[since TO until]`; an open end becomes arXiv's first day or today."""
     return submitted_between(since or ARXIV_START, until or date.today())
 
@@ -162,7 +162,7 @@ def list_graph_stats(metas: list[PaperMeta], *, hyperauthored: int = HYPERAUTHOR
     )
 
 
-def _write_links(c, links: set[tuple[str, str]]) -> int:  # type: ignore[no-untyped-def]
+def _write_links(c, links: set[tuple[str, str]]) -> int:
     """Edges first author – co-author with their weight as `graph.store.edge_weight` defines it (graph papers of
     either end, as first author, listing the other), all weights from one aggregate instead of a query per pair.
     Returns the number of links written."""
@@ -184,7 +184,7 @@ def _write_links(c, links: set[tuple[str, str]]) -> int:  # type: ignore[no-unty
 
 
 def graph_from_list(
-    ws,  # type: ignore[no-untyped-def]  # store.workspace.Workspace
+    ws,  # store.workspace.Workspace
     metas: list[PaperMeta],
     *,
     resolver: EvidenceResolver | None = None,

@@ -103,7 +103,7 @@ def refine(ws: Workspace, *, max_papers_per_author: int | None = None, seed: int
     )
 
 
-def _cap_papers(conn, cap: int, seed: int) -> int:  # type: ignore[no-untyped-def]
+def _cap_papers(conn, cap: int, seed: int) -> int:
     """Seeded per-author sample of at most `cap` papers; returns how many papers were left out."""
     rows = conn.execute(
         "SELECT author_key, arxiv_id FROM graph_paper WHERE author_key IN "

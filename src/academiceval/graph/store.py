@@ -79,7 +79,7 @@ register_schema("graph", GRAPH_SCHEMA)
 CRAWL_OPTIONS_KEY = "graph.crawl.options"
 
 
-def ensure(ws) -> None:  # type: ignore[no-untyped-def]
+def ensure(ws) -> None:
     """Create the graph tables on a workspace whose connection opened before this module was imported.
 
     Done once per Workspace object (the DDL is idempotent but `executescript` would commit an open transaction).

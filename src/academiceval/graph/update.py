@@ -345,7 +345,7 @@ def _expand(
             progress("expand", added(), target)
 
 
-def _prune_inactive(conn, inactive_after: date) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _prune_inactive(conn, inactive_after: date) -> tuple[int, int]:
     """Authors with no paper (any position) on or after `inactive_after` leave the graph with their papers."""
     rows = conn.execute(
         """SELECT a.key FROM graph_author a WHERE a.state='visited' AND COALESCE(
@@ -362,7 +362,7 @@ def _prune_inactive(conn, inactive_after: date) -> tuple[int, int]:  # type: ign
     return len(keys), papers
 
 
-def _prune_old(conn, cutoff: date) -> int:  # type: ignore[no-untyped-def]
+def _prune_old(conn, cutoff: date) -> int:
     """Papers older than the retention window stop being node features; unsupported edges go with them."""
     rows = conn.execute("SELECT arxiv_id, author_key FROM graph_paper WHERE published < ?", (cutoff.isoformat(),))
     rows = rows.fetchall()

@@ -147,7 +147,7 @@ def parse_pdf(
         doc.close()
 
 
-def _build(layout, path: Path, paper_id: str) -> Paper:  # type: ignore[no-untyped-def]
+def _build(layout, path: Path, paper_id: str) -> Paper:
     lines = layout.lines
     warnings: list[str] = []
     arxiv_id, version = _arxiv_from([*layout.vertical_text, layout.first_page_text[:3000]], path.name)
@@ -230,7 +230,7 @@ def _superscript_citations(
     sections: list[Section],
     bodies: dict[int, list],
     refs: list,
-    found: list[Citation],  # type: ignore[type-arg]
+    found: list[Citation],
 ) -> list[Citation]:
     """AIP/RSC/APS papers cite with raised numbers ("flows.1,3"), which the layout keeps only in `Line.sup_text`.
     When those find more numbered citations than the bracket markers did, the sections' text takes the raised
@@ -264,7 +264,7 @@ _BARE = re.compile(r"^(\d{1,3})\s+[A-Z\u00c0-\u024f]")
 _YEARISH = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
-def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore[type-arg]
+def _unheaded_references(lines: list, begin: int) -> int | None:
     """Index of a "[1] ..." line followed closely by "[2]"/"[3]" entries, or of a bare "1 Name ..." line
     followed by "2 ..." and "3 ..." entries that carry years, searched after `begin`."""
     for k in range(begin, len(lines)):
@@ -277,7 +277,7 @@ def _unheaded_references(lines: list, begin: int) -> int | None:  # type: ignore
     return None
 
 
-def _bare_sequence(lines: list, k: int) -> bool:  # type: ignore[type-arg]
+def _bare_sequence(lines: list, k: int) -> bool:
     """Labels 1, 2, 3 start lines in order within a few lines, in one type size, and the entries have years."""
     want, size, dated = 2, lines[k].size, 0
     window = lines[k : k + 30]

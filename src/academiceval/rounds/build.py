@@ -287,7 +287,7 @@ def build_round(
                                     date_precision=e.date_precision,
                                     shared_authors=_shared_authors(target, e, names_by_key),
                                 )
-                            )  # type: ignore[arg-type]
+                            )
                         if any(contains(t, inst.label) for d in demos for t in (*d.fields.values(), d.label)):
                             skip(key, "label text appears in a demonstration")
                             continue

@@ -325,8 +325,8 @@ def item_scores_from_records(records: Iterable[Any], *, level_of: str = "setting
                 sample_id=r.sample_id,
                 level=str(getattr(r, level_of, "")),
                 gold=str(d.get("gold", "")),
-                choice=d.get("choice"),  # type: ignore[arg-type]
-                parser=d.get("parser", "strict"),  # type: ignore[arg-type]
+                choice=d.get("choice"),
+                parser=d.get("parser", "strict"),
                 rule=str(d.get("rule", "")),
                 value=float((getattr(r, "values", {}) or {}).get("accuracy", 0.0)),
             )

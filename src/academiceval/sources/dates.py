@@ -62,7 +62,7 @@ def month_number(text: str | int | None) -> int | None:
     return _MONTHS.get(t) or _MONTHS.get(t[:3])
 
 
-def from_parts(year: int | str | None, month: int | str | None = None, day: int | str | None = None):  # type: ignore[no-untyped-def]
+def from_parts(year: int | str | None, month: int | str | None = None, day: int | str | None = None):
     """(date, precision) from year/month/day parts, or None without a usable year. Invalid months or days
     lower the precision instead of inventing a date."""
     try:
@@ -83,7 +83,7 @@ def from_parts(year: int | str | None, month: int | str | None = None, day: int 
     return date(y, m, 1), "month"
 
 
-def parse_iso_partial(text: str):  # type: ignore[no-untyped-def]
+def parse_iso_partial(text: str):
     """ "2024", "2024-03", "2024-03-15" (biblatex `date`) → (date, precision) or None."""
     m = _ISO.match(text or "")
     if not m:

@@ -224,7 +224,7 @@ def _distinct_entries(lists: list[Path], report: PubImportReport) -> list[PubEnt
 
 
 def import_publist(
-    ws,  # type: ignore[no-untyped-def]  # store.workspace.Workspace
+    ws,  # store.workspace.Workspace
     root: str | Path,
     *,
     category: str | None = None,
@@ -252,7 +252,7 @@ def import_publist(
     report.issues.extend(issues)
     parsed: dict[Path, object] = {}
 
-    def parsed_of(p: Path):  # type: ignore[no-untyped-def]
+    def parsed_of(p: Path):
         # heavy (pymupdf and its layout models, ~2 s): imported only when a PDF is parsed, not for --no-parse
 
         if p not in parsed:

@@ -239,7 +239,7 @@ class _Parser:
         while (t := self.peek()) is not None:
             if t[0] == "op" and t[1] in ("AND", "ANDNOT"):
                 self.i += 1
-                node = BoolOp(t[1], node, self.unary())  # type: ignore[arg-type]
+                node = BoolOp(t[1], node, self.unary())
             elif t[0] in ("node", "("):  # implicit AND between adjacent terms
                 node = BoolOp("AND", node, self.unary())
             else:

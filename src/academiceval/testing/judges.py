@@ -1,4 +1,4 @@
-"""A scripted judge for the local fake server (`models.fake_server`, `responder=`) and the adversarial answer set
+"""A scripted judge for the local fake server (`testing.fake_server`, `responder=`) and the adversarial answer set
 that checks the judged cannot steer the judge (issue 26, finding 7).
 
 `quoting_judge` behaves like a judge that quotes both answers in its reasoning — the case in which answers made

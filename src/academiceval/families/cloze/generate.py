@@ -186,7 +186,7 @@ def nearest_refs(target: Span, spans: list[Span], eligible: set[int], k: int) ->
     out: list[int] = []
     for _, _, r in ranked:
         if r not in out:
-            out.append(r)  # type: ignore[arg-type]
+            out.append(r)
         if len(out) == k:
             break
     return out

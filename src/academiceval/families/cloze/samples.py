@@ -46,7 +46,7 @@ def item_to_sample(item: ClozeItem, config: str) -> Sample:
     return Sample(
         sample_id=item.sample_id,
         round=item.round,
-        task=TASK,  # type: ignore[arg-type]
+        task=TASK,
         setting=item.preset,
         setting_name=config,
         split=item.split,

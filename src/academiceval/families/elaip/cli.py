@@ -246,7 +246,7 @@ def elaip_generate(
 
     out = asyncio.run(go())
     statuses: dict[str, int] = {}
-    for r in out["records"]:  # type: ignore[union-attr]
+    for r in out["records"]:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     console.print(
         summary_table(

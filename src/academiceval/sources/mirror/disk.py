@@ -462,7 +462,7 @@ class DiskIndex:
                     rep.lines_read += 1
             self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep)
 
-    def _commit_lines(self, found, head, pos, lineno, nrec, nerr, pending, errors, rep) -> None:  # type: ignore[no-untyped-def]
+    def _commit_lines(self, found, head, pos, lineno, nrec, nerr, pending, errors, rep) -> None:
         # a handle of its own: the pool's feeder thread is reading lines from the other one right now
         with found.path.open("rb") as g:
             g.seek(max(0, pos - TAIL_BYTES))

@@ -13,7 +13,7 @@ prompt's own words so metrics see overlap), counts requests per prompt hash, and
     (whitespace words, a stand-in tokenizer).
 A `responder` (prompt → text) replaces the default answer, e.g. a scripted judge (tests/scores, benchmarks).
 Which prompts get which fault is decided by a seeded hash of the prompt, so a run is reproducible. Binds
-127.0.0.1 only. `python -m academiceval.models.fake_server --port 8000` serves until interrupted.
+127.0.0.1 only. `python -m academiceval.testing.fake_server --port 8000` serves until interrupted.
 """
 
 from __future__ import annotations
