@@ -1,7 +1,7 @@
 """What the run harness costs per request, against the bare HTTP loop it is built on: client CPU and wall time.
 
 Contenders, each sending the same N requests (~2 KB windows of real paper text, the abstract task) to a local
-OpenAI-compatible server (`models.fake_server`) that runs in its own process:
+OpenAI-compatible server (`testing.fake_server`) that runs in its own process:
   * raw aiohttp — the floor: POST each prompt (pre-rendered) under a semaphore, parse the JSON, nothing else;
   * openai SDK — `AsyncOpenAI` with the same semaphore;
   * runner cold — `run_round` on a fresh workspace: render, cache look-up and write, prompt memo, retries and
