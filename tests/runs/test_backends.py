@@ -103,14 +103,14 @@ def test_rag_baseline_reads_the_retrieved_chunks_not_the_whole_paper(sample_roun
 def test_a_sample_whose_prompt_cannot_be_prepared_is_recorded_and_the_run_goes_on(sample_round, tmp_path, monkeypatch):
     from academiceval.runs import worker
 
-    real = worker.SampleWorker.prepare
+    real = worker.SampleWorker.prepare_now
 
-    async def flaky(self, sample, max_tokens):
+    def flaky(self, sample, max_tokens):
         if sample.task == "abstract":
             raise KeyError("a template asked for a field this sample lacks")
-        return await real(self, sample, max_tokens)
+        return real(self, sample, max_tokens)
 
-    monkeypatch.setattr(worker.SampleWorker, "prepare", flaky)
+    monkeypatch.setattr(worker.SampleWorker, "prepare_now", flaky)
     s = run_round(
         tmp_path / "ws",
         sample_round,

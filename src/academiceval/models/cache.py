@@ -101,9 +101,15 @@ class ResponseCache:
         self.writes = 0
         self.batch = batch
         self.max_delay_s = max_delay_s
-        self._pending = 0
-        self._uncommitted: set[str] = set()  # response keys written in the open transaction
-        self._txn_started = 0.0
+        # rows written and not yet committed, kept in Python and inserted with one `executemany` per table at the
+        # commit: a statement per row from the event loop cost more than the rows themselves (runs.worker's
+        # profile); `get` sees them, another connection does not (as with the open transaction they replace)
+        self._rows: dict[str, tuple[str, str, str, str, Completion, str]] = {}  # key -> row (completion unserialised)
+        # keys a bulk look-up (`get_many(..., remember_misses=True)`) found absent: the next `get` of such a key
+        # answers None without a query (the runner looks up a prepared batch's keys at once, then asks each)
+        self._misses: set[str] = set()
+        self._memos: dict[str, str] = {}  # prompt memo key -> prepared JSON
+        self._pending_since = 0.0
         self._conn: sqlite3.Connection | None = None
         self.recovered: list[str] = []  # where damaged cache files were moved (one per recovery)
 
@@ -150,8 +156,7 @@ class ResponseCache:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
-        self._pending = 0
-        self._uncommitted.clear()
+        self._rows, self._memos = {}, {}
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         for suffix in ("", "-wal", "-shm"):
@@ -181,7 +186,16 @@ class ResponseCache:
     def get(self, key: str) -> Completion | None:
         if not self.enabled:
             return None
-        row = self._guard(lambda: self.conn.execute("SELECT completion FROM response WHERE key=?", (key,)).fetchone())
+        pending = self._rows.get(key)
+        if pending is not None:
+            row: Any = (pending[4].model_dump_json(),)  # a fresh copy, as if read back from the table
+        elif key in self._misses:
+            self._misses.discard(key)
+            return None
+        else:
+            row = self._guard(
+                lambda: self.conn.execute("SELECT completion FROM response WHERE key=?", (key,)).fetchone()
+            )
         if row is None:
             return None
         try:
@@ -191,8 +205,11 @@ class ResponseCache:
         self.hits += 1
         return completion
 
-    def get_many(self, keys: list[str]) -> dict[str, Completion]:
-        """Bulk lookup (a replay of thousands of samples must not pay one query each)."""
+    def get_many(self, keys: list[str], *, remember_misses: bool = False) -> dict[str, Completion]:
+        """Bulk lookup (a replay of thousands of samples must not pay one query each). With `remember_misses`, the
+        keys not found are remembered so that the next `get` of each answers None without a query: for a caller
+        about to `get` them one by one right away (another process writing the same key in between is then seen
+        one call later, which costs at most a request it would have sent anyway a moment earlier)."""
         out: dict[str, Completion] = {}
         if not self.enabled:
             return out
@@ -201,7 +218,9 @@ class ResponseCache:
             for i in range(0, len(keys), _CHUNK):
                 chunk = keys[i : i + _CHUNK]
                 sql = f"SELECT key, completion FROM response WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, blob in self.conn.execute(sql, chunk).fetchall():
+                rows = self.conn.execute(sql, chunk).fetchall()
+                rows += [(k, self._rows[k][4].model_dump_json()) for k in chunk if k in self._rows]  # not committed
+                for k, blob in rows:
                     try:
                         out[k] = Completion.model_validate_json(blob)
                     except ValueError:
@@ -209,12 +228,15 @@ class ResponseCache:
 
         self._guard(read)
         self.hits += len(out)
+        if remember_misses:
+            self._misses.update(k for k in keys if k not in out)
         return out
 
     def restore(self, rows: dict[str, tuple[str, dict[str, Any], Completion]]) -> int:
         """Insert answers (key → (prompt sha256, identity, completion)) that are missing; returns how many."""
         if not self.enabled or not rows:
             return 0
+        self.flush()
         have: set[str] = set()
         keys = list(rows)
 
@@ -242,69 +264,86 @@ class ResponseCache:
                 chunk = keys[i : i + _CHUNK]
                 sql = f"SELECT key, prepared FROM prompt_memo WHERE key IN ({','.join('?' * len(chunk))})"
                 out.update(self.conn.execute(sql, chunk).fetchall())
+                out.update((k, self._memos[k]) for k in chunk if k in self._memos)  # written, not yet committed
 
         self._guard(read)
         return out
 
     def put_memo(self, key: str, prepared_json: str) -> None:
         if self.enabled:
-            self._write("INSERT OR REPLACE INTO prompt_memo VALUES (?,?)", (key, prepared_json))
-
-    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
-        try:
-            self._write_once(sql, args)
-        except sqlite3.DatabaseError as e:
-            if not _is_damage(e):
-                raise
-            self._set_aside(e)  # rows of the open transaction go with it; the records still hold those answers
-            self._write_once(sql, args)
-
-    def _write_once(self, sql: str, args: tuple[Any, ...]) -> None:
-        conn = self.conn
-        if self._pending == 0:
-            conn.execute("BEGIN")
-            self._txn_started = time.monotonic()
-        conn.execute(sql, args)
-        self._pending += 1
-        if self._pending >= self.batch or time.monotonic() - self._txn_started >= self.max_delay_s:
-            self.flush()
+            self._memos[key] = prepared_json
+            self._written()
 
     def is_committed(self, key: str) -> bool:
-        """False for an answer this cache wrote in its still-open transaction (a kill would lose the row)."""
-        return key not in self._uncommitted
+        """False for an answer this cache wrote and has not committed yet (a kill would lose the row)."""
+        return key not in self._rows
 
     def put(self, key: str, identity: dict[str, Any], prompt_sha256: str, completion: Completion) -> None:
         if not self.enabled:
             return
-        self._uncommitted.add(key)
-        self._write(
-            "INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)",
-            (
-                key,
-                str(identity.get("backend", "")),
-                str(identity.get("model", "")),
-                prompt_sha256,
-                completion.model_dump_json(),
-                _now_iso(),
-            ),
+        self._misses.discard(key)
+        self._rows[key] = (
+            key,
+            str(identity.get("backend", "")),
+            str(identity.get("model", "")),
+            prompt_sha256,
+            completion,  # serialised at the commit, with the rest of the batch (callers never change a put answer)
+            _now_iso(),
         )
         self.writes += 1
+        self._written()
+
+    def _written(self) -> None:
+        """Commit when `batch` rows are waiting or the oldest has waited `max_delay_s` (`INSERT OR REPLACE`: a
+        key written twice keeps its last row, in the buffer as in the table)."""
+        n = len(self._rows) + len(self._memos)
+        if n == 1:
+            self._pending_since = time.monotonic()
+            if self._conn is None:
+                self.conn  # noqa: B018 - open (or set aside a damaged file, or fail on a bad path) at the first write
+
+        if n >= self.batch or time.monotonic() - self._pending_since >= self.max_delay_s:
+            self.flush()
 
     def flush(self) -> None:
-        if self._pending and self._conn is not None:
-            try:
-                self._conn.execute("COMMIT")
-            except sqlite3.DatabaseError as e:
-                if not _is_damage(e):
-                    raise
-                self._set_aside(e)
-        self._pending = 0
-        self._uncommitted.clear()
+        """Commit the rows written so far: one transaction, one `executemany` per table. On damage found here the
+        file is set aside and the rows go into the fresh cache (nothing of this batch is lost)."""
+        if not (self._rows or self._memos):
+            return
+        rows, memos = self._rows, self._memos
+        self._rows, self._memos = {}, {}
+        try:
+            self._commit(rows, memos)
+        except sqlite3.DatabaseError as e:
+            if not _is_damage(e):
+                raise
+            self._set_aside(e)
+            self._guard(self._commit, rows, memos)
+
+    def _commit(self, rows: dict[str, tuple[str, ...]], memos: dict[str, str]) -> None:
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            if rows:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)",
+                    [(k, b, m, sha, c.model_dump_json(), at) for k, b, m, sha, c, at in rows.values()],
+                )
+            if memos:
+                conn.executemany("INSERT OR REPLACE INTO prompt_memo VALUES (?,?)", memos.items())
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
 
     def count(self) -> int:
+        self.flush()
         return int(self._guard(lambda: self.conn.execute("SELECT COUNT(*) FROM response").fetchone()[0], default=0))
 
     def clear(self, *, model: str | None = None) -> int:
+        self.flush()
         sql, args = ("DELETE FROM response", ()) if model is None else ("DELETE FROM response WHERE model=?", (model,))
         return self.conn.execute(sql, args).rowcount
 

@@ -34,9 +34,15 @@ class AdaptiveLimiter:
         self._growth_paused_until = 0.0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
-    async def acquire(self) -> None:
+    def try_acquire(self) -> bool:
+        """Take a free slot without waiting; False when the caller must `await acquire()` (FIFO behind waiters)."""
         if self.in_flight < self.limit and not self._waiters:
             self._take()
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        if self.try_acquire():
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)

@@ -99,7 +99,8 @@ class Generator:
         self.limiter = limiter
         self.policy = policy or RetryPolicy()
         self.stats = RetryStats()
-        self._inflight: dict[str, asyncio.Future[Outcome]] = {}
+        # key -> the future twins await; None while no twin has asked (most calls have none: no future is made)
+        self._inflight: dict[str, asyncio.Future[Outcome] | None] = {}
 
     # ---- keys ------------------------------------------------------------------------------------------
     def prefix(self, options: GenerationOptions) -> bytes:
@@ -138,20 +139,22 @@ class Generator:
             hit = cache.get(key)
             if hit is not None:
                 return Generated(key, hit, source="cache", committed=cache.is_committed(key))
-        twin = self._inflight.get(key)
-        if twin is not None:  # the same request is already in flight for another caller
+        if key in self._inflight:  # the same request is already in flight for another caller
+            twin = self._inflight[key]
+            if twin is None:
+                twin = self._inflight[key] = asyncio.get_running_loop().create_future()
             out = await asyncio.shield(twin)
             return _generated(key, out, source="shared")
-        fut: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = fut
+        self._inflight[key] = None
         t0 = time.perf_counter()
         try:
             out, attempts = await self._request(prompt, options, sample)
             if cache is not None and isinstance(out, Completion) and out.text and out.text.strip():
                 cache.put(key, self.identity, sha, out)
         finally:
-            del self._inflight[key]
-        fut.set_result(out)
+            fut = self._inflight.pop(key)
+        if fut is not None:
+            fut.set_result(out)
         return _generated(key, out, source="backend", attempts=attempts, latency_s=time.perf_counter() - t0)
 
     async def _request(self, prompt: str, options: GenerationOptions, sample: Sample | None) -> tuple[Outcome, int]:

@@ -14,6 +14,7 @@ server message that echoes it is redacted before it becomes an error message.
 from __future__ import annotations
 
 import asyncio
+import copy
 import email.utils
 import ipaddress
 import json
@@ -112,6 +113,7 @@ class OpenAIBackend:
         self.system_prompt = system_prompt
         self._connection_limit = connection_limit
         self._session: aiohttp.ClientSession | None = None
+        self._dumped: dict[int, tuple[GenerationOptions, Any, dict[str, Any]]] = {}  # see _options_json
         if self._api_key is None and not is_loopback(self.base_url):
             raise MissingAPIKeyError(
                 f"no API key for {self.base_url}", hint="export the key in the variable named by --api-key-env"
@@ -190,10 +192,18 @@ class OpenAIBackend:
         if self.system_prompt:
             messages.insert(0, {"role": "system", "content": self.system_prompt})
         payload: dict[str, Any] = {"model": self.model, "messages": messages}
-        for k, v in options.model_dump().items():
-            if v is not None:
-                payload[k] = v
+        payload.update(self._options_json(options))
         return payload
+
+    def _options_json(self, options: GenerationOptions) -> dict[str, Any]:
+        """The options' non-None values, dumped once per options object (a run sends the same few objects
+        thousands of times); re-dumped if the object was changed since."""
+        state = (options.__dict__, options.__pydantic_extra__)
+        got = self._dumped.get(id(options))
+        if got is None or got[0] is not options or got[1] != state:
+            values = {k: v for k, v in options.model_dump().items() if v is not None}
+            got = self._dumped[id(options)] = (options, copy.deepcopy(state), values)
+        return got[2]
 
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
         url = f"{self.base_url}/chat/completions"

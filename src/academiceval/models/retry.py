@@ -81,7 +81,7 @@ class _WaitBudget:
             self.policy.on_wait(seconds, error)
 
 
-@dataclass
+@dataclass(slots=True)
 class RetryStats:
     attempts: int = 0
     retries: int = 0
@@ -97,6 +97,43 @@ class RetryStats:
         self.timeouts += other.timeouts
 
 
+_DEFAULT_POLICY = RetryPolicy()
+
+
+async def _attempt(
+    backend: Backend,
+    prompt: str,
+    options: GenerationOptions,
+    sample: Sample | None,
+    limiter: AdaptiveLimiter | None,
+    stats: RetryStats,
+) -> Completion:
+    """One attempt: a limiter slot held only while the request is in flight, its outcome reported to the limiter."""
+    stats.attempts += 1
+    if limiter is None:
+        return await backend.generate(prompt, options, sample)
+    if not limiter.try_acquire():
+        await limiter.acquire()
+    try:
+        result = await backend.generate(prompt, options, sample)
+    except RateLimitedError:
+        stats.rate_limited += 1
+        limiter.on_rate_limited()
+        raise
+    except ServerError:
+        stats.server_errors += 1
+        limiter.on_server_error()
+        raise
+    except TransientBackendError as e:
+        if e.code == "timeout":
+            stats.timeouts += 1
+        raise
+    finally:
+        limiter.release()
+    limiter.on_success()
+    return result
+
+
 async def generate_with_retry(
     backend: Backend,
     prompt: str,
@@ -108,33 +145,10 @@ async def generate_with_retry(
     stats: RetryStats | None = None,
 ) -> Completion:
     """One logical request: up to `policy.max_attempts` attempts. Raises the last error when they run out."""
-    policy = policy or RetryPolicy()
+    policy = policy or _DEFAULT_POLICY
     stats = stats if stats is not None else RetryStats()
-
-    async def attempt() -> Completion:
-        stats.attempts += 1
-        if limiter is None:
-            return await backend.generate(prompt, options, sample)
-        async with limiter:
-            try:
-                result = await backend.generate(prompt, options, sample)
-            except RateLimitedError:
-                stats.rate_limited += 1
-                limiter.on_rate_limited()
-                raise
-            except ServerError:
-                stats.server_errors += 1
-                limiter.on_server_error()
-                raise
-            except TransientBackendError as e:
-                if e.code == "timeout":
-                    stats.timeouts += 1
-                raise
-        limiter.on_success()
-        return result
-
     try:  # the common case, without tenacity's per-call set-up (it costs more than the request on loopback)
-        return await attempt()
+        return await _attempt(backend, prompt, options, sample, limiter, stats)
     except TransientBackendError as first:
         if policy.max_attempts <= 1:
             raise
@@ -159,7 +173,7 @@ async def generate_with_retry(
         reraise=True,
         before_sleep=before_sleep,
     )
-    return await retrying(attempt)
+    return await retrying(_attempt, backend, prompt, options, sample, limiter, stats)
 
 
 def _shifted(state: RetryCallState) -> RetryCallState:

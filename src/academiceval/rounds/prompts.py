@@ -12,6 +12,7 @@ core path: multiple choice (`rounds.choice`) and long-document QA (`rounds.docum
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -48,7 +49,17 @@ def _env(templates_dir: str | None) -> jinja2.Environment:
 
 
 def env(templates_dir: str | Path | None = None) -> jinja2.Environment:
-    return _env(str(Path(templates_dir).resolve()) if templates_dir is not None else None)
+    if templates_dir is None:
+        return _env(None)
+    path = str(templates_dir)
+    return _env(_resolved(path, "" if os.path.isabs(path) else os.getcwd()))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(path: str, cwd: str) -> str:
+    """`Path(path).resolve()`, once per path (and working directory, for a relative one): a run renders every
+    sample with the round's templates, and resolving cost an lstat per path component on each render."""
+    return str(Path(cwd, path).resolve())
 
 
 def template_names(tasks: tuple[str, ...] | None = None) -> list[str]:

@@ -37,6 +37,9 @@ def length_instruction_for(option: bool | None, tasks: set[str] | frozenset[str]
     return any((spec := find_spec(t)) is not None and spec.length_instruction for t in tasks)
 
 
+_MEMO_JSON = json.JSONEncoder(default=str)
+
+
 @dataclass
 class Prepared:
     prompt: str
@@ -60,7 +63,7 @@ class Prepared:
             "reason": self.reason,
             "extras": self.extras,
         }
-        return json.dumps(d, default=str)
+        return _MEMO_JSON.encode(d)  # = json.dumps(d, default=str), without building an encoder per call
 
     @classmethod
     def from_memo(cls, blob: str) -> Prepared:

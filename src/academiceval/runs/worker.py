@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -38,6 +38,7 @@ ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)
 Unit = tuple[Sample, tuple[int, ...]]  # a sample and the epochs of it still to do (prepared once, asked per epoch)
 PROGRESS_EVERY_S = 0.1  # progress callbacks are throttled to this interval (and always called at the end)
 REPLAY_BATCH = 1024  # records a cache replay writes with one write + flush per file
+PREPARE_BATCH = 64  # samples prepared in one go when preparation runs on the loop thread (see `run_all`)
 
 
 class SampleWorker:
@@ -89,10 +90,14 @@ class SampleWorker:
         """Attempts, retries, 429s, 5xx and timeouts of every request of this run."""
         return self.generator.stats
 
+    def prepare_now(self, sample: Sample, max_tokens: int) -> Prepared:
+        """The sample's prompt, prepared on the calling thread (every path of the worker prepares through here)."""
+        return self.preparer(sample, max_tokens)
+
     async def prepare(self, sample: Sample, max_tokens: int) -> Prepared:
         if self._pool is None:
-            return self.preparer(sample, max_tokens)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, self.preparer, sample, max_tokens)
+            return self.prepare_now(sample, max_tokens)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self.prepare_now, sample, max_tokens)
 
     # ---- records ----------------------------------------------------------------------------------
     def _record(self, sample: Sample, prep: Prepared | None, epoch: int = 1, **kw: Any) -> RunRecord:
@@ -151,8 +156,11 @@ class SampleWorker:
         latency: float,
         attempts: int,
         epoch: int = 1,
+        endpoint: str | None = None,
     ) -> RunRecord:
-        common = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts, epoch=epoch)
+        common: dict[str, Any] = dict(latency_s=round(latency, 4), cached=cached, attempts=attempts, epoch=epoch)
+        if endpoint is not None:  # several endpoints: the one that answered
+            common["endpoint"] = endpoint
         if isinstance(out, BackendError):
             retryable = not is_final(out.code)  # auth, 429, 5xx, timeouts: a rerun asks again (models.errors)
             return self._record(sample, prep, error=str(out), error_code=out.code, retryable=retryable, **common)
@@ -291,56 +299,109 @@ class SampleWorker:
         opts = self.options_for(sample.task)[0]  # the output length is the same in every epoch
         try:
             prep = await self.prepare(sample, int(opts.max_tokens or 0))
-        except Exception as e:  # one bad sample is recorded (readably: prompt_sha256 is required) and the run goes on
-            code = e.code if isinstance(e, AcademicEvalError) else "prepare_failed"
-            msg = str(e) if isinstance(e, AcademicEvalError) else f"preparing the prompt failed: {e!r}"
-            # retryable: nothing was sent, so a rerun (e.g. after fixing a template) costs no request
-            for epoch in epochs:
-                failed = self._record(sample, None, epoch, prompt_sha256="", error=msg, error_code=code, retryable=True)
-                self._finish(failed)
+        except Exception as e:
+            self._prepare_failed(sample, epochs, e)
             return
+        if self._prepared(sample, prep, epochs):
+            await self._ask_epochs(sample, prep, epochs)
+
+    def _prepare_unit(self, sample: Sample, epochs: Sequence[int]) -> Prepared | None:
+        """`one`'s preparation on the loop thread: the Prepared to ask, or None when the sample is already
+        recorded (preparation failed, or the prompt is skipped)."""
+        opts = self.options_for(sample.task)[0]
+        try:
+            prep = self.prepare_now(sample, int(opts.max_tokens or 0))
+        except Exception as e:
+            self._prepare_failed(sample, epochs, e)
+            return None
+        return prep if self._prepared(sample, prep, epochs) else None
+
+    def _prepare_failed(self, sample: Sample, epochs: Sequence[int], e: Exception) -> None:
+        # one bad sample is recorded (readably: prompt_sha256 is required) and the run goes on
+        code = e.code if isinstance(e, AcademicEvalError) else "prepare_failed"
+        msg = str(e) if isinstance(e, AcademicEvalError) else f"preparing the prompt failed: {e!r}"
+        # retryable: nothing was sent, so a rerun (e.g. after fixing a template) costs no request
+        for epoch in epochs:
+            failed = self._record(sample, None, epoch, prompt_sha256="", error=msg, error_code=code, retryable=True)
+            self._finish(failed)
+
+    def _prepared(self, sample: Sample, prep: Prepared, epochs: Sequence[int]) -> bool:
+        """Memoise the preparation; record the epochs of a skipped prompt. True when there is something to ask."""
         if self.cache.enabled:
             self.cache.put_memo(self._memo_key(sample), prep.memo_json())
         if prep.skipped:
             for epoch in epochs:
                 self._finish(self._skipped(sample, prep, epoch), urgent=False)
-            return
-        if len(epochs) == 1:
-            await self._ask(sample, prep, epochs[0])
-        else:
-            await asyncio.gather(*(self._ask(sample, prep, epoch) for epoch in epochs))
+            return False
+        return True
 
-    async def _ask(self, sample: Sample, prep: Prepared, epoch: int) -> None:
+    async def _ask_epochs(
+        self, sample: Sample, prep: Prepared, epochs: Sequence[int], keys: Sequence[str] | None = None
+    ) -> None:
+        keys = keys or [self._response_key(sample, prep.prompt_sha256, epoch) for epoch in epochs]
+        if len(epochs) == 1:
+            await self._ask(sample, prep, epochs[0], keys[0])
+        else:
+            await asyncio.gather(*(self._ask(sample, prep, e, k) for e, k in zip(epochs, keys, strict=True)))
+
+    async def _ask(self, sample: Sample, prep: Prepared, epoch: int, key: str) -> None:
         opts = self.options_for(sample.task, epoch)[0]
         got = await self.generator.generate(
-            prep.prompt,
-            opts,
-            self._backend_view(sample, prep),
-            key=self._response_key(sample, prep.prompt_sha256, epoch),
-            prompt_sha256=prep.prompt_sha256,
+            prep.prompt, opts, self._backend_view(sample, prep), key=key, prompt_sha256=prep.prompt_sha256
         )
+        answered = got.completion is not None and got.source != "cache"
         rec = self._from_outcome(
-            sample, prep, got.outcome, cached=got.cached, latency=got.latency_s, attempts=got.attempts, epoch=epoch
+            sample,
+            prep,
+            got.outcome,
+            cached=got.cached,
+            latency=got.latency_s,
+            attempts=got.attempts,
+            epoch=epoch,
+            endpoint=got.completion.raw.get("endpoint") if answered else None,  # type: ignore[union-attr]
         )
-        if got.completion is not None and got.source != "cache":  # several endpoints: the one that answered
-            rec.endpoint = got.completion.raw.get("endpoint")
         # a committed cache row survives a kill, so its record may be flushed lazily; an answer this run wrote and
         # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once
         self._finish(rec, urgent=got.source != "cache" or not got.committed)
 
+    def _prepare_ahead(self, units: Sequence[Unit]) -> Iterator[tuple[Sample, Sequence[int], Prepared, list[str]]]:
+        """Units with their prepared prompts and response keys, PREPARE_BATCH samples at a time: rendering a batch
+        in one go costs less than half of rendering each sample between requests (the template engine's code stays
+        in the CPU caches), their memos go into the cache's same commit, and their answers are looked up with one
+        query (`remember_misses`: the Generator's own look-up of a miss then costs no query). Shared by the
+        workers: no `await` inside, so one batch is prepared at a time, in order."""
+        for i in range(0, len(units), PREPARE_BATCH):
+            batch = []
+            for s, epochs in units[i : i + PREPARE_BATCH]:
+                prep = self._prepare_unit(s, epochs)
+                if prep is not None:
+                    batch.append((s, epochs, prep, [self._response_key(s, prep.prompt_sha256, e) for e in epochs]))
+            if self.cache.enabled:
+                self.cache.get_many([k for *_, keys in batch for k in keys], remember_misses=True)
+            yield from batch
+
     async def run_all(self, units: Sequence[Unit], workers: int) -> None:
         """Every (sample, epochs) unit: cached ones replayed in bulk, the rest asked by `workers` workers."""
         units = self.replay_cached(units)
-        it = iter(units)
-
-        async def worker() -> None:
-            for s, epochs in it:  # one shared iterator: each sample is taken by exactly one worker
-                await self.one(s, epochs)
-
         if not units:
             return
+        n = max(1, min(workers, len(units)))
+        if self._pool is None:  # preparation on the loop thread: in batches, ahead of the requests
+            prepared = self._prepare_ahead(units)
+
+            async def worker() -> None:
+                for s, epochs, prep, keys in prepared:  # one shared iterator: each sample is taken by one worker
+                    await self._ask_epochs(s, prep, epochs, keys)
+
+        else:  # preparation that tokenizes or retrieves: one sample at a time in the pool, overlapping requests
+            it = iter(units)
+
+            async def worker() -> None:
+                for s, epochs in it:
+                    await self.one(s, epochs)
+
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(units))))))
+            await asyncio.gather(*(worker() for _ in range(n)))
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=False, cancel_futures=True)

@@ -759,6 +759,12 @@ def new_record(**values: Any) -> RunRecord:
     return rec
 
 
+def _record_json(record: RunRecord) -> bytes:
+    """`record.model_dump_json().encode()`, straight from pydantic's serializer (the same bytes, without the
+    Python-level wrapper and the str round trip: a third of a record's serialising cost)."""
+    return RunRecord.__pydantic_serializer__.to_json(record)
+
+
 class RecordWriter:
     """The one writer of run records: appends to per task-setting files, one open handle per file.
 
@@ -789,7 +795,7 @@ class RecordWriter:
 
     def append(self, record: RunRecord, *, urgent: bool = True) -> None:
         f = self._handle(record.task, record.setting)
-        f.write(record.model_dump_json().encode() + b"\n")
+        f.write(_record_json(record) + b"\n")
         self.written += 1
         if urgent:
             f.flush()
@@ -812,7 +818,7 @@ class RecordWriter:
             group = lines.get(key)
             if group is None:
                 group = lines[key] = []
-            group.append(rec.model_dump_json().encode())
+            group.append(_record_json(rec))
         for (task, setting), group in lines.items():
             f = self._handle(task, setting)
             f.write(b"\n".join(group) + b"\n")
