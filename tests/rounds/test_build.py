@@ -266,7 +266,9 @@ def test_preset_academiceval(uws) -> None:
     m = load_round(Path(home) / "rounds" / "ae").manifest
     assert m.config["preset"] == "academiceval" and m.config["fractions"] == [0.72, 0.19, 0.09]
     assert {i.setting for i in m.configs.values()} == {"zero-shot", "random:2"}  # no co-author papers here
-    assert {i.task for i in m.configs.values()} == {"title", "abstract", "introduction"}  # no Related Work here
+    assert {i.task for i in m.configs.values()} == {"title", "abstract", "introduction", "related_work"}
+    rw = list(load_round(Path(home) / "rounds" / "ae").samples("related_work-zero-shot"))
+    assert rw and all(len(s.citations) <= 100 for s in rw) and any(c.distractor for s in rw for c in s.citations)
     assert all(len(s.demos) == 2 for s in load_round(Path(home) / "rounds" / "ae").samples("title-random2"))
     assert "fewer than 2 co-author demos (workspace authorship)" in m.skipped["title/coauthor:2"]
     r = CliRunner().invoke(app, [*args, "--force", "--setting", "zero-shot", "--task", "title"])

@@ -51,7 +51,10 @@ def run(
             "the task's query, BM25), baseline/demo-copy (the most similar demonstration's label) for the writing "
             "tasks; baseline/cite-copy, "
             "baseline/cite-invent (Related Work citations); baseline/random-choice, baseline/lexical-choice, "
-            "baseline/first-choice (multiple choice: citation cloze, ElaipBench); baseline/leval-lead (L-Eval). "
+            "baseline/first-choice (multiple choice: citation cloze, ElaipBench); baseline/title-match-choice, "
+            "baseline/title-overlap-choice, baseline/bow-choice, baseline/longest-choice, baseline/newest-choice, "
+            "baseline/centroid-choice (blind guessers a cloze round must hold at chance); baseline/leval-lead "
+            "(L-Eval). "
             "`academiceval models` says what each does.",
         ),
     ],

@@ -30,10 +30,11 @@ def score(
         str | None,
         typer.Option(
             help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, citation-precision, "
-            "citation-recall, citation-unlisted, accuracy, leval, squad-f1, leval-rouge (`academiceval metrics` says "
-            "what each measures). Default: rouge-l,bertscore (+ judge with --judge; the citation metrics only when "
-            "named, for Related Work runs); accuracy for multiple-choice (citation-cloze, ElaipBench) runs; leval "
-            "(L-Eval's own per-task metric) for L-Eval runs."
+            "citation-recall, citation-unlisted, reference-coverage, organisation, nugget-coverage, claim-support, "
+            "accuracy, leval, squad-f1, leval-rouge (`academiceval metrics` says what each measures). Default: "
+            "rouge-l,bertscore (+ judge with --judge); for Related Work runs also the citation metrics and "
+            "reference-coverage (+ organisation, nugget-coverage, claim-support with --judge); accuracy for "
+            "multiple-choice (citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs."
         ),
     ] = None,
     metric_arg: Annotated[

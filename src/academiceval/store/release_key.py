@@ -65,6 +65,8 @@ def stage_key(
     sha = sha256_file(staging / MANIFEST)
     path = Layout.of(home).release_key(round.name, sha)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(".*.key.jsonl"):  # staged by a release that was killed before it was in place
+        stale.unlink(missing_ok=True)
     tmp = path.with_name("." + path.name)
     header = ReleaseKeyHeader(
         round=round.name,
