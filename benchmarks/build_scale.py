@@ -38,10 +38,9 @@ def _rss_mb() -> float:
 
 
 def populate(home: Path, copies: int) -> int:
-    from academiceval.papers.models import Paper
     from academiceval.sources.mirror.unarxive import read_unarxive_lines
-    from academiceval.sources.models import Author
     from academiceval.store import Workspace
+    from academiceval.store.paper_models import Author, Paper
 
     ws = Workspace(home)
     src = CORPUS / "samples" / "unarXive_sample" / "arXiv_src_2212_086.jsonl"

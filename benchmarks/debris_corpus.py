@@ -31,8 +31,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from academiceval.papers.clean import DEBRIS_KINDS, clean_text, debris_counts, vocabulary
-from academiceval.papers.models import NON_BODY_ROLES
 from academiceval.papers.roles import assign_roles
+from academiceval.store.paper_models import NON_BODY_ROLES
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("pdf", "lab-pdf", "unarxive", "scalar", "scalar-ref", "metadata", "latex-src")

@@ -232,7 +232,7 @@ def engine_queries(rows_path: Path, dbs: dict[str, Path], passes: int) -> dict[s
     import duckdb
 
     from academiceval.sources.mirror.disk_rows import unpack
-    from academiceval.sources.models import PaperMeta
+    from academiceval.store.paper_models import PaperMeta
 
     rows = pickle.loads(rows_path.read_bytes())
     grow = max(1, len(rows) // 100)

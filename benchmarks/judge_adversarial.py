@@ -26,9 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from academiceval import __version__
-from academiceval.runs.models import RunSpec
 from academiceval.scores.winrate import pooled
 from academiceval.store.artifacts import RecordWriter, load_round, new_record, read_scores, write_run_spec
+from academiceval.store.models import RunSpec
 from academiceval.testing.fake_server import FakeServerConfig, start_in_thread
 from academiceval.testing.judges import ATTACKS, quoting_judge
 from academiceval.testing.sample_round import write_sample_round

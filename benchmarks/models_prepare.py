@@ -30,8 +30,8 @@ from academiceval.models.baselines import BaselineBackend
 from academiceval.models.prepare import prepare_prompt
 from academiceval.models.rag import RagConfig, chunk_sample, retrieve
 from academiceval.models.tokenize import load_tokenizer
-from academiceval.rounds.models import Demo, Sample
 from academiceval.rounds.prompts import render_prompt
+from academiceval.store.models import Demo, Sample
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"

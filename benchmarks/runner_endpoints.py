@@ -36,10 +36,10 @@ sys.path.insert(0, str(REPO / "src"))
 
 from academiceval.models.endpoints import EndpointPool  # noqa: E402
 from academiceval.models.retry import RetryPolicy  # noqa: E402
-from academiceval.rounds.models import Sample  # noqa: E402
 from academiceval.runs.config import RunConfig  # noqa: E402
 from academiceval.runs.runner import run_round  # noqa: E402
 from academiceval.store.artifacts import read_run_records  # noqa: E402
+from academiceval.store.models import Sample  # noqa: E402
 from academiceval.testing.sample_round import write_round  # noqa: E402
 
 MODEL = "fake-model"

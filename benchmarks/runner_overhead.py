@@ -64,9 +64,9 @@ CORPUS = _corpus()
 def build_round(out: Path, n: int, window_chars: int = 1400) -> Path:
     """Abstract-task samples whose body is a ~1.4 KB window of a real paper (prompts ~2 KB with the template), with
     the templates copied into the round as `rounds build` does (runs render with the round's own templates)."""
-    from academiceval.rounds.models import Sample
     from academiceval.rounds.prompts import DEFAULT_TEMPLATES
     from academiceval.store.artifacts import TEMPLATES
+    from academiceval.store.models import Sample
     from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     shutil.copytree(DEFAULT_TEMPLATES, out / TEMPLATES)  # listed in the manifest with the data files

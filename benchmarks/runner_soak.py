@@ -45,7 +45,7 @@ HANG_S = 4.0
 
 def build_round(out: Path, n: int, window: int = 700, step: int = 173) -> Path:
     """`n` abstract-task samples, each a distinct window of real paper text (unarXive sample)."""
-    from academiceval.rounds.models import Sample
+    from academiceval.store.models import Sample
     from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     papers = load_unarxive_papers(CORPUS, body_chars=2_000_000)

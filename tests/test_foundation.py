@@ -7,9 +7,8 @@ import subprocess
 import sys
 from datetime import date
 
-from academiceval.papers.models import Paper, Section, SectionRole
-from academiceval.sources.models import Author, PaperMeta
 from academiceval.store import Workspace
+from academiceval.store.paper_models import Author, Paper, PaperMeta, Section, SectionRole
 
 
 def test_cli_help_lists_every_stage() -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from academiceval.sources.models import Author
 from academiceval.sources.namemerge import NameMerge, Refusal, _informative, name_parts, names_compatible
 from academiceval.sources.names import author_key
+from academiceval.store.paper_models import Author
 
 
 class EvidenceResolver:

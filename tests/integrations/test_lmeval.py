@@ -265,8 +265,8 @@ def test_export_overwrite_policy_and_bad_input(small: Path, tmp_path: Path) -> N
 def test_a_prompt_that_is_not_the_rounds_refuses_the_export(corpus: Path, tmp_path: Path) -> None:
     from academiceval.errors import ConfigError
     from academiceval.integrations.lmeval.export import export_round
-    from academiceval.rounds.models import Sample
     from academiceval.rounds.prompts import render_prompt
+    from academiceval.store.models import Sample
     from academiceval.testing.sample_round import load_unarxive_papers, write_round
 
     papers = load_unarxive_papers(corpus, max_papers=3, body_chars=1000)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from academiceval.rounds.models import CitedPaper
 from academiceval.scores.citations import citation_scores, extract_citations
+from academiceval.store.models import CitedPaper
 
 TITLES = [
     "Attention is all you need",

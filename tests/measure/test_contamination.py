@@ -10,7 +10,7 @@ import pytest
 from tests.report.conftest import build_saved_runs
 
 from academiceval.report.contamination import bootstrap_gap
-from academiceval.runs.models import RunSpec
+from academiceval.store.models import RunSpec
 
 CUTOFF = "2022-12-21"  # 9 sample papers on or before it, 40 after it
 

@@ -12,8 +12,7 @@ from tests.rounds.conftest import mws, unarxive_home  # noqa: F401  (fixtures)
 
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.ladder import parse_ladder
-from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.scores.models import ScoreRecord
+from academiceval.store.models import RunRecord, RunSpec, ScoreRecord
 
 RUNGS = [20_000, 40_000, 80_000]
 TASKS = ("abstract", "title")

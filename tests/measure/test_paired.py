@@ -11,9 +11,9 @@ import pytest
 from tests.report.conftest import build_saved_runs
 from typer.testing import CliRunner
 
-from academiceval.scores.models import ScoreRecord
 from academiceval.scores.paired import compare_records, permutation_p
 from academiceval.store.artifacts import load_run
+from academiceval.store.models import ScoreRecord
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds.models import CitedPaper, Demo, Sample
+from academiceval.store.models import CitedPaper, Demo, Sample
 
 UNARXIVE = Path("samples/unarXive_sample/arXiv_src_2212_086.jsonl")
 _PLACEHOLDER = re.compile(r"\{\{(?:formula|cite|figure|table):[^}]*\}\}")

@@ -92,7 +92,7 @@ def test_baseline_errors():
 
 def test_first_choice_takes_its_form_from_the_family_not_the_gold() -> None:
     from academiceval.models.baselines import first_choice
-    from academiceval.rounds.models import Sample
+    from academiceval.store.models import Sample
 
     def sample(task: str, label: str) -> Sample:
         return Sample.model_construct(task=task, label=label, fields={})

@@ -20,8 +20,8 @@ from academiceval.models.errors import EmptyAnswerError, RateLimitedError
 from academiceval.models.generate import Generator
 from academiceval.models.registry import SHARED_OPTIONS, load_backend
 from academiceval.models.retry import RetryPolicy
-from academiceval.rounds.models import Sample
 from academiceval.scores.judge import ASPECTS, Judge
+from academiceval.store.models import Sample
 
 FAST = RetryPolicy(max_attempts=3, initial_s=0.001, max_backoff_s=0.002)
 

@@ -12,10 +12,10 @@ from academiceval.papers import Paper, parse_pdf
 from academiceval.papers.citations import find_citations
 from academiceval.papers.frontmatter import furniture_kind, is_author_line
 from academiceval.papers.layout import Line
-from academiceval.papers.models import Reference, Section
 from academiceval.papers.quality import similarity
 from academiceval.papers.references import reference_style, split_entries
 from academiceval.sources.publist import read_bibtex
+from academiceval.store.paper_models import Reference, Section
 
 # one PDF per front-matter problem (all journal versions)
 LAB_SUBSET = {

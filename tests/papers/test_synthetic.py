@@ -90,8 +90,8 @@ def test_ligatures_and_accents_are_folded() -> None:
 
 def test_author_year_markers() -> None:
     from academiceval.papers.citations import find_citations
-    from academiceval.papers.models import Section
     from academiceval.papers.references import parse_reference
+    from academiceval.store.paper_models import Section
 
     refs = [
         parse_reference(0, None, "Claude Shannon. 1948. A mathematical theory of communication. Bell System TJ."),

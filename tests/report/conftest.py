@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.scores.models import ScoreRecord
+from academiceval.store.models import RunRecord, RunSpec, ScoreRecord
 
 UNARXIVE = "samples/unarXive_sample/arXiv_src_2212_086.jsonl"
 ROUND = "2022-12-demo"

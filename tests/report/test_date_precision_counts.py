@@ -7,11 +7,10 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.report.results import summarize_run
-from academiceval.rounds.models import RoundManifest, Sample, SplitWindows
 from academiceval.rounds.split import windows_from_fractions
 from academiceval.rounds.stats import ConfigStats, window_title
 from academiceval.store.artifacts import LoadedRound, RunData
-from academiceval.store.models import RunRecord, RunSpec
+from academiceval.store.models import RoundManifest, RunRecord, RunSpec, Sample, SplitWindows
 
 
 def _sample(i: int, year: int, precision: str, split: str = "test") -> Sample:

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.papers.models import Reference
 from academiceval.rounds.citations import CitationResolver, cited_in_related_work, title_similarity
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.prompts import render_prompt
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta, Reference
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from academiceval.families.cloze.generate import CandidateSource, Span, generate
 from academiceval.families.cloze.models import MASK, PRESETS, ClozeOptions, preset, preset_name
 from academiceval.families.cloze.prompt import render_item
 from academiceval.families.cloze.tokens import WordPieceCounter
-from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
 from academiceval.store.artifacts import load_round
+from academiceval.store.paper_models import Citation, Paper, Reference, Section, SectionRole
 from academiceval.store.publisher import EmptyOutputError
 
 

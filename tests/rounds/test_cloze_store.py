@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from academiceval.papers.links import TitleIndex, citation_spans, link_all, link_paper, links_of
-from academiceval.papers.models import Paper, Reference
 from academiceval.sources.mirror.scalar_papers import paper_object_to_records, split_heading
 from academiceval.sources.mirror.scan import detect
 from academiceval.store import Workspace
+from academiceval.store.paper_models import Paper, Reference
 
 PAPER = "2407.02273"
 

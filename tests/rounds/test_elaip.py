@@ -217,8 +217,8 @@ def test_cli_run_and_generate_against_the_fake_server(rows: list[dict], tmp_path
     from typer.testing import CliRunner
 
     from academiceval.cli.main import app
-    from academiceval.papers.models import Paper, Section
     from academiceval.store import Workspace
+    from academiceval.store.paper_models import Paper, Section
     from academiceval.testing.fake_server import start_in_thread
 
     path = tmp_path / "elabench.jsonl"

@@ -8,7 +8,7 @@ import pytest
 
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.leakage import LeakageError, check_sample, check_windows
-from academiceval.rounds.models import Demo, Sample, SplitWindows
+from academiceval.store.models import Demo, Sample, SplitWindows
 
 W = SplitWindows(
     train_until=date(2024, 1, 31),
@@ -99,7 +99,7 @@ def test_demo_from_test_split_aborts() -> None:
 
 @pytest.mark.parametrize("where", ["body", "demo", "citation"])
 def test_label_in_input_aborts(where: str) -> None:
-    from academiceval.rounds.models import CitedPaper
+    from academiceval.store.models import CitedPaper
 
     s = _target()
     if where == "body":

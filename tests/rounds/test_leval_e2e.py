@@ -173,8 +173,8 @@ def test_metric_mean_equals_score_predictions(
 ) -> None:
     """A published prediction file turned into run records of the imported round (rows matched by query+gt,
     L-Eval's key), scored by `academiceval score --metrics leval`: the per-item mean is the file's number."""
-    from academiceval.runs.models import RunSpec
     from academiceval.store.artifacts import RecordWriter, new_record, write_run_spec
+    from academiceval.store.models import RunSpec
 
     path = corpus / "leval" / "Predictions" / f"{pred}.pred.jsonl"
     task = path.name.removesuffix(".pred.jsonl")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds.models import SplitWindows
 from academiceval.rounds.split import assign
+from academiceval.store.models import SplitWindows
 
 # 3 PDFs per year over 2019-2025: enough for train/val/test windows and co-author demos (the lab head is on all)
 SUBSET = [

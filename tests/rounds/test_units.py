@@ -9,15 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from academiceval.errors import ConfigError
-from academiceval.papers.models import Paper, Section, SectionRole
 from academiceval.rounds import prompts
-from academiceval.rounds.models import CitedPaper, Demo, Sample
 from academiceval.rounds.settings import SettingSpec, parse_setting, setting_names, size_label
 from academiceval.rounds.split import assign, windows_from_dates, windows_from_fractions
 from academiceval.rounds.tasks import task_views
 from academiceval.rounds.tokens import count, count_tokens, wordpiece
-from academiceval.sources.models import PaperMeta
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import CitedPaper, Demo, Sample
+from academiceval.store.paper_models import Paper, PaperMeta, Section, SectionRole
 
 
 def test_wordpiece_is_bert_base_uncased_and_additive() -> None:

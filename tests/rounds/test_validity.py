@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from academiceval.papers.clean import clean_text, debris_counts, repair_hyphenation, vocabulary
-from academiceval.papers.models import Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles, inherit_roles
 from academiceval.rounds.leakage import DEFAULT_LIMITS, leak_reason, match_words, overlap
 from academiceval.rounds.quality import QualityGate, default_gate, label_reason, paper_reason
 from academiceval.rounds.split import split_report, windows_from_fractions
 from academiceval.rounds.tasks import prepare_paper, remove_title, task_views, title_occurrences
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import Paper, PaperMeta, Section, SectionRole
 
 
 def _unarxive_lines(corpus: Path) -> dict[str, dict]:
@@ -331,8 +330,8 @@ def test_prepare_counts_are_counters(llama):
 
 
 def test_cited_work_without_metadata_abstract_gets_the_stored_parse_abstract(workspace, unarxive_papers):
-    from academiceval.papers.models import Reference
     from academiceval.rounds.citations import CitationResolver
+    from academiceval.store.paper_models import Reference
 
     rec = unarxive_papers["2212.11826"]
     workspace.upsert_meta([rec.meta.model_copy(update={"abstract": ""})])  # e.g. a listing record: no abstract

@@ -10,8 +10,8 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.models.cache import ResponseCache, cache_key
-from academiceval.runs.models import RunRecord
 from academiceval.store.artifacts import Layout, RecordWriter, iter_jsonl, records_file, safe_name
+from academiceval.store.models import RunRecord
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
 SHA = "a" * 64

@@ -170,8 +170,8 @@ def test_record_lines_are_model_dump_json(tmp_path):
     """The writer serialises through pydantic's serializer directly: the same bytes as `model_dump_json`."""
     from datetime import date
 
-    from academiceval.runs.models import RunRecord
     from academiceval.store.artifacts import RecordWriter, new_record, records_file
+    from academiceval.store.models import RunRecord
 
     base = dict(
         sample_id="abstract/zero-shot/2212.00001",

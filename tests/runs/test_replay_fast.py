@@ -9,12 +9,11 @@ from datetime import date
 
 from academiceval.models.base import Completion, GenerationOptions
 from academiceval.models.cache import ResponseCache, cache_key
-from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
-from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.runner import run_round
 from academiceval.store.artifacts import RecordWriter, iter_jsonl, new_record, read_run_records, records_file
+from academiceval.store.models import RunRecord, Sample
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
 

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from academiceval.runs.config import RunConfig
-from academiceval.runs.models import RunRecord
 from academiceval.runs.runner import run_round
 from academiceval.store.artifacts import iter_jsonl, read_run_records
+from academiceval.store.models import RunRecord
 
 MAX_CONN = 4
 KILLS = 2

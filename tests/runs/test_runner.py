@@ -15,9 +15,9 @@ from academiceval.models.errors import MissingAPIKeyError, UnknownModelError
 from academiceval.models.postprocess import postprocess
 from academiceval.models.retry import RetryPolicy
 from academiceval.runs.config import RunConfig
-from academiceval.runs.models import RunRecord
 from academiceval.runs.runner import run_round
 from academiceval.store.artifacts import RoundIntegrityError, iter_jsonl, load_round, read_run_records, records_file
+from academiceval.store.models import RunRecord
 from academiceval.testing.fake_server import _pick, _unit
 
 FAST = RetryPolicy(max_attempts=4, initial_s=0.01, max_backoff_s=0.05)

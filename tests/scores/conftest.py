@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import MANIFEST, records_file, write_manifest, write_round_config, write_run_spec
+from academiceval.store.models import ConfigInfo, RoundManifest, RunRecord, RunSpec, Sample, SplitWindows
 from academiceval.store.tasks import task_spec
 
 ROUND = "2022-12"

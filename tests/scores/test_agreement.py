@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from academiceval.cli.main import app
 from academiceval.families.leval import agreement as leval_ag
 from academiceval.scores import agreement as ag
-from academiceval.scores.models import ScoreRecord
+from academiceval.store.models import ScoreRecord
 
 TABLE5 = Path(__file__).parent / "data" / "leval_human_table5.csv"
 

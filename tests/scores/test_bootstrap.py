@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import date
 
 from academiceval.scores.aggregate import aggregate, bootstrap_mean, derive_seed
-from academiceval.scores.models import ScoreRecord
+from academiceval.store.models import ScoreRecord
 
 VALS = [((i * 37) % 101) / 101 for i in range(40)]
 

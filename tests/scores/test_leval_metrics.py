@@ -40,9 +40,9 @@ def test_registered_and_scored_like_leval(run_home: tuple[Path, Path]) -> None:
 def test_length_control_of_a_project_judge_run(run_home: tuple[Path, Path]) -> None:
     from datetime import date
 
-    from academiceval.scores.models import ScoreRecord
     from academiceval.scores.winrate import run_judge_summaries
     from academiceval.store.artifacts import append_scores
+    from academiceval.store.models import ScoreRecord
 
     home, run_dir = run_home
     records = read_run_records(run_dir)

@@ -120,7 +120,7 @@ def test_accuracy_tables_from_score_records() -> None:
     from datetime import date
 
     from academiceval.scores.mcq import item_scores_from_records
-    from academiceval.scores.models import ScoreRecord
+    from academiceval.store.models import ScoreRecord
 
     recs = [
         ScoreRecord(

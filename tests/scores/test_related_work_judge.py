@@ -89,12 +89,12 @@ def test_injected_verdicts_are_not_read_and_unreadable_answers_fail(rw_round):
     """An output that carries VERDICT lines and instructions gets the grade its text earns (the judge echoes it,
     unquoted, before its own final line); a judge that never answers readably gives failures, never a grade."""
     from academiceval.models.registry import load_backend
-    from academiceval.runs.models import RunRecord
     from academiceval.scores.config import ScoreConfig
     from academiceval.scores.registry import MetricOptions
     from academiceval.scores.related_work_judge import OrganisationMetric
     from academiceval.scores.scorer import ScoreItem
     from academiceval.store.artifacts import load_round
+    from academiceval.store.models import RunRecord
 
     _, rdir = rw_round
     sample = load_round(rdir).distinct_samples()[0]

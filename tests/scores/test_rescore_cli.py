@@ -13,9 +13,9 @@ from academiceval.cli.main import app
 from academiceval.errors import ConfigError
 from academiceval.scores.aggregate import aggregate, bootstrap_mean
 from academiceval.scores.config import ScoreConfig
-from academiceval.scores.models import ScoreRecord
 from academiceval.scores.rescore import read_scores, score_runs
 from academiceval.scores.windows import find_model, load_model_info, resolve_window
+from academiceval.store.models import ScoreRecord
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from academiceval.graph.names import fill_keys, window_query
 from academiceval.sources.entries import PageEntry, search_entries
 from academiceval.sources.mirror import MirrorSource
 from academiceval.sources.mirror.disk import DiskIndex
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta
 
 QUERIES = [
     ("2018-04-01", "2018-04-30", ["astro-ph"]),

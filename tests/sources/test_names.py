@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from academiceval.sources.models import Author
 from academiceval.sources.names import (
     NameResolver,
     author_key,
@@ -15,6 +14,7 @@ from academiceval.sources.names import (
     is_initial_form,
     split_authors,
 )
+from academiceval.store.paper_models import Author
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,7 @@ def test_resolver_refuses_ambiguous_initials() -> None:
 def test_resolver_apply_keeps_display_names() -> None:
     from datetime import date
 
-    from academiceval.sources.models import PaperMeta
+    from academiceval.store.paper_models import PaperMeta
 
     r = NameResolver()
     r.observe("x", ["Jane Doe"])
@@ -133,8 +133,8 @@ def test_mirror_index_collects_name_evidence_from_duplicate_records() -> None:
 
     from academiceval.sources.mirror.index import MirrorIndex
     from academiceval.sources.mirror.records import MirrorRecord
-    from academiceval.sources.models import PaperMeta
     from academiceval.sources.names import parse_authors
+    from academiceval.store.paper_models import PaperMeta
 
     def rec(authors: str, source: str) -> MirrorRecord:
         m = PaperMeta(arxiv_id="1801.00001", title="t", published=datetime(2018, 1, 1).date(), source=source)

@@ -17,7 +17,7 @@ from academiceval.sources.mirror.records import REFERENCE_SOURCE, MirrorRecord, 
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, parsed_title_abstract
 from academiceval.sources.mirror.titles import latex_title, normalize_title, recase
 from academiceval.sources.mirror.workspace import index_mirror
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta
 
 OBJECT = "samples/scalar_paper_obj_anno/2410.02223.json"  # cites 1706.03762 as "Attention is all you need, 2023."
 

@@ -28,7 +28,7 @@ from academiceval.graph.refine import RefineReport
 from academiceval.graph.refine import refine as run_refine
 from academiceval.sources.base import MetadataSource
 from academiceval.sources.errors import RetriesExhaustedError, SourceError
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta
 from academiceval.store.workspace import Workspace, now_iso
 
 ProgressFn = Callable[[int, int, str], None]  # (visited so far, cap, display name of the author just visited)

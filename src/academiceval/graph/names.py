@@ -18,10 +18,10 @@ import networkx as nx
 
 from academiceval.graph import store
 from academiceval.graph.refine import refine
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.namemerge import EvidenceResolver, NameMerge, Refusal, names_compatible
 from academiceval.sources.names import author_key
 from academiceval.sources.query import and_, au, cat, or_, submitted_between
+from academiceval.store.paper_models import PaperMeta
 from academiceval.store.workspace import authors_by_paper
 
 ARXIV_START = date(1991, 8, 1)  # no paper on arXiv is older: the open lower end of a window

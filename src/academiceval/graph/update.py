@@ -33,7 +33,7 @@ from academiceval.graph.names import fill_keys, window_query
 from academiceval.graph.refine import RefineReport, refine, refine_options
 from academiceval.sources.base import MetadataSource
 from academiceval.sources.entries import PageEntry, search_entries
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta
 from academiceval.store.workspace import Workspace, categories_of, latest_published_by_author, now_iso
 
 WINDOW_PAGE = 2000  # arXiv's largest page

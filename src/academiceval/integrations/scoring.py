@@ -15,15 +15,13 @@ from pathlib import Path
 
 from academiceval import __version__
 from academiceval.models.postprocess import postprocess
-from academiceval.rounds.models import Sample
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import primary_value_key
 from academiceval.scores.config import ScoreConfig
-from academiceval.scores.models import ScoreRecord
 from academiceval.scores.registry import MetricOptions
 from academiceval.scores.scorer import RunJob, score_job
 from academiceval.store.artifacts import new_record
+from academiceval.store.models import RunRecord, RunSpec, Sample, ScoreRecord
 
 EMPTY_ANSWER = "empty_answer"  # the runner's error code for a blank answer (models.errors.EmptyAnswerError)
 

@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 
 class GenerationOptions(BaseModel):

@@ -39,9 +39,9 @@ from academiceval.models.errors import BackendError
 from academiceval.models.rag.retrievers import BM25Retriever, TfidfRetriever, top_k
 from academiceval.models.truncate import content_field
 from academiceval.rounds.choice import ChoiceItem, choice_item
-from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import retrieval_query
 from academiceval.rounds.tokens import count
+from academiceval.store.models import Sample
 from academiceval.store.tasks import task_spec, task_specs
 
 BASELINES = (

@@ -251,10 +251,6 @@ def guess(name: str, view: ItemView, *, seed: int = 0) -> int:
     )
 
 
-def guess_all(view: ItemView, *, seed: int = 0) -> dict[str, int]:
-    return {name: guess(name, view, seed=seed) for name in PER_ITEM}
-
-
 # ---- fitted guessers ---------------------------------------------------------------------------------------------
 FEATURES = (
     "lexical",

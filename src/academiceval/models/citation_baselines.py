@@ -10,8 +10,8 @@ Both read the sample's citation list (the numbered list the Related Work prompt 
 
 from __future__ import annotations
 
-from academiceval.rounds.models import Sample
 from academiceval.store.hashing import stable_int
+from academiceval.store.models import Sample
 
 INVENTED_AUTHORS = ("Hartwell", "Okonkwo", "Lindqvist", "Ferreira", "Nakamura", "Dubois", "Kowalczyk", "Abara")
 

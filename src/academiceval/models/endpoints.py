@@ -37,7 +37,7 @@ from academiceval.models.errors import (
     ServerError,
 )
 from academiceval.models.openai_backend import OpenAIBackend, normalize_base_url
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 
 def parse_endpoints(urls: list[str]) -> list[str]:

@@ -31,8 +31,8 @@ from academiceval.models.base import Backend, Capabilities, Completion, Generati
 from academiceval.models.cache import ResponseCache, key_from_prefix, key_prefix
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.retry import RetryPolicy, RetryStats, generate_with_retry
-from academiceval.rounds.models import Sample
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 
 Outcome = Completion | BaseException
 Source = Literal["backend", "cache", "shared"]

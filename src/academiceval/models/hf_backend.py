@@ -20,8 +20,8 @@ from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.embedded import force_offline
 from academiceval.models.errors import ContextLengthError
 from academiceval.models.tokenize import Tokenizer, chat_wrapper, from_hf
-from academiceval.rounds.models import Sample
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 
 DEFAULT_MAX_NEW_TOKENS = 256
 

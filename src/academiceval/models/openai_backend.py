@@ -13,7 +13,6 @@ server message that echoes it is redacted before it becomes an error message.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import email.utils
 import ipaddress
@@ -41,7 +40,7 @@ from academiceval.models.errors import (
     ServerError,
     UnknownModelError,
 )
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens")
@@ -321,8 +320,3 @@ async def _check(backend: OpenAIBackend) -> None:  # pragma: no cover - manual u
         await backend.validate()
     finally:
         await backend.aclose()
-
-
-def validate_sync(backend: OpenAIBackend) -> None:
-    """Blocking helper for callers outside an event loop."""
-    asyncio.run(_check(backend))

@@ -19,9 +19,9 @@ from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
 from academiceval.rounds.choice import choice_item, fit_choice, render_choice
 from academiceval.rounds.document_qa import DOCUMENT_FIELD, INSTRUCTION_FIELD, document_port
-from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 from academiceval.store.tasks import task_spec
 
 Probe = Literal["title-only", "no-context"]

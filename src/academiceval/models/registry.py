@@ -71,10 +71,6 @@ def provider(
     return register
 
 
-def providers() -> list[str]:
-    return list(_PROVIDERS)
-
-
 def provider_examples() -> list[str]:
     """How a spec of each registered provider looks (`openai/<model>`), for listings and hints."""
     return [p.example for p in _PROVIDERS.values()]

@@ -18,7 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from academiceval.models.base import Backend, Completion, GenerationOptions
 from academiceval.models.concurrency import AdaptiveLimiter
 from academiceval.models.errors import RateLimitedError, ServerError, TransientBackendError
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 DEFAULT_MAX_WAIT_S = 300.0  # `run --max-wait`: the most one request may spend waiting between its attempts
 SHOW_WAIT_S = 5.0  # waits at least this long are reported to `on_wait` (the progress line shows them)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from academiceval.models.tokenize import Tokenizer
-from academiceval.rounds.models import CitedPaper, Demo
+from academiceval.store.models import CitedPaper, Demo
 
 # Fields that are required inputs of a task and therefore never cut.
 PROTECTED_FIELDS = frozenset({"title", "abstract", "instruction", "question"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
+from academiceval.store.paper_models import Citation, Paper, Reference, Section, SectionRole
 
 if TYPE_CHECKING:
     from academiceval.papers.parse import PARSER_VERSION, parse_pdf

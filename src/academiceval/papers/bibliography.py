@@ -18,7 +18,7 @@ import unicodedata
 
 from pydantic import BaseModel, Field
 
-from academiceval.papers.models import Reference
+from academiceval.store.paper_models import Reference
 
 # arXiv ids as references print them: "arXiv:2303.08774", "arXiv preprint arXiv:2303.08774v2", "abs/1606.06565",
 # "arxiv.org/abs/hep-th/9901001", "CoRR, abs/1409.0473", "[astro-ph/0603494]", DOI 10.48550/arXiv.2303.12712

@@ -12,8 +12,8 @@ import itertools
 import re
 import unicodedata
 
-from academiceval.papers.models import Citation, Reference, Section
 from academiceval.papers.references import surname
+from academiceval.store.paper_models import Citation, Reference, Section
 
 _ALPHA = r"[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?"
 _ALPHA_GROUP = re.compile(rf"\[\s*({_ALPHA}(?:\s*[,;]\s*{_ALPHA})*)\s*\]")

@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field
 
 from academiceval.papers.errors import IngestBatchError, PaperError
 from academiceval.papers.ingest_ray import connect, run_on_ray
-from academiceval.papers.models import Paper
 from academiceval.papers.parse import DEFAULT_MAX_PAGES, PARSER_VERSION, parse_job, parse_pdf
 from academiceval.store.hashing import sha256_file
+from academiceval.store.paper_models import Paper
 from academiceval.store.workspace import Workspace
 
 Status = Literal["ok", "skipped", "failed"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from academiceval.papers.models import Paper
+from academiceval.store.paper_models import Paper
 from academiceval.store.workspace import Workspace, now_iso, register_schema
 
 TITLE_THRESHOLD = 92.0  # rapidfuzz ratio (0-100) on normalised titles

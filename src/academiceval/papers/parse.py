@@ -30,11 +30,11 @@ from academiceval.papers.errors import (
 )
 from academiceval.papers.frontmatter import find_abstract, find_title
 from academiceval.papers.layout import extract_layout
-from academiceval.papers.models import Citation, Paper, Section, SectionRole
 from academiceval.papers.references import parse_reference, reference_style, split_entries
 from academiceval.papers.roles import inherit_roles, role_of
 from academiceval.papers.structure import find_headings, text_of
 from academiceval.store.hashing import sha256_file
+from academiceval.store.paper_models import Citation, Paper, Section, SectionRole
 
 PARSER_VERSION = "pymupdf-heuristic-5"  # 2: journal front matter, bare numbered references; 3: superscript citations;
 # 4: reference fields by papers.refstring (venue, DOI; titles without venue/URL debris);

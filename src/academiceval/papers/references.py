@@ -12,9 +12,9 @@ import re
 from collections import Counter
 
 from academiceval.papers.layout import Line
-from academiceval.papers.models import Reference
 from academiceval.papers.refstring import parse_reference_string
 from academiceval.papers.structure import join_lines
+from academiceval.store.paper_models import Reference
 
 _BRACKET_LABEL = re.compile(r"^\[(\d{1,4}|[A-Za-z][A-Za-z+\-]*\d{2,4}[a-z]?)\]\s*")
 _DOT_LABEL = re.compile(r"^(\d{1,4})\.\s+(?=\S)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from academiceval.papers.models import Paper, Section, SectionRole
+from academiceval.store.paper_models import Paper, Section, SectionRole
 
 _ROLE_PATTERNS: list[tuple[SectionRole, re.Pattern[str]]] = [
     (SectionRole.references, re.compile(r"^(references?|bibliography|literature cited|works cited|citations)$")),

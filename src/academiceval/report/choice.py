@@ -5,8 +5,8 @@ ones marked, and, for each run, the option(s) it picked (read as `scores.mcq` re
 from __future__ import annotations
 
 from academiceval.rounds.choice import ChoiceItem, choice_item
-from academiceval.rounds.models import Sample
 from academiceval.scores.mcq import score_response
+from academiceval.store.models import Sample
 from academiceval.store.tasks import find_spec
 
 CONTEXT_CHARS = 300

@@ -24,10 +24,11 @@ from academiceval import __version__
 from academiceval.report.models import ContaminationGap, Ladder
 from academiceval.report.rounddata import expected_samples, round_notes
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
-from academiceval.scores.models import MetricSummary, ScoreRecord
+from academiceval.scores.models import MetricSummary
 from academiceval.scores.paired import PairedDiff
 from academiceval.scores.windows import Window, in_window
 from academiceval.store.artifacts import RESULTS, RunData, find_run_dirs, load_run
+from academiceval.store.models import ScoreRecord
 from academiceval.store.tasks import find_spec, task_order
 from academiceval.store.workspace import now_iso
 

@@ -13,9 +13,9 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError
-from academiceval.rounds.models import Sample
 from academiceval.rounds.stats import coarsest_precisions, split_notes
 from academiceval.store.artifacts import MANIFEST, load_round, locate_round
+from academiceval.store.models import Sample
 from academiceval.store.paper_models import DatePrecision
 
 _CACHE: dict[tuple[Path, int], dict[str, Sample]] = {}

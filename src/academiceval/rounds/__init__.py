@@ -1,5 +1,5 @@
 """Benchmark rounds: chronological splits, the four writing tasks, few-shot settings, export."""
 
-from academiceval.rounds.models import CitedPaper, Demo, RoundManifest, Sample, Task
+from academiceval.store.models import CitedPaper, Demo, RoundManifest, Sample, Task
 
 __all__ = ["CitedPaper", "Demo", "RoundManifest", "Sample", "Task"]

@@ -36,10 +36,10 @@ from typing import Any, Protocol
 from academiceval.papers.clean import DEBRIS_KINDS, debris_counts, source_family, vocabulary
 from academiceval.rounds import related_work
 from academiceval.rounds.leakage import DEFAULT_LIMITS, OVERLAP_N, Overlap, OverlapLimits, overlap
-from academiceval.rounds.models import Sample
 from academiceval.rounds.quality import default_gate
 from academiceval.rounds.tasks import title_occurrences
 from academiceval.store.artifacts import LoadedRound, find_run_dirs, read_scores
+from academiceval.store.models import Sample
 from academiceval.store.tasks import family_for, find_spec, task_names
 
 WORST = 10

@@ -15,14 +15,12 @@ from datetime import date
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError, ConfigError
-from academiceval.papers.models import SectionRole
 from academiceval.papers.roles import assign_roles
 from academiceval.rounds import citations as cit
 from academiceval.rounds import ladder, quality
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter
 from academiceval.rounds.leakage import LeakageError, check_sample, check_windows, contains, leak_reason
-from academiceval.rounds.models import Demo, RoundManifest, Sample, Task
 from academiceval.rounds.prompts import render_parts, render_prompt
 from academiceval.rounds.publish import Staged, publish
 from academiceval.rounds.related_work import RelatedWorkLedger, paragraph_support
@@ -33,7 +31,8 @@ from academiceval.rounds.tokens import count_tokens
 from academiceval.rounds.versions import DemoText, earlier_texts, text_date
 from academiceval.store.artifacts import check_name
 from academiceval.store.hashing import sha256_hex
-from academiceval.store.paper_models import DatePrecision
+from academiceval.store.models import Demo, RoundManifest, Sample, Task
+from academiceval.store.paper_models import DatePrecision, SectionRole
 from academiceval.store.publisher import check_destination, publishing
 from academiceval.store.tasks import task_names, task_spec
 from academiceval.store.workspace import Workspace

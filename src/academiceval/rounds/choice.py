@@ -33,7 +33,7 @@ import jinja2
 from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 from academiceval.store.tasks import family_for, task_spec
 
 KEEP_AROUND_ANCHOR = 400  # characters either side of the anchor that are never cut

@@ -21,10 +21,9 @@ from rapidfuzz import fuzz
 
 from academiceval.papers.bibliography import clean_title
 from academiceval.papers.bibliography import norm_title as title_key
-from academiceval.papers.models import Paper, Reference, SectionRole
-from academiceval.rounds.models import CitedPaper
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.resolve import resolve_references, resolver_for
+from academiceval.store.models import CitedPaper
+from academiceval.store.paper_models import Paper, PaperMeta, Reference, SectionRole
 from academiceval.store.workspace import Workspace, register_schema
 
 CACHE_SCHEMA = """

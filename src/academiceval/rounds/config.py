@@ -12,10 +12,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.models import Task
 from academiceval.rounds.settings import parse_setting
 from academiceval.rounds.split import DEFAULT_FRACTIONS, check_fractions
-from academiceval.store.models import StrictConfig
+from academiceval.store.models import StrictConfig, Task
 from academiceval.store.tasks import check_task, task_names
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 from academiceval.store.tasks import family_for, task_spec
 
 DOCUMENT_FIELD = "document"

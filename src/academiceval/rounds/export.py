@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from academiceval.rounds.models import RoundManifest, Sample
 from academiceval.store.artifacts import MANIFEST, SPLITS, TEMPLATES, data_paths
+from academiceval.store.models import RoundManifest, Sample
 
 
 class StagingWriter:

@@ -27,10 +27,10 @@ from collections.abc import Callable
 from datetime import date
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.models import CitedPaper, Demo, Sample, Task
 from academiceval.rounds.prompts import skeleton
 from academiceval.rounds.settings import DemoSelector, Entry, SettingSpec, parse_setting
 from academiceval.rounds.tokens import count, count_tokens, wordpiece
+from academiceval.store.models import CitedPaper, Demo, Sample, Task
 
 MIN_BODY_TOKENS = 512  # a rung that leaves less of the target's body than this skips the target (counted)
 

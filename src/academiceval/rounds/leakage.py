@@ -15,9 +15,9 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from academiceval.errors import AcademicEvalError
-from academiceval.rounds.models import Sample, SplitWindows
 from academiceval.sources.dates import not_after
 from academiceval.sources.names import latex_to_unicode
+from academiceval.store.models import Sample, SplitWindows
 
 
 @functools.lru_cache(maxsize=128)

@@ -21,7 +21,7 @@ import jinja2
 from academiceval.errors import ConfigError
 from academiceval.rounds.choice import choice_item, render_choice
 from academiceval.rounds.document_qa import document_port
-from academiceval.rounds.models import CitedPaper, Demo, Sample
+from academiceval.store.models import CitedPaper, Demo, Sample
 from academiceval.store.tasks import task_names, task_spec
 
 Variant = Literal["plain", "demos", "rag"]

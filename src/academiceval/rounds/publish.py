@@ -15,7 +15,6 @@ from pathlib import Path
 from academiceval import __version__
 from academiceval.rounds.config import BuildConfig
 from academiceval.rounds.export import StagingWriter, dataset_card
-from academiceval.rounds.models import ConfigInfo, RoundManifest, Sample, SplitWindows, Task
 from academiceval.rounds.prompts import template_files
 from academiceval.rounds.settings import SettingSpec, setting_names
 from academiceval.store.artifacts import (
@@ -26,6 +25,7 @@ from academiceval.store.artifacts import (
     write_manifest,
     write_round_config,
 )
+from academiceval.store.models import ConfigInfo, RoundManifest, Sample, SplitWindows, Task
 from academiceval.store.tasks import task_spec
 from academiceval.store.workspace import Workspace
 

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from academiceval.errors import ConfigError
-from academiceval.papers.models import NON_BODY_ROLES, Paper, SectionRole
+from academiceval.store.paper_models import NON_BODY_ROLES, Paper, SectionRole
 from academiceval.store.tasks import task_specs
 
 NON_PAPER_HEADING = re.compile(

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from academiceval.papers.models import Paper, SectionRole
 from academiceval.rounds.citations import ABSTRACT, CorpusStats
+from academiceval.store.paper_models import Paper, SectionRole
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 

@@ -47,7 +47,7 @@ from academiceval.rounds.leakage import (
     match_words,
     overlap_of_hits,
 )
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 from academiceval.store.release import WITHHELD, WITHHELD_COLUMNS, is_choice, released_files
 
 CONTEXT_WORDS = 60  # words either side of a multiple-choice anchor that make its question context

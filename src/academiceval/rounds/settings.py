@@ -20,10 +20,10 @@ from typing import Literal
 from academiceval.errors import ConfigError
 from academiceval.graph.queries import coauthor_papers, coauthor_papers_by_authorship, has_graph
 from academiceval.rounds.leakage import is_version
-from academiceval.rounds.models import Split, Task
 from academiceval.rounds.versions import DemoText, TextDate
 from academiceval.sources.dates import not_after
 from academiceval.store.artifacts import artifact_name
+from academiceval.store.models import Split, Task
 from academiceval.store.workspace import Workspace
 
 Kind = Literal["zero-shot", "random", "coauthor", "mixed", "ctx"]

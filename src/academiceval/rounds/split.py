@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from datetime import date
 
 from academiceval.errors import ConfigError
-from academiceval.rounds.models import Split, SplitWindows
 from academiceval.sources.dates import date_range
-from academiceval.sources.models import DatePrecision
+from academiceval.store.models import Split, SplitWindows
+from academiceval.store.paper_models import DatePrecision
 
 DEFAULT_FRACTIONS = (0.72, 0.19, 0.09)
 

@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from academiceval.papers.clean import clean_text, debris_counts, source_family, strip_leading_fragments, vocabulary
-from academiceval.papers.models import NON_BODY_ROLES, Paper, Section, SectionRole
 from academiceval.papers.roles import assign_roles
 from academiceval.rounds.leakage import contains, leak_reason
-from academiceval.rounds.models import Task
 from academiceval.rounds.quality import QualityGate, default_gate, label_reason
 from academiceval.rounds.tokens import count_tokens
-from academiceval.sources.models import PaperMeta
+from academiceval.store.models import Task
+from academiceval.store.paper_models import NON_BODY_ROLES, Paper, PaperMeta, Section, SectionRole
 from academiceval.store.tasks import task_names, task_spec
 
 MIN_BODY_WORDS = 200
@@ -32,15 +31,6 @@ MIN_SECTION_WORDS = 50
 def squash(text: str) -> str:
     """Whitespace-collapsed text, as stored in samples."""
     return " ".join(text.split())
-
-
-def remove_occurrences(text: str, phrase: str) -> tuple[str, int]:
-    """Remove every occurrence of a phrase (case-insensitive, any whitespace between its words)."""
-    words = phrase.split()
-    if not words:
-        return text, 0
-    pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
-    return pattern.subn("", text)
 
 
 def _phrase(phrase: str) -> re.Pattern[str] | None:

@@ -1,5 +1,5 @@
 """Running a model on a round: async runner, response cache, records, resume."""
 
-from academiceval.runs.models import RunRecord, RunSpec
+from academiceval.store.models import RunRecord, RunSpec
 
 __all__ = ["RunRecord", "RunSpec"]

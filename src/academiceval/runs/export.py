@@ -27,12 +27,11 @@ from typing import Protocol
 
 from academiceval.errors import AcademicEvalError, ConfigError
 from academiceval.runs.config import RunConfig
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.runs.runner import preparer_for, select_samples
 from academiceval.runs.summary import failed_requests
 from academiceval.store.artifacts import ArtifactError, load_round, load_run, locate_round
 from academiceval.store.hashing import sha256_hex
-from academiceval.store.models import Sample
+from academiceval.store.models import RunRecord, RunSpec, Sample
 from academiceval.store.tasks import load_extensions, max_new_tokens
 
 

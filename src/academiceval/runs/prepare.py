@@ -23,9 +23,9 @@ from academiceval.models.prepare import PreparedPrompt, prepare_prompt
 from academiceval.models.rag import RagConfig
 from academiceval.models.registry import tokenizer_for_model
 from academiceval.models.tokenize import load_tokenizer
-from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 from academiceval.store.tasks import find_spec
 
 

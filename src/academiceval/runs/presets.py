@@ -49,10 +49,6 @@ def register_preset(preset: RunPreset) -> RunPreset:
     return preset
 
 
-def preset_names() -> list[str]:
-    return sorted(_load())
-
-
 def get_preset(name: str) -> RunPreset:
     """The preset called `name`; a one-line ConfigError naming the known ones otherwise."""
     preset = _load().get(name)

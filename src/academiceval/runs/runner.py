@@ -24,10 +24,8 @@ from academiceval.models.errors import is_final
 from academiceval.models.registry import load_backend, parse_spec, run_model_name, tokenizer_for_model
 from academiceval.models.retry import RetryPolicy
 from academiceval.models.tokenize import load_tokenizer
-from academiceval.rounds.models import Sample
 from academiceval.runs.config import RunConfig
 from academiceval.runs.lock import RunLock
-from academiceval.runs.models import RunSpec
 from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.runs.worker import ProgressFn, SampleWorker, Unit
@@ -41,6 +39,7 @@ from academiceval.store.artifacts import (
     write_run_spec,
 )
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import RunSpec, Sample
 from academiceval.store.tasks import find_spec, max_new_tokens
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from academiceval.errors import AcademicEvalError
 from academiceval.models.errors import is_final
-from academiceval.runs.models import RunRecord
+from academiceval.store.models import RunRecord
 
 _last_second: tuple[int, str] = (-1, "")
 

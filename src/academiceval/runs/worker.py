@@ -26,12 +26,11 @@ from academiceval.models.postprocess import postprocess
 from academiceval.models.prepare import probe_parts
 from academiceval.models.retry import RetryPolicy, RetryStats
 from academiceval.rounds.document_qa import DOCUMENT_FIELD
-from academiceval.rounds.models import Sample
 from academiceval.runs.config import epoch_options
-from academiceval.runs.models import RunRecord
 from academiceval.runs.prepare import Prepared, PromptPreparer
 from academiceval.runs.summary import RunSummary, now_iso
 from academiceval.store.artifacts import RecordWriter, new_record
+from academiceval.store.models import RunRecord, Sample
 from academiceval.store.tasks import max_new_tokens, task_spec
 
 ProgressFn = Callable[[int, int], None]  # (finished so far, total to do)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from academiceval.scores.models import Estimate, MetricSummary, ScoreRecord
+from academiceval.scores.models import Estimate, MetricSummary
+from academiceval.store.models import ScoreRecord
 
 _LAZY = {
     "score_runs": "academiceval.scores.rescore",

@@ -31,9 +31,9 @@ from datetime import date
 
 import numpy as np
 
-from academiceval.scores.models import EpochSpread, Estimate, MetricSummary, ScoreRecord
+from academiceval.scores.models import EpochSpread, Estimate, MetricSummary
 from academiceval.scores.windows import in_window
-from academiceval.store.models import MIN_N_FOR_INTERVAL
+from academiceval.store.models import MIN_N_FOR_INTERVAL, ScoreRecord
 
 N_BOOT = 1000
 LEVEL = 0.95

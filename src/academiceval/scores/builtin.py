@@ -14,7 +14,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from academiceval.models.cache import ResponseCache
-from academiceval.runs.models import RunRecord
 from academiceval.scores.bertscore import BertScorer
 from academiceval.scores.bertscore_baseline import STORE, baseline_from_pairs, rescale, unrelated_pairs
 from academiceval.scores.embed_cache import EmbeddingCache
@@ -32,6 +31,7 @@ from academiceval.scores.scorer import (
     config_hash,
     output_sha,
 )
+from academiceval.store.models import RunRecord
 
 QUESTION_FIELDS = ("question", "instruction")  # sample fields that make an item long-document QA for the judge
 ROUGE_TYPES = {"rouge-l": "rougeL", "rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-lsum": "rougeLsum"}
@@ -95,12 +95,15 @@ class BertScoreMetric(BatchScorer):
         scored = self.bert.score([it.output for it in items], [it.label or "" for it in items], idf_refs=idf_refs)
         out = []
         for it, s in zip(items, scored, strict=True):
-            values, details = s.values(), {
-                "cand_tokens": s.cand_tokens,
-                "ref_tokens": s.ref_tokens,
-                "cand_tokens_cut": s.cand_cut,
-                "ref_tokens_cut": s.ref_cut,
-            }
+            values, details = (
+                s.values(),
+                {
+                    "cand_tokens": s.cand_tokens,
+                    "ref_tokens": s.ref_tokens,
+                    "cand_tokens_cut": s.cand_cut,
+                    "ref_tokens_cut": s.ref_cut,
+                },
+            )
             if self.bert.baseline == STORE:  # the rescaled values beside the raw ones
                 base = self._store_baseline(job, it.rec.task, idf_refs)
                 details["baseline"] = base

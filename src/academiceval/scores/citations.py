@@ -37,9 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from academiceval.runs.models import RunRecord
 from academiceval.scores.registry import Metric, register
 from academiceval.scores.scorer import Needs, SampleScorer, Scored, ScoreItem
+from academiceval.store.models import RunRecord
 from academiceval.store.tasks import find_spec
 
 VERSION = "1"

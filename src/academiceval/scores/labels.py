@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from academiceval.errors import AcademicEvalError
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import Layout, LoadedRound, home_of_run, load_round, locate_round
-from academiceval.store.models import Sample
+from academiceval.store.models import RunRecord, RunSpec, Sample
 from academiceval.store.release import placeholder, read_withheld, release_id_of
 from academiceval.store.release_key import ReleaseKey, find_key, read_key
 

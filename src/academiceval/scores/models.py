@@ -6,17 +6,15 @@ run with several epochs, an `EpochSpread` per value); it is
 what `scores.aggregate.aggregate` returns, what `academiceval score` prints and what the report stores in
 `results.json`. Nothing downstream reads a summary as a dict.
 
-`ScoreRecord` is defined in `academiceval.store.models` (the artifacts layer reads and writes it); this module
-is the scores stage's name for it.
+`ScoreRecord` is defined in `academiceval.store.models` (the artifacts layer reads and writes it) and imported
+from there.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from academiceval.store.models import ScoreRecord
-
-__all__ = ["EpochSpread", "Estimate", "MetricSummary", "ScoreRecord"]
+__all__ = ["EpochSpread", "Estimate", "MetricSummary"]
 
 
 class Estimate(BaseModel):

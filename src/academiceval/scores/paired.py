@@ -33,9 +33,9 @@ import numpy as np
 from pydantic import BaseModel, computed_field
 
 from academiceval.scores.aggregate import LEVEL, derive_seed, latest, primary_value_key
-from academiceval.scores.models import Estimate, ScoreRecord
+from academiceval.scores.models import Estimate
 from academiceval.scores.windows import in_window
-from academiceval.store.models import MIN_N_FOR_INTERVAL
+from academiceval.store.models import MIN_N_FOR_INTERVAL, ScoreRecord
 
 PERMUTATIONS = 9999
 _ROWS_PER_CHUNK = 2048  # sign vectors multiplied at once (bounded memory for long runs)

@@ -33,13 +33,13 @@ from pydantic import Field
 from academiceval.errors import AcademicEvalError
 from academiceval.models.base import GenerationOptions
 from academiceval.rounds.prompts import byline
-from academiceval.runs.models import RunRecord
 from academiceval.scores.citations import extract_citations
 from academiceval.scores.judge import REPAIR, Judge
 from academiceval.scores.registry import Metric, MetricOptions, Needs, Options, register
 from academiceval.scores.scorer import AsyncScorer, Scored, ScoreItem
 from academiceval.scores.verdict import JudgeParseError, parse_final_object, quote
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import RunRecord
 from academiceval.store.tasks import find_spec
 
 VERSION = "1"

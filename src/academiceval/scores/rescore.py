@@ -17,12 +17,11 @@ from typing import Any
 
 from academiceval.models.registry import load_backend
 from academiceval.runs.lock import RunLock
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.scores import registry
 from academiceval.scores.aggregate import aggregate
 from academiceval.scores.config import ScoreConfig
 from academiceval.scores.labels import Rounds, RunLabels, ScoreError, run_labels
-from academiceval.scores.models import MetricSummary, ScoreRecord
+from academiceval.scores.models import MetricSummary
 from academiceval.scores.registry import MetricOptions, Scorer
 from academiceval.scores.scorer import RunJob, done_key, score_job
 from academiceval.store.artifacts import (
@@ -34,6 +33,7 @@ from academiceval.store.artifacts import (
     load_run,
     read_scores,
 )
+from academiceval.store.models import RunRecord, RunSpec, ScoreRecord
 
 Progress = Callable[[str, int, int], None]  # (description, done, total)
 

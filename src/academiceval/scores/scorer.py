@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from academiceval.runs.models import RunRecord, RunSpec
-from academiceval.scores.models import ScoreRecord
 from academiceval.store.hashing import sha256_hex, sha256_json
+from academiceval.store.models import RunRecord, RunSpec, ScoreRecord
 
 EMIT_EVERY = 200  # per-sample scorers: records written (and one progress tick) per this many samples
 

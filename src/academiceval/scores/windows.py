@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from academiceval.errors import ConfigError
 from academiceval.sources.dates import surely_after
-from academiceval.sources.models import DatePrecision
+from academiceval.store.paper_models import DatePrecision
 
 ENV = "ACADEMICEVAL_MODEL_INFO"
 

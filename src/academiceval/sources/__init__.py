@@ -10,8 +10,8 @@ from typing import Any
 
 from academiceval.sources.base import FeedPage, MetadataSource
 from academiceval.sources.errors import SourceError, SourceNotFoundError
-from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import NameResolver, author_key, display_name
+from academiceval.store.paper_models import Author, PaperMeta
 
 
 def open_source(source: str = "arxiv", api_url: str | None = None, **client_opts: Any) -> MetadataSource:

@@ -19,8 +19,8 @@ from defusedxml import DefusedXmlException
 from academiceval.sources.base import FeedPage
 from academiceval.sources.errors import AtomParseError, InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
+from academiceval.store.paper_models import PaperMeta
 
 ATOM = "http://www.w3.org/2005/Atom"
 ARXIV = "http://arxiv.org/schemas/atom"

@@ -13,7 +13,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta
 
 SortBy = Literal["relevance", "lastUpdatedDate", "submittedDate"]
 SortOrder = Literal["ascending", "descending"]

@@ -36,9 +36,9 @@ from academiceval.sources.errors import (
     UnknownIdError,
 )
 from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.pdf import is_complete_pdf, looks_like_pdf
 from academiceval.sources.query import id_batches
+from academiceval.store.paper_models import PaperMeta
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
 DEFAULT_PDF = "https://arxiv.org/pdf"

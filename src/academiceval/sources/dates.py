@@ -12,7 +12,7 @@ import calendar
 import re
 from datetime import date
 
-from academiceval.sources.models import DatePrecision
+from academiceval.store.paper_models import DatePrecision
 
 PRECISIONS: tuple[DatePrecision, ...] = ("day", "month", "year")
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m} | {
@@ -33,10 +33,6 @@ def date_range(d: date, precision: DatePrecision = "day") -> tuple[date, date]:
 def surely_after(d: date, precision: DatePrecision, cutoff: date) -> bool:
     """Every day the date can stand for lies strictly after `cutoff` (e.g. a model's knowledge cutoff)."""
     return date_range(d, precision)[0] > cutoff
-
-
-def surely_on_or_after(d: date, precision: DatePrecision, start: date) -> bool:
-    return date_range(d, precision)[0] >= start
 
 
 def surely_before(a: date, pa: DatePrecision, b: date, pb: DatePrecision = "day") -> bool:

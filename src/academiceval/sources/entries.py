@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from academiceval.sources.models import PaperMeta
+from academiceval.store.paper_models import PaperMeta
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,14 +33,6 @@ def parse_arxiv_id(raw: str) -> tuple[str, int | None]:
     return m.group("id"), int(v) if v else None
 
 
-def is_arxiv_id(raw: str) -> bool:
-    try:
-        parse_arxiv_id(raw)
-    except InvalidArxivIdError:
-        return False
-    return True
-
-
 def versionless(raw: str) -> str:
     return parse_arxiv_id(raw)[0]
 

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from academiceval.sources.coauthor_evidence import CoauthorEvidence
-from academiceval.sources.models import Author
 from academiceval.sources.names import author_key
+from academiceval.store.paper_models import Author
 
 PARTICLES = frozenset(
     {"de", "da", "di", "del", "della", "der", "den", "van", "von", "le", "la", "du", "dos", "das", "ter"}

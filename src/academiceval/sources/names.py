@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from academiceval.sources.models import Author, PaperMeta
+from academiceval.store.paper_models import Author, PaperMeta
 
 # ---- LaTeX → Unicode --------------------------------------------------------------------------------------------
 _ACCENTS = {
@@ -324,10 +324,6 @@ class NameResolver:
                 elif initials_compatible(b, a):
                     self._candidates[b].add(a)
         self._lists[paper_id].append(keys)
-
-    def observe_meta(self, metas: Iterable[PaperMeta]) -> None:
-        for m in metas:
-            self.observe(m.arxiv_id, m.authors)
 
     def merges(self) -> dict[str, str]:
         """initial form → full form, only where exactly one full form is supported by evidence."""

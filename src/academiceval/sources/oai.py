@@ -38,8 +38,8 @@ from academiceval.sources.errors import (
 )
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
+from academiceval.store.paper_models import PaperMeta
 
 ARXIV_OAI_URL = "https://export.arxiv.org/oai2"
 ARXIV_NS = "{http://arxiv.org/OAI/arXiv/}"

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from academiceval.sources.dates import from_parts, parse_iso_partial
 from academiceval.sources.ids import parse_arxiv_id
-from academiceval.sources.models import Author, DatePrecision, PaperMeta
 from academiceval.sources.names import display_name, make_author
 from academiceval.sources.publist_rows import (
     FIX_ROW,
@@ -32,6 +31,7 @@ from academiceval.sources.publist_rows import (
     json_items,
     read_list_text,
 )
+from academiceval.store.paper_models import Author, DatePrecision, PaperMeta
 
 logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from academiceval.sources.dates import from_parts, parse_iso_partial
 from academiceval.sources.mirror.records import RecordWarning, decode_bytes
-from academiceval.sources.models import DatePrecision
+from academiceval.store.paper_models import DatePrecision
 from academiceval.store.user_rows import not_text
 
 MAX_LIST_BYTES = 64 * 2**20  # a 10,000-entry CSL-JSON export with abstracts is ~20 MB

@@ -692,9 +692,6 @@ class RunData:
             extra.append("len-instr")
         return s.model + (f" [{', '.join(extra)}]" if extra else "")
 
-    def task_settings(self) -> list[tuple[str, str]]:
-        return sorted({(r.task, r.setting) for r in self.records.values()})
-
 
 def load_run(path: str | Path, *, scores: bool = True) -> RunData:
     """The one reader of a run directory (`run.json`, run records, `scores.jsonl`)."""

@@ -1,7 +1,7 @@
 """The boundary models every workspace artifact is made of: a round (manifest + samples), a run (spec + records)
 and its scores. They live at the bottom of the tree so that `store.artifacts`, the one reader and writer of these
-files, can type them; the stages re-export them under their own names (`rounds.models`, `runs.models`,
-`scores.models`).
+files, can type them. Every stage imports them from here (one import path per type; `scores.models` adds the
+summaries the scores stage makes).
 
 A sample stores its input *fields* (not only a rendered prompt) so that any backend can re-render it after
 truncation or retrieval; `prompt_sha256` is the hash of the default rendering.

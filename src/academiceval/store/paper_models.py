@@ -2,8 +2,8 @@
 paper turned into structure (`Paper` with its sections, references and in-text citations).
 
 They live at the bottom of the tree so that the workspace (`store.workspace`) can store and return them without
-importing the stages that produce them; `sources.models` and `papers.models` re-export them under the stages'
-own names. `PaperMeta.published` is the v1 submission date: every split, window and leakage check uses it.
+importing the stages that produce them; every stage imports them from here (one import path per type).
+`PaperMeta.published` is the v1 submission date: every split, window and leakage check uses it.
 Every later stage reads papers through `Paper`: tasks cut a section out of the body and use it as the label,
 the Related-Work task needs references and in-text citations, statistics count tokens per section.
 """

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from academiceval.sources.mirror.records import read_abs_text
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.namemerge import name_parts
 from academiceval.sources.names import author_key
+from academiceval.store.paper_models import PaperMeta
 
 LISTINGS = Path("metadata") / "arxiv_browse_astro-ph_listings"
 _UNSAFE = re.compile(r"[{}\\\"%@#,]| and ", re.I)

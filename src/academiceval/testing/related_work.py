@@ -18,11 +18,11 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from academiceval.rounds.models import CitedPaper, Sample
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.mirror.scalar_papers import is_scalar_paper_object, paper_object_to_records
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
 from academiceval.store.hashing import stable_int
+from academiceval.store.models import CitedPaper, Sample
 from academiceval.store.paper_models import NON_BODY_ROLES, SectionRole
 from academiceval.testing.sample_round import UNARXIVE, write_round
 

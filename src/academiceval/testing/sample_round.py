@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from academiceval import __version__
-from academiceval.rounds.models import ConfigInfo, Demo, RoundManifest, Sample, SplitWindows
 from academiceval.store.artifacts import write_manifest, write_round_config
 from academiceval.store.hashing import stable_int
+from academiceval.store.models import ConfigInfo, Demo, RoundManifest, Sample, SplitWindows
 from academiceval.store.tasks import task_spec
 
 UNARXIVE = Path("samples") / "unarXive_sample" / "arXiv_src_2212_086.jsonl"

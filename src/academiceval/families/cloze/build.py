@@ -46,11 +46,11 @@ from academiceval.families.cloze.stats import cloze_stats
 from academiceval.families.cloze.tokens import TokenCounter, get_counter
 from academiceval.models.choice_guessers import guess
 from academiceval.papers.links import link_all
-from academiceval.papers.models import Paper
-from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
 from academiceval.store.artifacts import check_name
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import RoundManifest, SplitWindows
+from academiceval.store.paper_models import Paper
 from academiceval.store.publisher import check_destination
 from academiceval.store.workspace import Workspace
 

@@ -21,8 +21,8 @@ from academiceval.families.cloze.models import TASK, ClozeItem
 from academiceval.families.cloze.prompt import template_files
 from academiceval.families.cloze.samples import item_to_sample, sample_to_item
 from academiceval.rounds.export import card_header
-from academiceval.rounds.models import ConfigInfo, RoundManifest
 from academiceval.store.artifacts import DATASET_CARD, SPLITS, TEMPLATES, LoadedRound, data_paths, write_manifest
+from academiceval.store.models import ConfigInfo, RoundManifest
 from academiceval.store.publisher import publishing
 
 EMPTY_HINT = "no question could be made: see the skip reasons per level (they are printed and kept in the manifest)"

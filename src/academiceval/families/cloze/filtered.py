@@ -49,7 +49,7 @@ from academiceval.models.choice_guessers import OptionView, anchor_context, show
 from academiceval.models.rag.retrievers import terms
 from academiceval.papers.clean import clean_text, vocabulary
 from academiceval.papers.links import normalise_title
-from academiceval.papers.models import Paper
+from academiceval.store.paper_models import Paper
 
 TITLE_AGREEMENT = 80.0  # rapidfuzz token_set_ratio of an entry's title and the linked paper's title, below: unused
 

@@ -31,8 +31,8 @@ from datetime import date
 
 from academiceval.families.cloze.classify import SCALAR_TYPES, JudgeClassifier, heuristic_type
 from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, ClozeOptions, TypeDecision
-from academiceval.papers.models import NON_BODY_ROLES, Paper, Section
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.paper_models import NON_BODY_ROLES, Paper, Section
 
 CountTokens = Callable[[Sequence[str]], list[int]]
 

@@ -28,12 +28,12 @@ from academiceval.families.cloze.classify import SCALAR_TYPES
 from academiceval.families.cloze.export import config_name, write_round
 from academiceval.families.cloze.models import MASK, ClozeCandidate, ClozeItem, TypeDecision
 from academiceval.families.cloze.stats import cloze_stats
-from academiceval.rounds.models import RoundManifest, SplitWindows
 from academiceval.rounds.publish import _created_at
 from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.store.artifacts import check_name
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import RoundManifest, SplitWindows
 from academiceval.store.publisher import check_destination
 from academiceval.store.user_rows import read_json_rows
 

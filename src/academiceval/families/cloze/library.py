@@ -16,7 +16,7 @@ from datetime import date
 from academiceval.families.cloze.generate import CandidateSource, heading_line
 from academiceval.papers.clean import clean_text, vocabulary
 from academiceval.papers.links import links_of
-from academiceval.papers.models import NON_BODY_ROLES, Paper
+from academiceval.store.paper_models import NON_BODY_ROLES, Paper
 from academiceval.store.workspace import Workspace
 
 

@@ -20,7 +20,7 @@ from academiceval.families.cloze.samples import sample_to_item
 from academiceval.families.cloze.tokens import TokenCounter
 from academiceval.rounds import choice
 from academiceval.rounds.choice import ChoiceItem, ChoiceOption, Fitted
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "citation_cloze.j2"

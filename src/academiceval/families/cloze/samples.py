@@ -14,7 +14,7 @@ from datetime import date
 
 from academiceval.families.cloze import SPEC
 from academiceval.families.cloze.models import TASK, ClozeItem
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 TEXT_FIELDS = SPEC.input_fields
 

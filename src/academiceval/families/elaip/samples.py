@@ -34,10 +34,9 @@ from academiceval.families.elaip.items import (
     render,
 )
 from academiceval.rounds.choice import ChoiceItem
-from academiceval.rounds.models import Sample
 from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
 from academiceval.store.hashing import sha256_hex
-from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
+from academiceval.store.models import ConfigInfo, RoundManifest, Sample, SplitWindows
 from academiceval.store.publisher import publishing
 
 UNDATED = date(1970, 1, 1)

@@ -22,8 +22,7 @@ from academiceval.families.leval.items import FAMILY, render
 from academiceval.families.leval.samples import sample_to_item
 from academiceval.models.registry import names_local_checkpoint
 from academiceval.runs.export import ExportItem, register_format
-from academiceval.runs.models import RunSpec
-from academiceval.store.models import Sample
+from academiceval.store.models import RunSpec, Sample
 
 
 def model_name(spec: RunSpec) -> str:

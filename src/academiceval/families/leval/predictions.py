@@ -41,7 +41,6 @@ from academiceval.families.leval.scoring import (
     score_rows,
     task_id,
 )
-from academiceval.runs.models import RunSpec
 from academiceval.store.artifacts import (
     MANIFEST,
     Layout,
@@ -57,7 +56,7 @@ from academiceval.store.artifacts import (
     write_run_spec,
 )
 from academiceval.store.hashing import sha256_hex
-from academiceval.store.models import ConfigInfo, RoundManifest, Sample, SplitWindows
+from academiceval.store.models import ConfigInfo, RoundManifest, RunSpec, Sample, SplitWindows
 
 FAMILY = "leval"
 BACKEND = "predictions"

@@ -31,10 +31,9 @@ from academiceval.families.leval.items import (
     render,
 )
 from academiceval.families.leval.samples import TEXT_FIELDS, item_to_sample, sample_to_item
-from academiceval.rounds.models import Sample
 from academiceval.store.artifacts import artifact_name, write_manifest, write_round_config
 from academiceval.store.artifacts import load_round as load_any_round
-from academiceval.store.models import ConfigInfo, RoundManifest, SplitWindows
+from academiceval.store.models import ConfigInfo, RoundManifest, Sample, SplitWindows
 from academiceval.store.publisher import publishing
 
 

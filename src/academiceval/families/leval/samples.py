@@ -20,8 +20,8 @@ from typing import Any
 from academiceval.errors import ConfigError
 from academiceval.families.leval import SPEC
 from academiceval.families.leval.items import FAMILY, TASKS, LEvalItem, render
-from academiceval.rounds.models import Sample
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 
 RELEASED = date(2023, 7, 20)  # L-Eval v1 on arXiv (2307.11088)
 TEXT_FIELDS = SPEC.input_fields

@@ -21,7 +21,6 @@ never displayed by L-Eval, and dependent on nltk's punkt model) is not reported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -297,13 +296,6 @@ def score_file(path: str | Path, *, task: str | None = None, protocol: Protocol 
     result = score_rows(rows, task or task_id(path), protocol)
     result.bad_lines = bad
     return result
-
-
-def score_files(
-    paths: Iterable[str], *, task: str | None = None, protocol: Protocol = "leval-compatible"
-) -> dict[str, LEvalResult]:
-    """Results keyed by each path exactly as given."""
-    return {str(p): score_file(p, task=task, protocol=protocol) for p in paths}
 
 
 def display_keys(result: LEvalResult) -> list[str]:

@@ -9,10 +9,10 @@ from typing import Any
 
 from academiceval.errors import ConfigError
 from academiceval.integrations.scoring import MetricScorer, clean_output, headline
-from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import render_prompt
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 

@@ -17,8 +17,8 @@ from typing import Any
 from academiceval import __version__
 from academiceval.errors import ConfigError
 from academiceval.integrations.inspect.core import clean_output
-from academiceval.runs.models import RunSpec
 from academiceval.store.artifacts import Layout, RecordWriter, new_record, safe_name, write_run_spec
+from academiceval.store.models import RunSpec
 from academiceval.store.workspace import resolve_home
 
 

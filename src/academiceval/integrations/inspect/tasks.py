@@ -29,8 +29,8 @@ from academiceval.integrations.inspect.core import (
     headline,
     select,
 )
-from academiceval.rounds.models import Sample
 from academiceval.rounds.tokens import count
+from academiceval.store.models import Sample
 
 _O200K = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
@@ -49,7 +49,6 @@ def offline_mockllm() -> None:
     if _tiktoken_cached():
         return
     from inspect_ai.model._providers.mockllm import MockLLM
-
 
     async def count_text_tokens(self: MockLLM, text: str) -> int:
         return max(1, count(text))

@@ -44,11 +44,11 @@ from academiceval.integrations.lmeval.folder import (
     lm_name,
     write_manifest,
 )
-from academiceval.rounds.models import Sample
 from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.scores import registry
 from academiceval.store.artifacts import Layout, LoadedRound, load_round
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 from academiceval.store.tasks import max_new_tokens
 from academiceval.store.workspace import resolve_home
 

@@ -23,8 +23,8 @@ import datasets
 from academiceval.errors import ConfigError
 from academiceval.integrations.lmeval.folder import read_manifest
 from academiceval.integrations.scoring import MetricScorer, answer_record, headline
-from academiceval.rounds.models import Sample
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import Sample
 
 BACKEND = "lm-eval"
 

@@ -29,10 +29,9 @@ from pydantic import ValidationError
 from academiceval import __version__
 from academiceval.errors import ConfigError
 from academiceval.integrations.scoring import answer_record
-from academiceval.rounds.models import Sample
-from academiceval.runs.models import RunRecord, RunSpec
 from academiceval.store.artifacts import Layout, RecordWriter, locate_round, safe_name, write_run_spec
 from academiceval.store.hashing import sha256_hex
+from academiceval.store.models import RunRecord, RunSpec, Sample
 from academiceval.store.secrets import scrub
 from academiceval.store.user_rows import read_json_rows
 from academiceval.store.workspace import resolve_home

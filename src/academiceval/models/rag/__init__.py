@@ -19,8 +19,8 @@ from academiceval.errors import ConfigError
 from academiceval.models.rag.chunking import Chunk, chunk_sample, sample_sources, split_tokens
 from academiceval.models.rag.retrievers import Retriever, get_retriever, terms, top_k
 from academiceval.models.tokenize import Tokenizer, load_tokenizer
-from academiceval.rounds.models import Sample
 from academiceval.rounds.prompts import retrieval_query
+from academiceval.store.models import Sample
 
 __all__ = [
     "Chunk",

@@ -13,7 +13,7 @@ from functools import lru_cache
 from academiceval.errors import ConfigError
 from academiceval.models.tokenize import Tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, content_field
-from academiceval.rounds.models import Sample
+from academiceval.store.models import Sample
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 
-from academiceval.papers.debris import mathml
 from academiceval.papers.debris.edits import Edit, sub
 
 TRAIL = re.compile(
@@ -167,10 +166,6 @@ def emphasis_edits(text: str) -> list[Edit]:
 def caption_split_edits(text: str) -> list[Edit]:
     """A caption glued to the sentence before it (left by a removed image) starts its own paragraph."""
     return [Edit(m.start(), m.start(), "\n\n") for m in CAPTION_GLUED.finditer(text)]
-
-
-def count_math(text: str) -> int:
-    return mathml.count(text)
 
 
 def count_links(text: str) -> int:

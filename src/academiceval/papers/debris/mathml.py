@@ -83,10 +83,6 @@ def skeleton_visible(s: str) -> str:
     return _skel_chars(s)
 
 
-def skeleton_annotation(s: str) -> str:
-    return _skel_chars(_OP.sub("", s))
-
-
 def _latex_cmd(m: re.Match[str]) -> str:
     name = m.group(1)
     if name is None:

@@ -44,7 +44,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from academiceval.papers.models import Paper
 from academiceval.sources.entries import PageEntry
 from academiceval.sources.errors import (
     InvalidArxivIdError,
@@ -71,8 +70,8 @@ from academiceval.sources.mirror.index import FormatStats
 from academiceval.sources.mirror.records import MirrorRecord, combine, standing
 from academiceval.sources.mirror.scan import FoundFile, find_files, read_file
 from academiceval.sources.mirror.stamped import STAMP_SOURCE, stamp_records
-from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import NameResolver
+from academiceval.store.paper_models import Author, Paper, PaperMeta
 
 Progress = Callable[[str, int, int], None]
 BATCH = 5000

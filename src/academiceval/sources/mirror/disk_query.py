@@ -23,9 +23,9 @@ from academiceval.sources.errors import InvalidArxivIdError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk_rows import unpack
 from academiceval.sources.mirror.index import _author_match, _text_matcher, text_tokens
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import key_tokens
 from academiceval.sources.query import BoolOp, DateRange, Node, Term, parse_query
+from academiceval.store.paper_models import PaperMeta
 
 if TYPE_CHECKING:
     from academiceval.sources.mirror.disk import DiskIndex

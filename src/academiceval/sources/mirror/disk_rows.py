@@ -17,13 +17,12 @@ from datetime import UTC, datetime
 import zstandard
 
 from academiceval.errors import AcademicEvalError
-from academiceval.papers.models import Paper
 from academiceval.sources.errors import RecordParseError
 from academiceval.sources.mirror.index import text_tokens
 from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record
 from academiceval.sources.mirror.unarxive import unarxive_to_paper
-from academiceval.sources.models import Author, PaperMeta
 from academiceval.sources.names import key_tokens, surname_of
+from academiceval.store.paper_models import Author, Paper, PaperMeta
 
 LINE_FORMATS: dict[str, Callable[..., MirrorRecord]] = {"kaggle": kaggle_to_record, "unarxive": unarxive_to_paper}
 SEP = "\x1f"

@@ -16,13 +16,12 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from academiceval.papers.models import Paper
 from academiceval.sources.atom import parse_feed
 from academiceval.sources.errors import AtomParseError, InvalidArxivIdError, RecordParseError, SourceError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.titles import is_all_caps, latex_title, same_words
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author, parse_authors
+from academiceval.store.paper_models import Paper, PaperMeta
 
 # Which record wins when two sources describe the same version of a paper (richer, more authoritative first).
 SOURCE_RANK = {

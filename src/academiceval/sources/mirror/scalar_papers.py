@@ -34,14 +34,13 @@ from academiceval.papers.bib_markdown import markdown_bibliography
 from academiceval.papers.bibliography import BibEntry, clean_title, find_doi
 from academiceval.papers.clean import clean_markup
 from academiceval.papers.debris.edits import OffsetMap
-from academiceval.papers.models import Citation, Paper, Reference, Section
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.records import REFERENCE_SOURCE, MirrorRecord
 from academiceval.sources.mirror.stamped import ApproximateDateNote, id_month
 from academiceval.sources.mirror.unarxive import heading_role
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
+from academiceval.store.paper_models import Citation, Paper, PaperMeta, Reference, Section
 
 # 2: the markdown bibliography read into fields, titles cleaned; 3: also ar5iv markup cleaned at reading (clean_markup)
 PARSER_VERSION = "scalar-paper-object/3"

@@ -13,8 +13,8 @@ from academiceval.sources.errors import InvalidArxivIdError, NotAPdfError, Unkno
 from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
 from academiceval.sources.mirror.disk import DiskIndex, open_index
 from academiceval.sources.mirror.index import MirrorIndex, Progress
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.pdf import is_complete_pdf
+from academiceval.store.paper_models import PaperMeta
 
 
 class MirrorSource:

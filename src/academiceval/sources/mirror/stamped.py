@@ -36,7 +36,7 @@ from academiceval.sources.errors import RecordParseError, SourceError
 from academiceval.sources.mirror.pdf_stamp import ArxivStamp, read_arxiv_stamp
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.mirror.titles import recase
-from academiceval.sources.models import DatePrecision, PaperMeta
+from academiceval.store.paper_models import DatePrecision, PaperMeta
 
 STAMP_SOURCE = "pdf-stamp"
 Describe = Callable[[Path], tuple[str, str]]

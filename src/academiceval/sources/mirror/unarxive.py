@@ -13,13 +13,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from academiceval.papers.models import Citation, Paper, Reference, Section, SectionRole
 from academiceval.papers.references import parse_reference as _parse_reference  # authors, year, title, arXiv id
 from academiceval.papers.roles import assign_roles, inherit_roles
 from academiceval.papers.roles import role_of as _classify_heading  # PDF-parsed and pre-parsed papers agree on roles
 from academiceval.sources.errors import InvalidArxivIdError, RecordParseError
 from academiceval.sources.ids import ARXIV_ID_RE, parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord, kaggle_to_record, read_json_lines
+from academiceval.store.paper_models import Citation, Paper, Reference, Section, SectionRole
 
 PARSER_VERSION = "unarxive-jsonl/3"  # 2: real section hierarchy, front matter out of the body; 3: venue, DOI
 _MARKER = re.compile(r"\{\{(cite|formula|figure|table|ref|footnote):([^}]*)\}\}")

@@ -12,11 +12,11 @@ from rapidfuzz import fuzz, process
 
 from academiceval.errors import AcademicEvalError
 from academiceval.papers.bibliography import BibEntry, norm_title
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.query import Node, and_, ti
 from academiceval.sources.resolve.cache import LookupCache
 from academiceval.sources.resolve.match import MIN_TITLE_CHARS, match
 from academiceval.sources.resolve.models import ResolvedWork
+from academiceval.store.paper_models import PaperMeta
 from academiceval.store.workspace import Workspace
 
 CANDIDATES = 8  # fuzzy title candidates scored per reference

@@ -7,8 +7,8 @@ from datetime import date
 from pydantic import BaseModel, Field
 
 from academiceval.papers.bibliography import clean_title
-from academiceval.sources.models import PaperMeta
 from academiceval.sources.names import make_author
+from academiceval.store.paper_models import PaperMeta
 
 # Methods, best evidence first. "id-*": the reference's arXiv id or DOI named the work; "title-*": fuzzy title
 # agreed (with first author and year as tie-breakers, see match.py). The suffix says where the work was found.

@@ -20,13 +20,13 @@ from collections import Counter
 from collections.abc import Sequence
 
 from academiceval.papers.bibliography import BibEntry, norm_title
-from academiceval.papers.models import Reference
 from academiceval.sources.openalex import OpenAlexClient
 from academiceval.sources.resolve.cache import LookupCache, record_resolutions
 from academiceval.sources.resolve.local import MirrorLayer, StoreIndex
 from academiceval.sources.resolve.match import MIN_TITLE_CHARS
 from academiceval.sources.resolve.models import Resolution, ResolvedWork
 from academiceval.sources.resolve.online import ArxivLayer, OpenAlexLayer
+from academiceval.store.paper_models import Reference
 from academiceval.store.workspace import Workspace
 
 
