@@ -65,8 +65,13 @@ def stage_key(
     sha = sha256_file(staging / MANIFEST)
     path = Layout.of(home).release_key(round.name, sha)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(".*.key.jsonl"):  # staged by a release that was killed before it was in place
-        stale.unlink(missing_ok=True)
+    for stale in path.parent.glob(".*.key.jsonl"):  # staged by a killed release: kept only if that release exists
+        try:
+            published = (Path(read_key(stale).header.release_dir) / MANIFEST).is_file()
+        except ArtifactError:  # torn: killed while it was written, before its release could be published
+            published = False
+        if not published:
+            stale.unlink(missing_ok=True)
     tmp = path.with_name("." + path.name)
     header = ReleaseKeyHeader(
         round=round.name,
@@ -105,4 +110,9 @@ def find_key(home: str | Path | None, round_name: str, release_manifest_sha256: 
     if home is None or not release_manifest_sha256:
         return None
     path = Layout.of(home).release_key(round_name, release_manifest_sha256)
+    staged = path.with_name("." + path.name)
+    if not path.is_file() and staged.is_file():
+        # the release was renamed into place and the run killed before its key was: the staged key was written
+        # and fsynced before the release was published, and its name is this release's manifest hash: adopt it
+        staged.rename(path)
     return read_key(path) if path.is_file() else None

@@ -205,6 +205,7 @@ def import_state(folder: Path) -> object:
 _VOLATILE = (
     "released_at",
     "release_manifest_sha256",  # a release key's header: the manifest's hash holds its time
+    "release_dir",  # a release key's header: where this trial's release went (a different folder per trial)
     "created_at",
     "seconds",
     "generated_at",
