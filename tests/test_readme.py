@@ -28,6 +28,52 @@ def blocks(lang: tuple[str, ...]) -> list[str]:
     return [body for kind, body in BLOCK.findall(README.read_text(encoding="utf-8")) if kind in lang]
 
 
+def console_outputs() -> dict[str, list[str]]:
+    """The output lines the README prints under each `$ academiceval ...` line of its console blocks (README
+    annotations left out: a trailing `  # ...` comment, a parenthesised note, an elision mark `…`)."""
+    out: dict[str, list[str]] = {}
+    for body in blocks(("console",)):
+        current: list[str] | None = None
+        note = False
+        for line in re.sub(r"\\\n\s*", " ", body).splitlines():
+            if line.startswith("$ "):
+                current = out.setdefault(line[2:].split("  #")[0].strip(), [])
+                continue
+            text = line.split("   #")[0].rstrip()
+            if note or text.lstrip().startswith("("):
+                note = not text.endswith(")")
+                continue
+            if current is not None and text.strip() and text.strip() != "…":
+                current.append(text)
+    return out
+
+
+BORDER = re.compile(r"^[\s┏┓┗┛┡┩└┘━─┳┻╇┴┼┬+|=-]*$")  # a table's rule lines: no content
+
+
+def shape(line: str) -> str:
+    """What may not drift in a printed line: its words and layout, not its values (numbers, dates and an empty
+    value's dash become #; table rules and padding one `|` / one space)."""
+    line = re.sub(r"[┃│]", "|", line.replace("…", ""))
+    line = re.sub(r"\d[\d,.]*|—", "#", line)
+    return re.sub(r"\s+", " ", line.replace("|", " | ")).strip()
+
+
+def printed_shapes(lines: list[str]) -> list[str]:
+    """Shapes of the README lines to compare: every line except a table's data rows and rules (a table's first
+    row, its header, is compared; its data rows name configs of the README's round, not of the small test
+    round)."""
+    out, in_table = [], False
+    for ln in lines:
+        if BORDER.match(ln):
+            continue
+        is_row = shape(ln).startswith("|")
+        if not (is_row and in_table):
+            out.append(shape(ln))
+        in_table = is_row
+    return out
+
+
 def commands() -> list[str]:
     """`academiceval ...` lines of the shell blocks (continuations joined, prompts and comments dropped)."""
     out = []
@@ -94,7 +140,7 @@ def test_cheap_commands_run_after_the_demo_round(checkout: Path, corpus: Path) -
         splits = ["train"] * (len(rows) - 4) + ["val"] * 2 + ["test"] * 2
         by_config[config] = [r.model_copy(update={"split": sp}) for r, sp in zip(rows, splits, strict=True)]
     write_round(Layout.of(checkout / "academiceval-data").round_dir("demo"), "demo", by_config)
-    ran = []
+    ran, shown = [], set()
     for line in commands():
         args = shlex.split(line)[1:]
         if args[0] not in CHEAP or any(c in line for c in (*COSTLY_OPTIONS, *NEEDS_LM_EVAL)) or "--force" in args:
@@ -102,7 +148,13 @@ def test_cheap_commands_run_after_the_demo_round(checkout: Path, corpus: Path) -
         if not any(a == "demo" or a.startswith(("demo-", "academiceval-data/runs/demo/")) for a in args[1:]):
             continue  # a session that builds its own round first (e.g. the lab list): parsed above, not run here
         expanded = [m for a in args for m in (sorted(glob.glob(a)) if "*" in a else [a])]
-        res = CliRunner().invoke(app, expanded)
+        res = CliRunner().invoke(app, expanded, env={"COLUMNS": "200"})
         assert res.exit_code == 0, f"{line}\n{res.output}"
         ran.append(args[0])
+        # the README's printed output of this command has the shape a real run prints (issue 28, item 6)
+        real = {shape(ln) for ln in res.output.splitlines()}
+        stale = [s for s in printed_shapes(console_outputs().get(line, [])) if s not in real]
+        assert not stale, f"README output of `{line}` is stale:\n" + "\n".join(stale) + f"\n---\n{res.output}"
+        shown.update({line} if console_outputs().get(line) else set())
     assert {"run", "stats", "report", "release", "export"} <= set(ran), ran
+    assert shown, "no README console output was compared with a real run"
