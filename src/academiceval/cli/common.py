@@ -19,7 +19,7 @@ class _WholeLinesConsole(Console):
     """A console that never crops a line at the terminal's width: a table wider than 80 columns (see `FitTable`)
     is printed whole and the terminal wraps it, rather than losing its right-hand columns (issue 28 item 7)."""
 
-    def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+    def print(self, *objects, **kwargs) -> None:
         kwargs.setdefault("crop", False)
         super().print(*objects, **kwargs)
 
@@ -46,7 +46,7 @@ class FitTable(Table):
     minimums and grow toward each column's natural width while the console has room; when even the minimums do
     not fit, the table is drawn at its minimum width and printed whole (`_WholeLinesConsole`), never squeezed."""
 
-    def _calculate_column_widths(self, console, options):  # type: ignore[no-untyped-def]
+    def _calculate_column_widths(self, console, options):
         natural = [self._measure_column(console, options.update_width(10_000), c).maximum for c in self.columns]
         floor, whole, data, numeric = [], [], [], []
         for i, col in enumerate(self.columns):
@@ -82,10 +82,10 @@ class FitTable(Table):
                 room -= e
         return widths
 
-    def _floor(self, console, options) -> int:  # type: ignore[no-untyped-def]
+    def _floor(self, console, options) -> int:
         return sum(self._calculate_column_widths(console, options.update_width(1))) + self._extra_width
 
-    def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
+    def __rich_console__(self, console, options):
         if self._floor(console, options) > options.max_width:
             # too narrow: no outer frame or edge padding before anything wraps further
             self.pad_edge, self.show_edge = False, False

@@ -77,7 +77,7 @@ def demo(
             tid = tasks.get(stage)
             if tid is None:
                 tid = tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:40]}".strip())  # type: ignore[arg-type]
+            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:40]}".strip())
 
         def on_stage(st: StageReport) -> None:
             bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], st.rows))

@@ -69,7 +69,7 @@ def ingest(
         try:
             report = ingest_paths(
                 ws, files, workers=workers, progress=advance, max_pages=max_pages,
-                executor=executor, ray_address=address,  # type: ignore[arg-type]
+                executor=executor, ray_address=address,
             )  # fmt: skip
         except ConfigError as e:
             raise fail(e) from e

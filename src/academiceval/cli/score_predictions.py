@@ -77,7 +77,7 @@ def score_predictions(
                 imported = import_prediction_file(name, ws, task=task)
                 if imported.run_dir is not None and task_known(imported.task):  # the per-answer records
                     score_runs([imported.run_dir], config, home=ws)
-                result = leval_file_summary(imported, protocol)  # type: ignore[arg-type]
+                result = leval_file_summary(imported, protocol)
             except (OSError, ValueError) as e:
                 out[name] = {"error": f"{type(e).__name__}: {e}", "protocol": protocol}
                 failed += 1
@@ -232,7 +232,7 @@ def judge_predictions(
 
 
 def _pct(v: object) -> str:
-    return "-" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
+    return "-" if v is None else f"{100 * float(v):.2f}"
 
 
 def _row(name: str, r: dict) -> tuple:

@@ -52,7 +52,7 @@ class Generated:
 
     @property
     def outcome(self) -> Outcome:
-        return self.completion if self.completion is not None else self.error  # type: ignore[return-value]
+        return self.completion if self.completion is not None else self.error
 
     @property
     def cached(self) -> bool:
@@ -61,7 +61,7 @@ class Generated:
     def unwrap(self) -> Completion:
         """The completion, or raise the call's final error."""
         if self.completion is None:
-            raise self.error  # type: ignore[misc]
+            raise self.error
         return self.completion
 
 

@@ -206,7 +206,7 @@ class HFBackend:
         if single:
             assert isinstance(results[0], Completion)
             return results[0]
-        return results  # type: ignore[return-value]
+        return results
 
     def _run(self, texts: list[str], options: GenerationOptions, max_new: int, torch: Any) -> list[Completion]:
         tok = self.hf_tokenizer

@@ -163,7 +163,7 @@ async def generate_with_retry(
     await asyncio.sleep(first_wait)
 
     def before_sleep(st: RetryCallState) -> None:
-        budget.spend(st.next_action.sleep if st.next_action else 0.0, st.outcome.exception())  # type: ignore[union-attr]
+        budget.spend(st.next_action.sleep if st.next_action else 0.0, st.outcome.exception())
         stats.retries += 1
 
     retrying = AsyncRetrying(

@@ -352,7 +352,7 @@ def _wrap_object(obj: Any) -> Tokenizer:
     try:
         from tokenizers import Tokenizer as RawTokenizer
     except ImportError:  # pragma: no cover
-        RawTokenizer = ()  # type: ignore[assignment]
+        RawTokenizer = ()
     if isinstance(obj, RawTokenizer):
         return from_tokenizers(obj, "tokenizers")
     if hasattr(obj, "decode_with_offsets") and hasattr(obj, "n_vocab"):

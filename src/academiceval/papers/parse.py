@@ -153,7 +153,7 @@ def _build(layout, path: Path, paper_id: str) -> Paper:
         )
     abstract = find_abstract(layout, title_end, headings[0].line)
     sections: list[Section] = []
-    bodies: dict[int, list] = {}  # id(section) -> its body lines (for superscript citations)  # type: ignore[type-arg]
+    bodies: dict[int, list] = {}  # id(section) -> its body lines (for superscript citations)
     ref_lines = []
     ref_section = -1
     for k, h in enumerate(headings):

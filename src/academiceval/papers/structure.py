@@ -207,7 +207,7 @@ def find_headings(layout: Layout) -> list[Heading]:
             h
             for h in accepted
             if h.kind != "none"
-            or (role_of(h.text) is not None and role_of(h.text).value not in weak)  # type: ignore[union-attr]
+            or (role_of(h.text) is not None and role_of(h.text).value not in weak)
             or (refs_line >= 0 and h.line > refs_line)
         ]
         top = {st for st, lvl in styles_by_level.items() if lvl == 1}

@@ -34,6 +34,8 @@ from academiceval.store.artifacts import RunData
 from academiceval.store.models import MIN_N_FOR_INTERVAL
 
 PROBE = "title-only"
+
+
 def bootstrap_gap(
     a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = N_BOOT, level: float = LEVEL
 ) -> Estimate:

@@ -77,7 +77,7 @@ def _fetch_and_ingest(ws: Workspace, source: object, arxiv_id: str):  # -> Paper
     from academiceval.papers.ingest import ingest_file  # PyMuPDF: imported only when a PDF is fetched
 
     try:
-        path = source.fetch_pdf(arxiv_id, ws.pdf_dir)  # type: ignore[attr-defined]
+        path = source.fetch_pdf(arxiv_id, ws.pdf_dir)
     except AcademicEvalError as exc:
         return f"PDF fetch failed ({exc.code})"
     try:
@@ -165,7 +165,7 @@ def build_round(
                 continue
             paper = got
         paper, prep_notes = prepare_paper(paper)
-        validity["prepared"].update(prep_notes)  # type: ignore[attr-defined]
+        validity["prepared"].update(prep_notes)
         if cites:
             has = paper.has_role(SectionRole.related_work)
             ledger.paper(aid, has_section=has, cited=len(cit.cited_in_related_work(paper)) if has else 0)
@@ -232,10 +232,10 @@ def build_round(
         None if (val_from is not None or test_from is not None) else cfg.fractions,
         [precision_of.get(d, "day") for d in dates],
     )
-    for warning in validity["splits"]["warnings"]:  # type: ignore[index]
+    for warning in validity["splits"]["warnings"]:
         note("splits", f"warning: {warning}")
     for aid in list(entries):
-        sp = assign(entries[aid].published, windows, entries[aid].date_precision)  # type: ignore[arg-type]
+        sp = assign(entries[aid].published, windows, entries[aid].date_precision)
         if sp is None:
             imprecise = entries[aid].date_precision != "day" and assign(entries[aid].published, windows) is not None
             why = "date (known to the year/month) straddles a window start" if imprecise else "after the test window"
@@ -406,7 +406,7 @@ def build_round(
                 "papers_catalogued": len(entries),
                 "validity": {
                     **validity,
-                    "prepared": dict(sorted(validity["prepared"].items())),  # type: ignore[attr-defined]
+                    "prepared": dict(sorted(validity["prepared"].items())),
                     "min_resolved_fraction": min_resolved_fraction,
                     "citation_resolution": {
                         k[len("sample:") :]: v for k, v in sorted(cite_stats.items()) if k.startswith("sample:")
@@ -430,7 +430,7 @@ def build_round(
     return manifest
 
 
-def citation_tokens(corpus, task: str, templates_dir) -> int:  # type: ignore[no-untyped-def]
+def citation_tokens(corpus, task: str, templates_dir) -> int:
     """WordPiece tokens of the rendered citation block (titles, bylines, abstracts or their "no abstract" note):
     what the list adds to the skeleton (`rounds.prompts.skeleton` renders none)."""
     if not corpus:
@@ -442,9 +442,7 @@ def citation_tokens(corpus, task: str, templates_dir) -> int:  # type: ignore[no
     return count_tokens([render_parts(probe, templates_dir=templates_dir)["citations"]])[0]
 
 
-def _citation_corpus(  # type: ignore[no-untyped-def]
-    ws, resolver, target: Entry, cfg: BuildConfig, stats: Counter, ledger: RelatedWorkLedger
-):
+def _citation_corpus(ws, resolver, target: Entry, cfg: BuildConfig, stats: Counter, ledger: RelatedWorkLedger):
     """The citation list of one Related Work target, or why it has none. Every work the related-work section cites
     is listed — resolved with its record, unresolved with its reference's title, authors and year
     (`CitationResolver.listed`); the resolved-fraction rule counts the works shown with an abstract; the list is
@@ -466,7 +464,7 @@ def _citation_corpus(  # type: ignore[no-untyped-def]
     stats["listed: with abstract"] += st.with_abstract
     stats["listed: title only"] += st.title_only
     stats["not shown: no title"] += st.not_shown
-    stats[f"sample:{target.arxiv_id}"] = [sum(1 for c in got.items if c.resolved), st.cited]  # type: ignore[assignment]
+    stats[f"sample:{target.arxiv_id}"] = [sum(1 for c in got.items if c.resolved), st.cited]
     n_pad = max(cfg.distractors, cfg.citation_list_size - st.listed) if st.listed else 0
     ledger.corpus(target.arxiv_id, st, distractors=n_pad, paragraphs=paragraph_support(raw, roles, got.by_ref))
     if st.listed < cfg.min_citations:

@@ -136,7 +136,7 @@ class BuildConfig(StrictConfig):
     def _ladder(cls, v: object) -> object:
         from academiceval.rounds.ladder import parse_ladder
 
-        return parse_ladder(v)  # type: ignore[arg-type]
+        return parse_ladder(v)
 
     @field_validator("fractions")
     @classmethod

@@ -80,7 +80,7 @@ def candidates(selector: DemoSelector, target: Entry, seed: int) -> list[tuple[E
     rnd = [e for e in selector.random_pool(target) if e.arxiv_id not in co_ids]
     rng.shuffle(rnd)
     out = [(c, "coauthor") for c in co] + [(r, "random") for r in rnd]
-    selector._ladder_memo = (key, out)  # type: ignore[attr-defined]
+    selector._ladder_memo = (key, out)
     return out
 
 

@@ -185,9 +185,9 @@ def render_parts(
     fields = {**sample.fields, **(fields_override or {})}
     demos = sample.demos if demos_override is None else demos_override
     return {
-        "demos": str(mod.demo_block([_demo_vars(d) for d in demos], task_spec(sample.task).output_name)),  # type: ignore[attr-defined]
-        "citations": str(mod.citation_block([_cite_vars(c) for c in sample.citations])),  # type: ignore[attr-defined]
-        "body": str(mod.body_block(fields.get("body", ""))),  # type: ignore[attr-defined]
+        "demos": str(mod.demo_block([_demo_vars(d) for d in demos], task_spec(sample.task).output_name)),
+        "citations": str(mod.citation_block([_cite_vars(c) for c in sample.citations])),
+        "body": str(mod.body_block(fields.get("body", ""))),
     }
 
 

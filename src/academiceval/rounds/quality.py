@@ -72,7 +72,7 @@ class QualityGate:
                 changes[key] = raw.lower() in ("1", "true", "yes", "on") if isinstance(cur, bool) else type(cur)(raw)
             except ValueError:
                 raise ConfigError(f"gate {key}={raw}: not a {type(cur).__name__}") from None
-        return dataclasses.replace(self, label_words=words, **changes)  # type: ignore[arg-type]
+        return dataclasses.replace(self, label_words=words, **changes)
 
 
 _FIELDS = {f.name for f in dataclasses.fields(QualityGate)} | {"label_words.<task>"}

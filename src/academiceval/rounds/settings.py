@@ -114,7 +114,7 @@ class Entry:
     def demo_texts(self) -> tuple[DemoText, ...]:
         if self.texts:
             return self.texts
-        when = TextDate(None, self.published, self.date_precision)  # type: ignore[arg-type]
+        when = TextDate(None, self.published, self.date_precision)
         return (DemoText(self.paper_id, when, self.cost),)
 
 
@@ -161,7 +161,7 @@ class DemoSelector:
             cand.published,
             cand.date_precision,
             target.published,
-            target.date_precision,  # type: ignore[arg-type]
+            target.date_precision,
         ):
             return False
         if cand.split != "train" and not (target.split == "test" and cand.split == "val"):
@@ -179,7 +179,7 @@ class DemoSelector:
         """The text `cand` demonstrates `target` with: its newest text dated no later than the target
         (rounds.versions), or None."""
         for t in cand.demo_texts():
-            if self.task in t.cost and t.date.not_after(target.published, target.date_precision):  # type: ignore[arg-type]
+            if self.task in t.cost and t.date.not_after(target.published, target.date_precision):
                 return t
         return None
 

@@ -51,7 +51,7 @@ def _cuts(ds: list[date], f: tuple[float, float, float]) -> tuple[int, int]:
             no_test = int(f[2] > 0 and t == n)  # the evaluated split first: one date only → everything is test
             key = (no_test, empty, round(sum(dev), 9), round(max(dev, default=0.0), 9), -t, -v)
             if best is None or key < best[0]:
-                best = (key, v, t)  # type: ignore[assignment]
+                best = (key, v, t)
     assert best is not None
     return best[1], best[2]
 
@@ -92,7 +92,7 @@ def split_report(
     n = sum(counts.values())
     delivered = {k: round(v / n, 4) if n else 0.0 for k, v in counts.items()}
     out: dict[str, object] = {"papers": counts, "delivered": delivered, "warnings": []}
-    warnings: list[str] = out["warnings"]  # type: ignore[assignment]
+    warnings: list[str] = out["warnings"]
     if fractions is not None:
         asked = dict(zip(("train", "val", "test"), map(float, fractions), strict=True))
         out["asked"] = asked

@@ -74,7 +74,7 @@ class DemoText:
     cost: dict[str, int] = field(default_factory=dict)  # task -> tokens of its demo (inputs + label)
 
 
-def earlier_texts(ws, meta, paper, tasks, gate, token_cache) -> list[DemoText]:  # type: ignore[no-untyped-def]
+def earlier_texts(ws, meta, paper, tasks, gate, token_cache) -> list[DemoText]:
     """Other texts of the paper from an earlier, known version than `paper` (newest first), as demonstrations
     for targets older than the primary text (rounds.versions); each passes the quality gate like any paper."""
     if not paper.version or paper.version <= 1:

@@ -37,7 +37,7 @@ from academiceval.store.secrets import private_file, scrub, scrub_argv
 try:
     import fcntl
 except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None
 
 LOCK_NAME = "run.lock"
 log = logging.getLogger(__name__)

@@ -198,7 +198,7 @@ class PromptPreparer:
             rag=self.rag,
             probe=self.probe,
             length_instruction=self.length_instruction,
-            on_overflow=self.on_overflow,  # type: ignore[arg-type]
+            on_overflow=self.on_overflow,
             model=self.model,
         )
         if suffix:

@@ -253,7 +253,7 @@ async def run_round_async(
     try:
         caps = backend.capabilities
         if caps.validate:
-            await backend.validate()  # type: ignore[attr-defined]
+            await backend.validate()
         if context_length is None and caps.context_length:
             # a local model knows its window (max_position_embeddings): truncate to it rather than overflow
             context_length = int(caps.context_length)
@@ -357,7 +357,7 @@ async def run_round_async(
             summary.requests, summary.retries = run.stats.attempts, run.stats.retries
             summary.rate_limited, summary.final_limit = run.stats.rate_limited, limiter.limit
             if pool:
-                summary.endpoints = backend.stats()  # type: ignore[attr-defined]
+                summary.endpoints = backend.stats()
         return summary
     finally:
         if lock is not None:

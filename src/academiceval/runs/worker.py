@@ -357,7 +357,7 @@ class SampleWorker:
             latency=got.latency_s,
             attempts=got.attempts,
             epoch=epoch,
-            endpoint=got.completion.raw.get("endpoint") if answered else None,  # type: ignore[union-attr]
+            endpoint=got.completion.raw.get("endpoint") if answered else None,
         )
         # a committed cache row survives a kill, so its record may be flushed lazily; an answer this run wrote and
         # has not committed yet (see ResponseCache), a shared one and a fresh one are flushed at once

@@ -50,7 +50,7 @@ class AccuracyMetric(SampleScorer):
             rec.output,
             (item.label or "").strip(),
             n_choices=n_choices_of(sample),
-            parser=self.parser,  # type: ignore[arg-type]
+            parser=self.parser,
         )
         values = {"accuracy": sc.value, "unparsed": 0.0 if sc.parsed else 1.0}
         qtype = ((getattr(sample, "fields", None) or {}).get("question_type") or "").strip()

@@ -68,7 +68,7 @@ def parse_bracket_verdict(text: str) -> dict[str, Verdict]:
     """L-Eval's verdict rule: "[[A]]" in the reply → A, else "[[B]]" → B, else "[[C]]" → tie."""
     for token, verdict in _TOKENS:
         if token in (text or ""):
-            return {"overall": verdict}  # type: ignore[dict-item]
+            return {"overall": verdict}
     raise JudgeParseError(f"no [[A]], [[B]] or [[C]] in the judge's answer: {(text or '')[-200:]!r}")
 
 

@@ -83,7 +83,7 @@ def _norm_value(value: Any) -> Verdict | None:
                 return _norm_value(value[k])
         return None
     v = re.sub(r"[\s\-]+", "_", str(value).strip().strip(".").lower())
-    return _VALUE_ALIASES.get(v)  # type: ignore[return-value]
+    return _VALUE_ALIASES.get(v)
 
 
 def _objects(text: str) -> list[str]:

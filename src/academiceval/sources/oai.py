@@ -129,7 +129,7 @@ class _Scythe(Scythe):
         return out
 
     def _get_retry_after(self, http_response: httpx2.Response) -> float:
-        wait = _retry_after(http_response.headers)  # type: ignore[arg-type]
+        wait = _retry_after(http_response.headers)
         wait = self.default_retry_after if wait is None else min(wait, self._h.max_retry_after)
         self._h.pacer.push_back(wait)
         return wait

@@ -311,7 +311,7 @@ def read_csl_json(path: str | Path) -> PubList:
     seen: dict[str, int] = {}
     for raw, item, problem in csl_rows(raw_items, src):
         if item is None:
-            issues.append(problem)  # type: ignore[arg-type]
+            issues.append(problem)
             continue
         key = str(item.id if item.id is not None and str(item.id).strip() else item.citation_key or f"item{raw.index}")
         key = key.strip()

@@ -358,7 +358,7 @@ def import_publist(
         e = keyed[key]
         stored = parse and not isinstance(parsed.get(p), Exception)
         if stored:
-            ws.put_paper(parsed[p].model_copy(update={"arxiv_id": e.paper_id}), str(p))  # type: ignore[attr-defined]
+            ws.put_paper(parsed[p].model_copy(update={"arxiv_id": e.paper_id}), str(p))
         report.attached.append(Attached(key, e.paper_id, str(p), how, ts, stored=stored))
     attached = {a.key for a in report.attached if a.stored}
     report.metadata_only = sorted(e.key for e in entries if e.key not in attached)

@@ -258,7 +258,7 @@ class _Parser:
             self.i += 1
             return node
         if t[0] == "node":
-            return t[1]  # type: ignore[return-value]
+            return t[1]
         raise self.fail(f"unexpected {t[1] or t[0]!r}")
 
 

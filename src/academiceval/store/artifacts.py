@@ -744,7 +744,7 @@ def new_record(**values: Any) -> RunRecord:
     builds thousands of records a second, and `model_construct` walks every field's metadata each time."""
     data = _TEMPLATE.copy()
     for name, factory in _FACTORIES.items():
-        data[name] = factory()  # type: ignore[call-arg]
+        data[name] = factory()
     data.update(values)
     for name in _REQUIRED.difference(values):
         del data[name]

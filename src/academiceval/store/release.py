@@ -335,11 +335,11 @@ def placeholder(item: WithheldItem, round_name: str) -> Sample:
         task=item.task,
         setting=item.setting,
         setting_name=item.config,
-        split=item.split,  # type: ignore[arg-type]
+        split=item.split,
         arxiv_id=item.arxiv_id,
         paper_id="",
         published=item.published,
-        date_precision=item.date_precision,  # type: ignore[arg-type]
+        date_precision=item.date_precision,
         fields={},
         label="",
         prompt_sha256=item.prompt_sha256,

@@ -307,7 +307,7 @@ def start_in_thread(config: FakeServerConfig | None = None, *, port: int = 0) ->
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
             await site.start()
-            sock = site._server.sockets[0]  # type: ignore[union-attr]
+            sock = site._server.sockets[0]
             box["port"] = sock.getsockname()[1]
             box["loop"], box["stop"] = loop, stop
             ready.set()

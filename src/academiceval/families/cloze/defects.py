@@ -209,6 +209,6 @@ def defect_rows(table: dict[str, dict[str, object]], kinds: Sequence[str] = KIND
     """One line per level: items and each defect kind's count."""
     lines = [f"{'level':8s}{'items':>7s}" + "".join(f"{k:>28s}" for k in kinds)]
     for lv, row in table.items():
-        d = row["defects"]  # type: ignore[index]
-        lines.append(f"{lv:8s}{row['items']:>7}" + "".join(f"{d.get(k, 0):>28}" for k in kinds))  # type: ignore[union-attr]
+        d = row["defects"]
+        lines.append(f"{lv:8s}{row['items']:>7}" + "".join(f"{d.get(k, 0):>28}" for k in kinds))
     return lines

@@ -223,7 +223,7 @@ def generate_filtered(
             for pr in res.values():
                 pr.skips[reason] += 1
         else:
-            individual.setdefault(s.ref_index, []).append(s)  # type: ignore[arg-type]
+            individual.setdefault(s.ref_index, []).append(s)
     decisions = {}
     for occ in individual.values():
         for s in occ:

@@ -156,7 +156,7 @@ async def generate_and_filter(
     ask_options = GenerationOptions(temperature=0.1, max_tokens=32, seed=0)
 
     prompt = render_generator_prompt(paper_id, paper_text, n)
-    raw = text_of(await generator.generate(prompt, GenerationOptions(temperature=0.0, max_tokens=4096)))  # type: ignore[attr-defined]
+    raw = text_of(await generator.generate(prompt, GenerationOptions(temperature=0.0, max_tokens=4096)))
     identity = getattr(generator, "identity", None) or getattr(generator, "cache_identity", dict)()
     provenance = {
         "source": SOURCE,
@@ -182,7 +182,7 @@ async def generate_and_filter(
         context, _ = context_of(item)
         for name, ref in references.items():
             try:
-                response, error = text_of(await ref.generate(render(item, context), ask_options)), None  # type: ignore[attr-defined]
+                response, error = text_of(await ref.generate(render(item, context), ask_options)), None
             except Exception as e:  # recorded; a reference that failed has not answered (below)
                 response, error = "", f"{type(e).__name__}: {e}"
             s = score_answer(item, response)

@@ -57,7 +57,7 @@ class LEvalMetric(SampleScorer):
             leval_item.evaluation,
             leval_item.label,
             answer,
-            self.protocol,  # type: ignore[arg-type]
+            self.protocol,
             rouge=self.rouge,
         )
         error = None if values else f"not scored: {details.get('not_scored')}"

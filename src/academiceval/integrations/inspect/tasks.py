@@ -53,7 +53,7 @@ def offline_mockllm() -> None:
     async def count_text_tokens(self: MockLLM, text: str) -> int:
         return max(1, count(text))
 
-    MockLLM.count_text_tokens = count_text_tokens  # type: ignore[method-assign]
+    MockLLM.count_text_tokens = count_text_tokens
 
 
 def metric_scorer(metric: str, samples: dict[str, Sample]) -> Scorer:

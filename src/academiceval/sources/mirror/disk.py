@@ -606,7 +606,7 @@ class DiskIndex:
         if self._has_papers():
             prow = self.conn().execute("SELECT json FROM paper WHERE rid=?", (rid,)).fetchone()
             paper = Paper.model_validate_json(unpack(prow[0])) if prow else None
-        return MirrorRecord(meta, dt_of(pub), dt_of(upd), path=path, fmt=fmt, paper=paper)  # type: ignore[arg-type]
+        return MirrorRecord(meta, dt_of(pub), dt_of(upd), path=path, fmt=fmt, paper=paper)
 
     def _has_papers(self) -> bool:
         if self._papers is None:

@@ -89,7 +89,7 @@ def guarded(fn: F) -> F:
                     raise
                 raise typed from e
 
-        return gen  # type: ignore[return-value]
+        return gen
 
     @functools.wraps(fn)
     def call(self: Any, *a: Any, **kw: Any) -> Any:
@@ -101,4 +101,4 @@ def guarded(fn: F) -> F:
                 raise
             raise typed from e
 
-    return call  # type: ignore[return-value]
+    return call

@@ -121,7 +121,7 @@ def prepare(r: MirrorRecord) -> Prepared:
 def unprepare(p: Prepared) -> MirrorRecord:
     meta = PaperMeta.model_validate_json(unpack(p.blob))
     paper = Paper.model_validate_json(unpack(p.paper)) if p.paper else None
-    return MirrorRecord(meta, dt_of(p.pub), dt_of(p.upd), path=p.path, fmt=p.fmt, paper=paper)  # type: ignore[arg-type]
+    return MirrorRecord(meta, dt_of(p.pub), dt_of(p.upd), path=p.path, fmt=p.fmt, paper=paper)
 
 
 def parse_line(line: bytes, convert: Callable[..., MirrorRecord], where: str, pos: int) -> Prepared | RecordParseError:

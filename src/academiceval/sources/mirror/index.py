@@ -132,6 +132,7 @@ class MirrorIndex:
     def add_stamped(self) -> None:
         """Records from page-1 arXiv stamps for PDFs whose paper no other file describes (see `stamped.py`);
         call after the last `add_file`, before `finish`."""
+
         # a paper described only by a reference entry in another paper gets its PDF's stamp (records.standing)
         def has_real(aid: str) -> bool:
             return aid in self.records and standing(self.records[aid].meta.source) == 2

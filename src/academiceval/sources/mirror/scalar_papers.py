@@ -141,7 +141,7 @@ def _plain_sections(raw: dict[str, Any]) -> list[Section]:
 
 
 def _at(d: object) -> datetime:
-    return datetime.combine(d, datetime.min.time(), tzinfo=UTC)  # type: ignore[arg-type]
+    return datetime.combine(d, datetime.min.time(), tzinfo=UTC)
 
 
 def paper_object_to_records(

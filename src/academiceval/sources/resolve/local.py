@@ -125,7 +125,7 @@ class MirrorLayer:
         if not todo:
             return out
         try:
-            metas = self.source.fetch_ids(todo)  # type: ignore[attr-defined]
+            metas = self.source.fetch_ids(todo)
         except AcademicEvalError as e:
             self.errors.append(e.code)
             return out
@@ -142,7 +142,7 @@ class MirrorLayer:
             works = []
             for query in title_queries(nt):
                 try:
-                    page = self.source.search(str(query), max_results=10, sort_by="relevance")  # type: ignore[attr-defined]
+                    page = self.source.search(str(query), max_results=10, sort_by="relevance")
                 except AcademicEvalError as e:
                     self.errors.append(e.code)
                     return None

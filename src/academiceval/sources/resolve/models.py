@@ -72,7 +72,7 @@ class ResolvedWork(BaseModel):
             abstract=self.abstract,
             authors=[make_author(a) for a in self.authors],
             published=published,
-            date_precision=precision,  # type: ignore[arg-type]
+            date_precision=precision,
             doi=self.doi,
             source="openalex" if not self.arxiv_id and self.openalex_id else "resolve",
         )

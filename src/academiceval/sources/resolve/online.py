@@ -52,7 +52,7 @@ class ArxivLayer:
                 out[i] = got[0]
         if todo and not self.down:
             try:
-                metas = self.client.fetch_ids(todo)  # type: ignore[attr-defined]
+                metas = self.client.fetch_ids(todo)
             except AcademicEvalError as e:
                 self._fail(e)
                 return out
@@ -91,7 +91,7 @@ class ArxivLayer:
                     failed.update(group)
                     continue
                 try:
-                    page = self.client.search(  # type: ignore[attr-defined]
+                    page = self.client.search(
                         str(or_(*nodes)), max_results=RESULTS_PER_TITLE * len(group), sort_by="relevance"
                     )
                 except AcademicEvalError as e:

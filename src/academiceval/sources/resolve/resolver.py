@@ -102,22 +102,22 @@ class Resolver:
                 done(i, "title-workspace", *got)
         # 3: a local mirror
         if self.mirror is not None:
-            ids = self.mirror.by_ids([entries[i].arxiv_id for i in open_() if entries[i].arxiv_id])  # type: ignore[misc]
+            ids = self.mirror.by_ids([entries[i].arxiv_id for i in open_() if entries[i].arxiv_id])
             for i in open_():
                 if entries[i].arxiv_id in ids:
-                    done(i, "id-mirror", ids[entries[i].arxiv_id])  # type: ignore[index]
+                    done(i, "id-mirror", ids[entries[i].arxiv_id])
             for i in open_():
                 got = self.mirror.by_title(entries[i])
                 if got is not None:
                     done(i, "title-mirror", *got)
         # 4-5: online ids
         if self.arxiv is not None:
-            ids = self.arxiv.by_ids([entries[i].arxiv_id for i in open_() if entries[i].arxiv_id])  # type: ignore[misc]
+            ids = self.arxiv.by_ids([entries[i].arxiv_id for i in open_() if entries[i].arxiv_id])
             for i in open_():
                 if entries[i].arxiv_id in ids:
-                    done(i, "id-arxiv-api", ids[entries[i].arxiv_id])  # type: ignore[index]
+                    done(i, "id-arxiv-api", ids[entries[i].arxiv_id])
         if self.openalex is not None:
-            by_doi = self.openalex.by_dois([entries[i].doi for i in open_() if entries[i].doi])  # type: ignore[misc]
+            by_doi = self.openalex.by_dois([entries[i].doi for i in open_() if entries[i].doi])
             for i in open_():
                 d = (entries[i].doi or "").lower()
                 if d in by_doi:
