@@ -247,19 +247,14 @@ def distractor_pool(
     seen = set(exclude)
     archive = _archive(category)
     tiers = (
-        ("same-category", "primary_category=? AND published<?", (category, before.isoformat()), bool(category)),
-        (
-            "same-archive",
-            "primary_category LIKE ? AND published<?",
-            (f"{archive}.%", before.isoformat()),
-            archive is not None,
-        ),
-        ("any-category", "published<?", (before.isoformat(),), True),
+        ("same-category", {"category": category}, bool(category)),
+        ("same-archive", {"archive": archive}, archive is not None),
+        ("any-category", {}, True),
     )
-    for tier, where, params, usable in tiers:
+    for tier, where, usable in tiers:
         if not usable:
             continue
-        ids = [r[0] for r in ws.db.execute(f"SELECT arxiv_id FROM paper_meta WHERE {where} ORDER BY arxiv_id", params)]
+        ids = ws.ids_published_before(before, **where)
         ids = [i for i in ids if i not in seen]
         rng.shuffle(ids)
         for aid in ids:

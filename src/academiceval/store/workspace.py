@@ -369,6 +369,20 @@ class Workspace:
         )
         return list(dict.fromkeys(name for aid, name in rows if aid in wanted))
 
+    def ids_published_before(
+        self, before: date, *, category: str | None = None, archive: str | None = None
+    ) -> list[str]:
+        """Versionless ids of the papers submitted before `before`, in id order; only those whose primary category
+        is `category`, or lies in the archive `archive` (`cs` for cs.CL, cs.LG, …), when given."""
+        where, params = "published<?", [before.isoformat()]
+        if category is not None:
+            where, params = where + " AND primary_category=?", [*params, category]
+        if archive is not None:
+            where, params = where + " AND primary_category LIKE ?", [*params, f"{archive}.%"]
+        return [
+            r[0] for r in self.db.execute(f"SELECT arxiv_id FROM paper_meta WHERE {where} ORDER BY arxiv_id", params)
+        ]
+
     def count_meta(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM paper_meta").fetchone()[0])
 
