@@ -124,11 +124,16 @@ class Child:
             time.sleep(0.02)
         killed = os.WIFSIGNALED(status)
         code = None if killed else os.WEXITSTATUS(status)
-        out = (self.logs / "out").read_text(errors="replace")
-        err = (self.logs / "err").read_text(errors="replace")
+        # a child killed before it opened its logs wrote nothing
+        out = _read(self.logs / "out")
+        err = _read(self.logs / "err")
         escaped = err if code == 70 else None  # the child's own marker: an exception left main()
         seconds = time.perf_counter() - self.started
         return Outcome(self.argv, code, out, err, escaped, seconds, killed=killed)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.is_file() else ""
 
 
 def fork(argv: list[str], home: Path | None, logs: Path, *, env: dict[str, str] | None = None) -> Child:
