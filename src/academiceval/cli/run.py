@@ -180,6 +180,14 @@ def run(
         ),
     ] = DEFAULT_MAX_WAIT_S,
     home: HomeOption = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the summary as JSON (per config: samples, answered, cached, errors; requests, retries, "
+            "error codes, the run directory) instead of the table.",
+        ),
+    ] = False,
 ) -> None:
     """Run a model on a round: cached, resumable (rerun the same command), records in runs/ROUND/MODEL/.
 
@@ -256,12 +264,32 @@ def run(
         if task_id is not None:
             bar.stop()
     if summary.count_tokens_only:
-        _print_token_report(summary)
+        if as_json:
+            typer.echo(json.dumps(summary.token_report, indent=2, default=str))
+        else:
+            _print_token_report(summary)
         return
     title = f"{summary.model} on {summary.round}"
     if summary.epochs > 1:
         title += f" ({summary.epochs} epochs: counts are sample × epoch)"
-    console.print(summary_table(title, summary.COLUMNS, summary.rows()))
+    if as_json:
+        out = {
+            "run_dir": str(summary.run_dir),
+            "round": summary.round,
+            "model": summary.model,
+            "epochs": summary.epochs,
+            "configs": [dict(zip(summary.COLUMNS, row, strict=False)) for row in summary.rows()],
+            "requests": summary.requests,
+            "retries": summary.retries,
+            "rate_limited": summary.rate_limited,
+            "error_codes": dict(summary.error_codes),
+            "endpoints": summary.endpoints,
+            "elapsed_s": round(summary.elapsed_s, 3),
+            "warnings": summary.warnings,
+        }
+        typer.echo(json.dumps(out, indent=2, default=str))
+    else:
+        console.print(summary_table(title, summary.COLUMNS, summary.rows()))
     extra = f"requests {summary.requests} (retries {summary.retries}, 429s {summary.rate_limited})"
     # skipped samples (a probe that does not apply, an overflow under --on-overflow skip) are not errors
     not_errors = ("not_applicable", "skipped_overflow")

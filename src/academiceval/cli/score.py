@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -107,6 +108,14 @@ def score(
         ),
     ] = None,
     home: HomeOption = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the summaries as JSON (per run: every metric × task × setting with n, errors and the "
+            "estimates; records written/skipped, the labels scored against) instead of the table.",
+        ),
+    ] = False,
 ) -> None:
     """Score saved runs and append per-sample scores to RUN_DIR/scores.jsonl (resumable; nothing regenerated)."""
     from rich.markup import escape
@@ -152,8 +161,24 @@ def score(
             results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report, wait_s=wait or 0.0)
     except AcademicEvalError as e:
         raise fail(e) from None
+    if as_json:
+        out = [
+            {
+                "run_dir": str(res.run_dir),
+                "model": res.model,
+                "label": res.label,
+                "written": res.written,
+                "skipped": res.skipped,
+                "errors": res.errors,
+                "scored_against": res.scored_against,
+                "notes": res.notes,
+                "summary": [m.model_dump(mode="json") for m in res.summary],
+            }
+            for res in results
+        ]
+        typer.echo(json.dumps(out, indent=2, default=str))
     rows = []
-    for res in results:
+    for res in results if not as_json else []:
         for m in res.summary:
             v = m.main
             if m.metric.startswith("judge") and (v.mean is None or v.n < min_judged):  # issue 28: too few judged
@@ -168,15 +193,16 @@ def score(
                 if "f_rescaled" in m.values:  # bertscore.baseline=store: 0 = unrelated texts of the task
                     shown += f" · rescaled {fmt(m.values['f_rescaled'], 4)}"
             rows.append((escape(res.label or res.model), m.metric, m.task, m.setting, m.n, m.errors, shown))
-    console.print(
-        summary_table(
-            f"Scores ({window.describe()}; mean F or win rate, 95% bootstrap CI)",
-            ["run", "metric", "task", "setting", "n", "errors", "score"],
-            rows,
+    if not as_json:
+        console.print(
+            summary_table(
+                f"Scores ({window.describe()}; mean F or win rate, 95% bootstrap CI)",
+                ["run", "metric", "task", "setting", "n", "errors", "score"],
+                rows,
+            )
         )
-    )
     # repeated runs (`run --epochs N`): each value's mean ± sd across epochs (ElaipBench's number), one line each
-    for res in results:
+    for res in results if not as_json else []:
         for m in res.summary:
             if m.epochs < 2:
                 continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +26,10 @@ def stats(
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip checking file sha256s against the manifest.")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the statistics as JSON (per config, the co-author spread, the notes)."),
+    ] = False,
 ) -> None:
     """Per-setting statistics of a round (AcademicEval's Table 2 for this round).
 
@@ -41,8 +47,19 @@ def stats(
     except AcademicEvalError as exc:
         raise fail(exc) from None
     title = rs.window_title(rnd)
-    console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
     spread = rs.coauthor_spread(rnd)
+    split_notes = rs.split_notes(rnd.manifest, precisions=rs.coarsest_precisions(rnd))
+    if as_json:
+        out = {
+            "round": rnd.manifest.round,
+            "windows": title,
+            "configs": [{**dataclasses.asdict(c), "timespan": c.timespan()} for c in table],
+            "coauthor_spread": [dataclasses.asdict(d) for d in spread],
+            "notes": split_notes,
+        }
+        typer.echo(json.dumps(out, indent=2, default=str))
+        return
+    console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
     if spread:
         cap = rnd.manifest.config.get("coauthor_cap")
         console.print(
@@ -52,7 +69,6 @@ def stats(
                 [d.row() for d in spread],
             )
         )
-    split_notes = rs.split_notes(rnd.manifest, precisions=rs.coarsest_precisions(rnd))
     for note in split_notes:
         console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:
