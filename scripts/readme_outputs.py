@@ -10,7 +10,8 @@ expand) with COLUMNS=120, offline. For each command the script prints the README
 side by side in shape (numbers, dates and padding normalised, as `tests/test_readme.py` compares them) and
 exits 1 when a shape differs. With `--write` it replaces the README's printed lines by the real ones, keeping:
 no output where the README shows none, a trailing `   # note` on the new line of the same shape, and
-parenthesised notes after the output; an output longer than 40 lines is cut with `…`.
+parenthesised notes after the output; an output longer than 24 lines is cut with `…`; the corpus's and the
+scratch checkout's absolute paths are written as the README's relative ones.
 
 The test command checks the cheap commands' shapes on every run (`test_cheap_commands_run_after_the_demo_round`);
 this script is how the numbers themselves are refreshed (a full demo session: ~10 minutes).
@@ -30,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BLOCK = re.compile(r"^```console\n(.*?)^```", re.S | re.M)
-MAX_LINES = 40
+MAX_LINES = 24
 PROGRESS_BAR = re.compile(r"━{10,}")  # a progress bar's last frame (a table's rules have corners)
 TABLE_RULE = re.compile(r"[┏┓┡┩┳╇┗┛]")
 
@@ -103,6 +104,9 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     ap.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a temporary one)")
     ap.add_argument("--block", type=int, action="append", help="only these console blocks (1 = the first)")
+    ap.add_argument(
+        "--reuse", action="store_true", help="use the outputs an earlier run saved in --workdir (same commands)"
+    )
     ap.add_argument("--write", action="store_true", help="replace the README's printed lines by the real ones")
     args = ap.parse_args()
     exe = Path(sys.executable).parent / "academiceval"
@@ -115,16 +119,24 @@ def main() -> int:
         if args.block and n + 1 not in args.block:
             continue
         base = work_root / f"block{n + 1}"
-        shutil.rmtree(base, ignore_errors=True)
-        (base / "shared").mkdir(parents=True)
-        (base / "shared" / "corpus").symlink_to(args.corpus.resolve())
-        (base / "work").mkdir()
+        if not args.reuse:
+            shutil.rmtree(base, ignore_errors=True)
+            (base / "shared").mkdir(parents=True)
+            (base / "shared" / "corpus").symlink_to(args.corpus.resolve())
+            (base / "work").mkdir()
         new_body: list[str] = []
+        n_cmd = 0
         for cmd, printed in parse(body):
             command = command_text(cmd)
             print(f"$ {command}", flush=True)
-            raw = run(command, base / "work", exe)
-            (base / f"output{len(list(base.glob('output*.txt'))) + 1:02d}.txt").write_text(f"$ {command}\n{raw}")
+            n_cmd += 1
+            saved = base / f"output{n_cmd:02d}.txt"
+            if args.reuse and saved.is_file() and saved.read_text().split("\n", 1)[0] == f"$ {command}":
+                raw = saved.read_text().split("\n", 1)[1]
+            else:
+                raw = run(command, base / "work", exe)
+                saved.write_text(f"$ {command}\n{raw}")
+            raw = raw.replace(str(base / "work") + "/", "").replace(str(args.corpus.resolve()), "../shared/corpus")
             real = cleaned(raw)
             comments, paren = notes(printed)
             readme_shapes = printed_shapes([ln.partition("   #")[0] for ln in printed if ln not in paren])
