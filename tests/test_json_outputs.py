@@ -40,3 +40,36 @@ def test_run_score_and_stats_print_json(corpus: Path, tmp_path: Path) -> None:
     for summary in one["summary"]:
         mine = [r for r in records if r.task == summary["task"] and r.setting == summary["setting"]]
         assert summary["n"] == len(mine)
+
+
+def _leaves(cmd: object, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
+    subs = getattr(cmd, "commands", None)
+    if subs is None:
+        return [(path, cmd)]
+    return [leaf for name, sub in subs.items() for leaf in _leaves(sub, (*path, name))]
+
+
+def test_every_command_takes_json_and_a_table_command_prints_its_tables(corpus: Path, tmp_path: Path) -> None:
+    """Every command has `--json` (its own, or the one `cli.main` adds that prints the command's tables); on a
+    real mirror index the JSON on stdout is the table the command shows, and the people's output is on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    from academiceval.cli.main import command
+    from academiceval.store import Workspace
+
+    missing = [" ".join(p) for p, c in _leaves(command()) if not any("--json" in q.opts for q in c.params)]
+    assert not missing, missing
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    home = tmp_path / "home"
+    src = corpus / "samples" / "scalar_paper_obj_anno"
+    args = [sys.executable, "-m", "academiceval.cli.main", "mirror", "index", str(src), "--home", str(home), "--json"]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (table,) = json.loads(proc.stdout)
+    assert table["columns"][:3] == ["format", "files", "records read"]
+    stored = sum(int(r[3]) for r in table["rows"])
+    ws = Workspace(home)
+    assert stored == ws.count_meta() > 0
+    assert "papers stored" in proc.stderr  # the summary line people read went to stderr

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.errors import MarkupError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 
 class _WholeLinesConsole(Console):
@@ -124,9 +128,42 @@ def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[ob
     table = FitTable(title=title, show_lines=False, show_header=any(str(c).strip() for c in columns))
     for c in columns:
         table.add_column(c, overflow="fold")
-    for r in rows:
-        table.add_row(*[str(x) for x in r])
+    cells = [[str(x) for x in r] for r in rows]
+    for r in cells:
+        table.add_row(*r)
+    if _json_tables is not None:
+        _json_tables.append({"title": _plain(title), "columns": [_plain(str(c)) for c in columns],
+                             "rows": [[_plain(x) for x in r] for r in cells]})  # fmt: skip
     return table
+
+
+# ---- `--json` on every command (issue 28 item 7) -------------------------------------------------------------
+# A command without its own `--json` gets one (cli.main adds it to every command): every table the command builds
+# with `summary_table` is then written to stdout as JSON when the command ends, and what it prints for people goes
+# to stderr, so `academiceval CMD ... --json | jq` reads the tables whole.
+_json_tables: list[dict[str, Any]] | None = None
+
+
+def _plain(text: str) -> str:
+    try:
+        return Text.from_markup(text).plain
+    except MarkupError:
+        return text
+
+
+def tables_as_json(ctx: Any) -> None:
+    """Switch this command's tables to JSON on stdout (the `--json` callback of commands without their own)."""
+    global _json_tables
+    _json_tables = []
+    console.file = sys.stderr
+    ctx.call_on_close(_write_tables)
+
+
+def _write_tables() -> None:
+    global _json_tables
+    tables, _json_tables = _json_tables or [], None
+    console.file = sys.stdout
+    sys.stdout.write(json.dumps(tables, indent=2, ensure_ascii=False) + "\n")
 
 
 def fail(message: str | BaseException, code: int | None = None) -> typer.Exit:

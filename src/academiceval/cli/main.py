@@ -7,7 +7,7 @@ Command modules must stay light at import time (no torch/transformers imports at
 from __future__ import annotations
 
 from pathlib import Path, PurePath
-from typing import Any, get_args
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -33,6 +33,7 @@ from academiceval.cli import (
 )
 from academiceval.cli import lmeval as _lmeval
 from academiceval.cli import score_predictions as _score_predictions
+from academiceval.cli.common import tables_as_json
 from academiceval.store.tasks import families
 
 app = typer.Typer(
@@ -149,11 +150,44 @@ def readable_metavars(cmd: Any) -> Any:
     return cmd
 
 
+def _json_option() -> Any:
+    """A `--json` flag as typer builds one (typer vendors its own click), calling `tables_as_json` when given."""
+    holder = typer.Typer(add_completion=False)
+
+    @holder.command()
+    def _holder(
+        json_: Annotated[
+            bool,
+            typer.Option(
+                "--json",
+                callback=lambda ctx, value: tables_as_json(ctx) if value else None,
+                help="Print the tables this command shows as JSON on stdout (the rest of its output goes to stderr).",
+            ),
+        ] = False,
+    ) -> None:
+        """Holds the option."""
+
+    (param,) = [p for p in typer.main.get_command(holder).params if "--json" in p.opts]
+    param.expose_value = False  # the command's own function never sees it
+    return param
+
+
+def json_everywhere(cmd: Any) -> Any:
+    """Give every command without its own `--json` one that prints its tables as JSON (`cli.common`)."""
+    subs = getattr(cmd, "commands", None)
+    if subs is not None:
+        for sub in subs.values():
+            json_everywhere(sub)
+    elif not any("--json" in getattr(p, "opts", ()) for p in cmd.params):
+        cmd.params.append(_json_option())
+    return cmd
+
+
 def command() -> Any:
     """The click command `academiceval` runs: the typer app (with every family's sub-app) and readable help
     placeholders."""
     mount_families(app)
-    return readable_metavars(typer.main.get_command(app))
+    return json_everywhere(readable_metavars(typer.main.get_command(app)))
 
 
 def main() -> None:
