@@ -36,7 +36,7 @@ PROGRESS_BAR = re.compile(r"━{10,}")  # a progress bar's last frame (a table's
 TABLE_RULE = re.compile(r"[┏┓┡┩┳╇┗┛]")
 
 sys.path.insert(0, str(ROOT / "tests"))
-from test_readme import printed_shapes, shape  # noqa: E402  (one definition of "shape")
+from test_readme import is_annotation, printed_shapes, shape  # noqa: E402  (one definition of "shape")
 
 
 def sessions(text: str) -> list[tuple[int, int, str]]:
@@ -68,16 +68,15 @@ def command_text(cmd: list[str]) -> str:
 
 
 def notes(printed: list[str]) -> tuple[dict[str, str], list[str]]:
-    """README annotations: trailing comments by the shape of their line, and parenthesised notes."""
+    """README annotations: trailing comments by the shape of their line, and `# ` note lines (kept after the
+    output)."""
     comments: dict[str, str] = {}
     paren: list[str] = []
-    inside = False
     for ln in printed:
-        text, sep, comment = ln.partition("   #")
-        if inside or text.lstrip().startswith("("):
+        if is_annotation(ln):
             paren.append(ln)
-            inside = not ln.rstrip().endswith(")")
             continue
+        text, sep, comment = ln.partition("   #")
         if sep:
             comments[shape(text)] = "#" + comment
     return comments, paren
@@ -140,7 +139,7 @@ def main() -> int:
             real = cleaned(raw)
             comments, paren = notes(printed)
             readme_shapes = printed_shapes([ln.partition("   #")[0] for ln in printed if ln not in paren])
-            real_shapes = {shape(ln) for ln in real}
+            real_shapes = set(printed_shapes(real))
             stale = [s for s in readme_shapes if s not in real_shapes and s != ""]
             drift += bool(stale)
             for s in stale:
