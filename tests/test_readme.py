@@ -55,8 +55,10 @@ BORDER = re.compile(r"^[\s┏┓┗┛┡┩└┘━─┳┻╇┴┼┬+|=-]*
 def shape(line: str) -> str:
     """What may not drift in a printed line: its words and layout, not its values (numbers, dates and an empty
     value's dash become #; table rules and padding one `|` / one space)."""
-    line = re.sub(r"[┃│]", "|", line.replace("…", ""))
-    line = re.sub(r"\d[\d,.]*|—", "#", line)
+    line = re.sub(r"[┃│]", "|", line)
+    line = re.sub(r"\d{4}-\d{2}(-\d{2})?", "\x00", line)  # a date, or a range of two: one value
+    line = re.sub(r"\x00\s*…\s*\x00", "\x00", line).replace("…", "")
+    line = re.sub(r"\d[\d,.]*|—|\x00", "#", line)
     return re.sub(r"\s+", " ", line.replace("|", " | ")).strip()
 
 
