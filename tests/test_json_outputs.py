@@ -33,7 +33,9 @@ def test_run_score_and_stats_print_json(corpus: Path, tmp_path: Path) -> None:
     done = sum(int(c["done"]) for c in ran["configs"])
     assert done == sum(int(c["selected"]) for c in ran["configs"]) > 0
 
-    scored = _json(["score", ran["run_dir"], "--metrics", "rouge-l", "--home", str(home), "--json"])
+    # ROUND/RUN, as `compare` takes a run (issue 28 item 8), or the run directory's path
+    ref = "/".join(Path(ran["run_dir"]).parts[-2:])
+    scored = _json(["score", ref, "--metrics", "rouge-l", "--home", str(home), "--json"])
     (one,) = scored
     assert one["written"] == {"rouge-l": done}
     records = [r for r in read_scores(Path(ran["run_dir"])) if r.metric == "rouge-l"]
@@ -73,3 +75,16 @@ def test_every_command_takes_json_and_a_table_command_prints_its_tables(corpus: 
     ws = Workspace(home)
     assert stored == ws.count_meta() > 0
     assert "papers stored" in proc.stderr  # the summary line people read went to stderr
+
+
+def test_score_names_the_judge_key_variable_it_reads(corpus: Path, tmp_path: Path) -> None:
+    """A remote judge without its key: the one-line error names the variable `score` read and the option that
+    picks another (issue 28 item 8: the hint named `--api-key-env`, which `score` does not take)."""
+    home = tmp_path / "home"
+    write_sample_round(corpus, Layout.of(home).round_dir("demo"), name="demo", max_papers=3, body_chars=1000)
+    ran = _json(["run", "demo", "--model", "baseline/lead", "--split", "test", "--home", str(home), "--json"])
+    args = ["score", ran["run_dir"], "--metrics", "judge", "--judge", "openai/some-judge", "--home", str(home)]
+    args += ["--judge-base-url", "https://judge.example.com/v1", "--judge-api-key-env", "NO_SUCH_JUDGE_KEY"]
+    res = CliRunner().invoke(app, args, env={"NO_SUCH_JUDGE_KEY": None, "COLUMNS": "200"})
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "NO_SUCH_JUDGE_KEY" in res.output and "--judge-api-key-env" in res.output, res.output

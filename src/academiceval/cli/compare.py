@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,19 +12,18 @@ from academiceval.cli.common import HomeOption, console, fail, summary_table
 from academiceval.report.paired import fmt_diff
 
 
-def _run_path(ref: str, runs_dir: Path) -> Path:
-    """A run directory given as a path, or as ROUND/RUN under <home>/runs (each part checked)."""
-    from academiceval.store.artifacts import RUN_SPEC, check_name
+def _run_path(ref: str, layout: Any) -> Path:
+    """A run directory given as a path, or as ROUND/RUN under <home>/runs (`Layout.find_run`)."""
+    from academiceval.errors import AcademicEvalError
+    from academiceval.store.artifacts import RUN_SPEC
 
-    p = Path(ref)
-    if (p / RUN_SPEC).is_file():
-        return p
-    parts = ref.strip("/").split("/")
-    if len(parts) == 2:
-        q = runs_dir / check_name(parts[0], "round") / check_name(parts[1], "run")
-        if (q / RUN_SPEC).is_file():
-            return q
-    raise fail(f"no run directory {ref!r} (give a run directory path or ROUND/RUN under {runs_dir})")
+    try:
+        p = layout.find_run(ref)
+    except AcademicEvalError as e:
+        raise fail(e) from None
+    if not (p / RUN_SPEC).is_file():
+        raise fail(f"{ref}: not a run directory (no {RUN_SPEC}); give one run, as a path or ROUND/RUN")
+    return p
 
 
 def _fmt(x: float | None, signed: bool = False) -> str:
@@ -57,7 +56,7 @@ def compare(
     try:
         layout = Layout.of(resolve_home(home))
         window = resolve_window(after, None)
-        a, b = (load_run(_run_path(r, layout.runs_dir)) for r in (run_a, run_b))
+        a, b = (load_run(_run_path(r, layout)) for r in (run_a, run_b))
         if a.spec.round != b.spec.round:
             console.print(f"[yellow]note:[/] runs of different rounds ({a.spec.round} vs {b.spec.round})")
         diffs = compare_scores(

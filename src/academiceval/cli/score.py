@@ -26,7 +26,14 @@ def per_epoch(spread: object) -> str:
 
 
 def score(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/ROUND/MODEL) to score.")],
+    run_dirs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN...",
+            help="Runs to score: run directories (or directories holding several), or ROUND/RUN under <home>/runs "
+            "as `compare` takes them.",
+        ),
+    ],
     metrics: Annotated[
         str | None,
         typer.Option(
@@ -55,6 +62,9 @@ def score(
     judge_base_url: Annotated[
         str | None, typer.Option(help="Base URL of the judge's OpenAI-compatible server (default $OPENAI_BASE_URL).")
     ] = None,
+    judge_api_key_env: Annotated[
+        str, typer.Option(help="The environment variable holding the judge server's API key.")
+    ] = "OPENAI_API_KEY",
     against: Annotated[
         str | None,
         typer.Option(help="judge.against: 'reference' (the paper's text, default) or a RUN_DIR (pairwise)."),
@@ -127,7 +137,8 @@ def score(
     from academiceval.scores.judge_templates import resolve_template
     from academiceval.scores.rescore import score_runs
     from academiceval.scores.windows import resolve_window
-    from academiceval.store.artifacts import load_run
+    from academiceval.store.artifacts import Layout, load_run
+    from academiceval.store.workspace import resolve_home
 
     names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     min_judged = MIN_JUDGED if min_judged is None else min_judged
@@ -138,6 +149,7 @@ def score(
             metrics=names,
             judge=judge if names is None or "judge" in names else None,
             judge_base_url=judge_base_url,
+            judge_api_key_env=judge_api_key_env,
             after=window.after,
             options=_with_template(parse_metric_args(metric_arg), judge_template),
             # earlier flags, mapped onto their metric's namespace (None: not given)
@@ -158,7 +170,9 @@ def score(
                     tasks[desc] = bar.add_task(desc, total=total)
                 bar.update(tasks[desc], completed=done, total=total)
 
-            results = score_runs(run_dirs, config, round_dir=round_dir, home=home, progress=report, wait_s=wait or 0.0)
+            layout = Layout.of(resolve_home(home))
+            paths = [layout.find_run(r) for r in run_dirs]
+            results = score_runs(paths, config, round_dir=round_dir, home=home, progress=report, wait_s=wait or 0.0)
     except AcademicEvalError as e:
         raise fail(e) from None
     if as_json:

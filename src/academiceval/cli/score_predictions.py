@@ -121,6 +121,9 @@ def judge_predictions(
     judge_base_url: Annotated[
         str | None, typer.Option(help="Judge server base URL (default $OPENAI_BASE_URL).")
     ] = None,
+    judge_api_key_env: Annotated[
+        str, typer.Option(help="The environment variable holding the judge server's API key.")
+    ] = "OPENAI_API_KEY",
     protocol: Annotated[
         str,
         typer.Option(
@@ -188,6 +191,7 @@ def judge_predictions(
                 metrics=["judge"],
                 judge=judge,
                 judge_base_url=judge_base_url,
+                judge_api_key_env=judge_api_key_env,
                 options={
                     "judge": {"against": str(reference.run_dir), "concurrency": concurrency, "template": judge_template}
                 },

@@ -174,7 +174,8 @@ def _api_key(request: BackendRequest, urls: list[str], is_loopback: Callable[[st
     if key is None and remote:
         raise MissingAPIKeyError(
             f"no API key for {request.spec} at {remote[0]}: the environment variable {request.api_key_env} is not set",
-            hint=f"export {request.api_key_env}=... (or pass --api-key-env NAME); local servers on 127.0.0.1 need none",
+            hint=f"export {request.api_key_env}=... (or name another variable: `run --api-key-env NAME`, "
+            "`score --judge-api-key-env NAME`); local servers on 127.0.0.1 need none",
         )
     return key
 

@@ -59,6 +59,7 @@ class ScoreConfig(StrictConfig):
     metrics: list[str] | None = None  # None: rouge-l and bertscore, plus judge when a judge is given
     judge: str | None = None  # judge model spec, loaded with `judge_base_url` when no backend is passed in
     judge_base_url: str | None = None
+    judge_api_key_env: str = "OPENAI_API_KEY"  # the environment variable holding the judge server's key
     after: date | None = None  # the summary's window: papers first submitted after this date
     # metric name -> its options, e.g. {"bertscore": {"layer": 9}} (`--metric-arg bertscore.layer=9`)
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)

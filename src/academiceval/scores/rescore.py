@@ -96,7 +96,7 @@ def score_runs(
     """
     config = config or ScoreConfig()
     if judge is None and config.judge:
-        judge = load_backend(config.judge, base_url=config.judge_base_url)
+        judge = load_backend(config.judge, base_url=config.judge_base_url, api_key_env=config.judge_api_key_env)
     metrics = config.metrics
     if metrics is None:
         metrics = [*GENERAL_DEFAULT, *(["judge"] if judge is not None else [])]

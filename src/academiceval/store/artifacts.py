@@ -183,6 +183,19 @@ class Layout:
         d = self.rounds_dir
         return sorted(p.parent.name for p in d.glob(f"*/{MANIFEST}")) if d.is_dir() else []
 
+    def find_run(self, ref: str | Path) -> Path:
+        """Where run directories are: a path (a run directory, or a directory holding several), or ROUND/RUN
+        under `runs/` — the forms `score` and `compare` both take; an ArtifactError saying both otherwise."""
+        p = Path(ref)
+        if p.exists():
+            return p
+        parts = str(ref).strip("/").split("/")
+        if len(parts) == 2 and all(is_safe_name(x) for x in parts) and (self.runs_dir / parts[0] / parts[1]).is_dir():
+            return self.runs_dir / parts[0] / parts[1]
+        raise ArtifactError(
+            f"no run directory {str(ref)!r}", hint=f"give a run directory path or ROUND/RUN under {self.runs_dir}"
+        )
+
     def find_round(self, ref: str | Path) -> Path:
         """A round directory given as a path, or by name under `rounds/`; an ArtifactError naming the known rounds
         otherwise."""
