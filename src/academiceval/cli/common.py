@@ -155,14 +155,15 @@ def tables_as_json(ctx: Any) -> None:
     """Switch this command's tables to JSON on stdout (the `--json` callback of commands without their own)."""
     global _json_tables
     _json_tables = []
+    pinned = console._file  # None: the console follows sys.stdout, as it must again afterwards
     console.file = sys.stderr
-    ctx.call_on_close(_write_tables)
+    ctx.call_on_close(lambda: _write_tables(pinned))
 
 
-def _write_tables() -> None:
+def _write_tables(pinned: Any) -> None:
     global _json_tables
     tables, _json_tables = _json_tables or [], None
-    console.file = sys.stdout
+    console._file = pinned
     sys.stdout.write(json.dumps(tables, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -187,7 +187,7 @@ def command() -> Any:
     """The click command `academiceval` runs: the typer app (with every family's sub-app) and readable help
     placeholders."""
     mount_families(app)
-    return json_everywhere(readable_metavars(typer.main.get_command(app)))
+    return readable_metavars(json_everywhere(typer.main.get_command(app)))
 
 
 def main() -> None:
