@@ -86,8 +86,11 @@ def printed_shapes(lines: list[str]) -> list[str]:
             continue
         s = shape(ln)
         is_row = s.startswith("|")
-        if is_row and "┃" in ln:  # a rich header line: its cells by position (an empty cell stays a cell)
-            header.append([re.sub(r"\d[\d,.]*", "#", c.strip()) for c in ln.strip().strip("┃").split("┃")])
+        if "┃" in ln:  # a rich header line: its cells by position (an empty cell stays a cell)
+            cells = ln.split("┃")
+            # a table too wide for the terminal is printed without its outer frame: no edge cell to drop then
+            cells = cells[1 if ln.startswith("┃") else 0 : -1 if ln.endswith("┃") else None]
+            header.append([re.sub(r"\d[\d,.]*", "#", c.strip()) for c in cells])
         elif is_row and not in_table:  # a plain table's first row: its header
             out.append("| " + " | ".join(c.replace(" ", "") for c in s.strip("| ").split(" | ")) + " |")
         elif not is_row:
