@@ -25,14 +25,11 @@ def _best(entry: BibEntry, works: Sequence[ResolvedWork]) -> tuple[ResolvedWork,
     return max(scored, key=lambda x: x[1]) if scored else None
 
 
-class ArxivLayer:
-    """The live arXiv API (an `ArxivClient`, or any source with `fetch_ids` and `search`)."""
+class OnlineLayer:
+    """What every online layer keeps: the error codes it met, and whether its service is down for this resolver."""
 
-    def __init__(self, client: object, cache: LookupCache) -> None:
-        self.client = client
-        self.cache = cache
-        self.errors: list[str] = []
-        self.down = False
+    errors: list[str]
+    down: bool = False
 
     def _fail(self, e: AcademicEvalError) -> None:
         """Count the error; a service that failed through every retry is not asked again by this resolver (a
@@ -40,6 +37,15 @@ class ArxivLayer:
         self.errors.append(e.code)
         if e.code == "retries_exhausted":
             self.down = True
+
+
+class ArxivLayer(OnlineLayer):
+    """The live arXiv API (an `ArxivClient`, or any source with `fetch_ids` and `search`)."""
+
+    def __init__(self, client: object, cache: LookupCache) -> None:
+        self.client = client
+        self.cache = cache
+        self.errors = []
 
     def by_ids(self, ids: Sequence[str]) -> dict[str, ResolvedWork]:
         out: dict[str, ResolvedWork] = {}
@@ -123,23 +129,15 @@ def _from_openalex(w: OpenAlexWork) -> ResolvedWork:
     )
 
 
-class OpenAlexLayer:
+class OpenAlexLayer(OnlineLayer):
     """OpenAlex: DOIs in batches (`filter=doi:a|b|…`), titles one search each."""
 
     def __init__(self, client: OpenAlexClient, cache: LookupCache, *, max_title_queries: int | None = None) -> None:
         self.client = client
         self.cache = cache
+        self.errors = []
         self.max_title_queries = max_title_queries
         self.title_queries = 0
-        self.errors: list[str] = []
-        self.down = False
-
-    def _fail(self, e: AcademicEvalError) -> None:
-        """Count the error; a service that failed through every retry is not asked again by this resolver (a
-        build offline or during an outage goes on with what the other layers find, instead of retrying per title)."""
-        self.errors.append(e.code)
-        if e.code == "retries_exhausted":
-            self.down = True
 
     def by_dois(self, dois: Sequence[str]) -> dict[str, ResolvedWork]:
         out: dict[str, ResolvedWork] = {}
