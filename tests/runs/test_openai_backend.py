@@ -9,8 +9,9 @@ import pytest
 from academiceval.errors import ConfigError
 from academiceval.models import errors as E
 from academiceval.models.base import GenerationOptions
-from academiceval.models.openai_backend import OpenAIBackend, is_loopback, normalize_base_url, parse_retry_after
+from academiceval.models.openai_backend import OpenAIBackend, is_loopback, normalize_base_url
 from academiceval.models.registry import load_backend, parse_spec
+from academiceval.sources.http import retry_after_seconds
 from academiceval.store.hashing import sha256_hex
 from academiceval.testing.fake_server import FakeServerConfig, _pick, _unit, deterministic_answer
 
@@ -161,7 +162,7 @@ def test_url_and_retry_after_helpers():
     assert not is_loopback("https://api.openai.com/v1")
     with pytest.raises(ConfigError):
         normalize_base_url("localhost:8000")
-    assert parse_retry_after({"Retry-After": "7"}) == 7.0
-    assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
-    assert parse_retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # a date in the past
-    assert parse_retry_after({}) is None
+    assert retry_after_seconds({"Retry-After": "7"}) == 7.0
+    assert retry_after_seconds({"retry-after-ms": "1500"}) == 1.5
+    assert retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # a date in the past
+    assert retry_after_seconds({}) is None

@@ -12,7 +12,7 @@ import pytest
 
 from academiceval.sources import open_source
 from academiceval.sources.base import MetadataSource
-from academiceval.sources.client import ArxivClient, Pacer
+from academiceval.sources.client import ArxivClient
 from academiceval.sources.errors import (
     HTTPStatusError,
     InvalidArxivIdError,
@@ -20,6 +20,7 @@ from academiceval.sources.errors import (
     RetriesExhaustedError,
     UnknownIdError,
 )
+from academiceval.sources.http import Pacer
 from academiceval.sources.mirror import MirrorSource
 from academiceval.sources.server import FaultConfig, ServerHandle, serve_in_thread
 
@@ -230,14 +231,14 @@ def test_clients_of_one_api_share_their_pacing() -> None:
 def test_retry_after_forms_and_status_handling() -> None:
     from email.utils import formatdate
 
-    from academiceval.sources.client import _retry_after
+    from academiceval.sources.http import retry_after_seconds
 
-    assert _retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
-    assert _retry_after(httpx.Headers({"Retry-After": "0.25"})) == 0.25
-    in_2s = _retry_after(httpx.Headers({"Retry-After": formatdate(time.time() + 2, usegmt=True)}))
+    assert retry_after_seconds(httpx.Headers({"Retry-After": "7"})) == 7.0
+    assert retry_after_seconds(httpx.Headers({"Retry-After": "0.25"})) == 0.25
+    in_2s = retry_after_seconds(httpx.Headers({"Retry-After": formatdate(time.time() + 2, usegmt=True)}))
     assert in_2s is not None and 0.0 <= in_2s <= 2.5
-    assert _retry_after(httpx.Headers({"Retry-After": "soon"})) is None
-    assert _retry_after(httpx.Headers({})) is None
+    assert retry_after_seconds(httpx.Headers({"Retry-After": "soon"})) is None
+    assert retry_after_seconds(httpx.Headers({})) is None
 
     calls: list[int] = []
     feed = (

@@ -14,10 +14,8 @@ server message that echoes it is redacted before it becomes an error message.
 from __future__ import annotations
 
 import copy
-import email.utils
 import ipaddress
 import json
-import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,6 +38,7 @@ from academiceval.models.errors import (
     ServerError,
     UnknownModelError,
 )
+from academiceval.sources.http import retry_after_seconds
 from academiceval.store.models import Sample
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -66,27 +65,6 @@ def is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from `Retry-After` (seconds or HTTP date) or `retry-after-ms`; None if absent."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - time.time())
 
 
 class OpenAIBackend:
@@ -234,7 +212,7 @@ class OpenAIBackend:
                 message = err[:300]
         except (ValueError, AttributeError):
             pass
-        retry_after = parse_retry_after(headers)
+        retry_after = retry_after_seconds(headers)
         if status == 429:
             return RateLimitedError(f"HTTP 429: {message}", retry_after=retry_after, status=status)
         if status >= 500 or status == 408:

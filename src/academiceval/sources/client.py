@@ -1,25 +1,23 @@
 """`ArxivClient`: the arXiv export API over httpx, polite and robust (the `MetadataSource` for `--source arxiv`
 and `--api-url URL`).
 
-Politeness: one pacer per client enforces `min_interval` seconds (3 s by default, arXiv's terms) between the
-*starts* of any two requests, retries included, across threads. Robustness: tenacity retries 429 / 5xx /
-timeouts / connection errors and arXiv's quirks (an HTML error page instead of Atom, a truncated body, an empty
-page although `totalResults` says there is more) with exponential backoff and jitter, and waits at least as long
-as a `Retry-After` header asks. Whatever survives the retries is a typed `SourceError`.
+Politeness and retries come from `http.RetryingHttpClient`: one pacer per host enforces `min_interval` seconds
+(3 s by default, arXiv's terms) between the *starts* of any two requests, retries included, across threads;
+tenacity retries 429 / 5xx / timeouts / connection errors with exponential backoff and jitter, waiting at least as
+long as a `Retry-After` header asks. This module adds arXiv's quirks (an HTML error page instead of Atom, a
+truncated body, an empty page although `totalResults` says there is more) as retryable errors. Whatever survives
+the retries is a typed `SourceError`.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from academiceval import __version__
 from academiceval.sources.atom import looks_like_html, parse_feed
@@ -30,11 +28,10 @@ from academiceval.sources.errors import (
     InvalidArxivIdError,
     NotAPdfError,
     PdfTooLargeError,
-    RetriesExhaustedError,
-    SourceError,
     TransientHTTPError,
     UnknownIdError,
 )
+from academiceval.sources.http import RetryingHttpClient
 from academiceval.sources.ids import parse_arxiv_id, pdf_filename, safe_child
 from academiceval.sources.pdf import is_complete_pdf, looks_like_pdf
 from academiceval.sources.query import id_batches
@@ -51,61 +48,12 @@ def default_user_agent() -> str:
     return f"academiceval/{__version__} (research benchmark metadata collector; 1 request per 3 s{tail})"
 
 
-class Pacer:
-    """At least `interval` seconds between the starts of consecutive requests, shared by every thread."""
-
-    def __init__(self, interval: float) -> None:
-        self.interval = max(0.0, interval)
-        self._lock = threading.Lock()
-        self._next = 0.0
-
-    def wait(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            delay = self._next - now
-            if delay > 0:
-                time.sleep(delay)
-                now = time.monotonic()
-            self._next = now + self.interval
-
-    def push_back(self, seconds: float) -> None:
-        """Delay the next request (a server's Retry-After applies to everyone using this client)."""
-        with self._lock:
-            self._next = max(self._next, time.monotonic() + seconds)
-
-
-_PACERS: dict[tuple[str, float], Pacer] = {}
-_PACERS_LOCK = threading.Lock()
-
-
-def shared_pacer(url: str, interval: float) -> Pacer:
-    """One pacer per (host, interval) in the process: two clients of the same API never double the request rate."""
-    u = httpx.URL(url)
-    key = (f"{u.scheme}://{u.host}:{u.port}", float(interval))
-    with _PACERS_LOCK:
-        if key not in _PACERS:
-            _PACERS[key] = Pacer(interval)
-        return _PACERS[key]
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
-
-
-class ArxivClient:
+class ArxivClient(RetryingHttpClient):
     """One client per process and API (see module docstring). Thread-safe; `requests_made` counts API requests
     sent (retries included), `pdf_requests` PDF downloads; `warnings` keeps non-fatal oddities with reasons."""
+
+    service = "arXiv"
+    give_up_hint = "arXiv may be down or rate-limiting; run the same command again later (finished work is kept)"
 
     def __init__(
         self,
@@ -124,97 +72,31 @@ class ArxivClient:
         seed: int | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url
-        self.pdf_base_url = (pdf_base_url or _default_pdf_base(base_url)).rstrip("/")
-        self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self.max_retry_after = max_retry_after
-        self.max_pdf_bytes = max_pdf_bytes
-        self.id_batch_size = id_batch_size
-        self.pacer = shared_pacer(base_url, min_interval)
-        self.requests_made = 0
-        self.pdf_requests = 0
-        self.retries = 0
-        self.warnings: list[str] = []
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-        self._http = httpx.Client(
-            headers={"User-Agent": user_agent or default_user_agent()},
-            timeout=httpx.Timeout(timeout),
-            follow_redirects=True,
+        super().__init__(
+            base_url,
+            user_agent=user_agent or default_user_agent(),
+            min_interval=min_interval,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            max_retry_after=max_retry_after,
+            seed=seed,
             transport=transport,
         )
+        self.base_url = base_url
+        self.pdf_base_url = (pdf_base_url or _default_pdf_base(base_url)).rstrip("/")
+        self.max_pdf_bytes = max_pdf_bytes
+        self.id_batch_size = id_batch_size
+        self.pdf_requests = 0
+        self.warnings: list[str] = []
 
-    # ---- plumbing -------------------------------------------------------------------------------------------
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> ArxivClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        backoff = min(self.backoff_max, self.backoff_base * 2 ** (state.attempt_number - 1))
-        backoff = backoff / 2 + self._rng.uniform(0, backoff / 2)  # "equal jitter"
-        if isinstance(exc, TransientHTTPError) and exc.retry_after is not None:
-            ra = min(exc.retry_after, self.max_retry_after)
-            self.pacer.push_back(ra)
-            return max(ra, 0.0)
-        return backoff
-
-    def _retrying(self) -> Retrying:
-        def before_sleep(state: RetryCallState) -> None:
-            with self._lock:
-                self.retries += 1
-
-        return Retrying(
-            retry=retry_if_exception(lambda e: isinstance(e, SourceError) and e.retryable),
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=self._wait,
-            before_sleep=before_sleep,
-            reraise=True,
-        )
-
-    def _send(self, method: str, url: str, *, params: dict[str, Any] | None = None, stream: bool = False):
-        self.pacer.wait()
-        with self._lock:
-            if stream:
-                self.pdf_requests += 1
-            else:
-                self.requests_made += 1
-        try:
-            req = self._http.build_request(method, url, params=params)
-            resp = self._http.send(req, stream=stream)
-        except httpx.TimeoutException as e:
-            raise TransientHTTPError(f"timeout: {e!r}", source=url, hint="arXiv is slow; retried") from e
-        except httpx.TransportError as e:
-            raise TransientHTTPError(f"connection problem: {e!r}", source=url) from e
-        if resp.status_code == 429 or resp.status_code >= 500:
-            ra = _retry_after(resp.headers)
-            resp.close()
-            raise TransientHTTPError(
-                f"HTTP {resp.status_code}", source=url, status=resp.status_code, retry_after=ra, hint="retried"
-            )
-        return resp
-
-    def _call(self, fn, *args: Any, **kwargs: Any):
-        try:
-            for attempt in self._retrying():
-                with attempt:
-                    return fn(*args, **kwargs)
-        except SourceError as e:
-            if e.retryable:
-                raise RetriesExhaustedError(
-                    f"gave up after {self.max_retries + 1} attempts: {e.message}",
-                    source=e.source,
-                    hint="arXiv may be down or rate-limiting; run the same command again later (finished work is kept)",
-                ) from e
-            raise
-        raise AssertionError("unreachable")  # pragma: no cover
+    def _count_request(self, *, stream: bool) -> None:
+        """API requests and PDF downloads (the only streamed requests) are counted apart."""
+        if stream:
+            self.pdf_requests += 1
+        else:
+            self.requests_made += 1
 
     # ---- API ------------------------------------------------------------------------------------------------
     def _query_once(self, params: dict[str, Any]) -> FeedPage:

@@ -4,7 +4,7 @@ few hundred requests instead of thousands of query pages).
 Built on `oaipmh-scythe` (the maintained successor of `sickle`): it speaks the protocol (verbs, resumption
 tokens, OAI `<error>` codes as exceptions) and retries HTTP 503 after `Retry-After`. Wrapped here for what it
 does not do: a `Retry-After` in fractions of a second or as an HTTP date (it calls `int()` on the header) and a
-cap on it; the shared ≥3 s pacing of every request to one host (`client.shared_pacer`); a truncated 200
+cap on it; the shared ≥3 s pacing of every request to one host (`http.shared_pacer`); a truncated 200
 response, which its XML parser (`recover=True`) would silently accept as a shorter page — here it is detected
 (no closing `</OAI-PMH>`) and retried; `badResumptionToken` (an expired token) restarts the list from the last
 datestamp seen, skipping records already yielded; `noRecordsMatch` is an empty harvest, not an error.
@@ -28,7 +28,7 @@ from oaipmh_scythe.config import HTTPConfig
 from oaipmh_scythe.exceptions import BadResumptionToken, NoRecordsMatch, OAIPMHException
 from oaipmh_scythe.response import OAIResponse
 
-from academiceval.sources.client import _retry_after, default_user_agent, shared_pacer
+from academiceval.sources.client import default_user_agent
 from academiceval.sources.errors import (
     InvalidArxivIdError,
     RecordParseError,
@@ -36,6 +36,7 @@ from academiceval.sources.errors import (
     SourceError,
     SourceRequestError,
 )
+from academiceval.sources.http import retry_after_seconds, shared_pacer
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.records import MirrorRecord
 from academiceval.sources.names import make_author
@@ -129,7 +130,7 @@ class _Scythe(Scythe):
         return out
 
     def _get_retry_after(self, http_response: httpx2.Response) -> float:
-        wait = _retry_after(http_response.headers)
+        wait = retry_after_seconds(http_response.headers)
         wait = self.default_retry_after if wait is None else min(wait, self._h.max_retry_after)
         self._h.pacer.push_back(wait)
         return wait

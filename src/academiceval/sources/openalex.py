@@ -10,28 +10,26 @@ questions the resolver needs, in batches where the API allows it:
 
 Politeness as OpenAlex asks: `mailto=` (the "polite pool"; from `ACADEMICEVAL_CONTACT`, like the arXiv client's
 user agent), an optional `api_key=` (`OPENALEX_API_KEY`), at most `1 / min_interval` requests per second shared by
-every client of the host (`client.shared_pacer`). Robustness as the arXiv client: tenacity retries 429 / 5xx /
-timeouts / transport errors with exponential backoff and jitter, at least as long as `Retry-After` asks; what
-survives is a typed `SourceError`. The key never enters a cache key or a record (`request_key` drops it).
+every client of the host, and the same retries as the arXiv client (both are `http.RetryingHttpClient`s):
+tenacity retries 429 / 5xx / timeouts / transport errors with exponential backoff and jitter, at least as long as
+`Retry-After` asks; what survives is a typed `SourceError`. The key never enters a cache key or a record
+(`request_key` drops it).
 """
 
 from __future__ import annotations
 
 import os
-import random
-import threading
 from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from academiceval import __version__
 from academiceval.papers.bibliography import arxiv_id_of_doi, find_arxiv_id
-from academiceval.sources.client import _retry_after, shared_pacer
-from academiceval.sources.errors import HTTPStatusError, RetriesExhaustedError, SourceError, TransientHTTPError
+from academiceval.sources.errors import HTTPStatusError, TransientHTTPError
+from academiceval.sources.http import RetryingHttpClient
 
 DEFAULT_API = "https://api.openalex.org"
 _SELECT = (
@@ -106,8 +104,11 @@ def _title_query(title: str) -> str:
     return " ".join("".join(c if c.isalnum() else " " for c in title).split())
 
 
-class OpenAlexClient:
+class OpenAlexClient(RetryingHttpClient):
     """Thread-safe; `requests_made` counts requests sent (retries included), `retries` the retries."""
+
+    service = "OpenAlex"
+    give_up_hint = "OpenAlex may be down or rate-limiting; run the same command again later (lookups are cached)"
 
     def __init__(
         self,
@@ -126,71 +127,36 @@ class OpenAlexClient:
         seed: int | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        mailto = mailto if mailto is not None else os.environ.get("ACADEMICEVAL_CONTACT", "").strip() or None
+        agent = f"academiceval/{__version__} (research benchmark reference resolver" + (
+            f"; mailto:{mailto})" if mailto else ")"
+        )
+        super().__init__(
+            base_url.rstrip("/"),
+            user_agent=agent,
+            min_interval=min_interval,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            max_retry_after=max_retry_after,
+            seed=seed,
+            transport=transport,
+        )
         self.base_url = base_url.rstrip("/")
-        self.mailto = mailto if mailto is not None else os.environ.get("ACADEMICEVAL_CONTACT", "").strip() or None
+        self.mailto = mailto
         self._api_key = api_key if api_key is not None else os.environ.get("OPENALEX_API_KEY", "").strip() or None
-        self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self.max_retry_after = max_retry_after
         self.doi_batch = max(1, min(doi_batch, 100))  # OpenAlex ORs at most 100 values in one filter
         self.per_page = per_page
-        self.pacer = shared_pacer(self.base_url, min_interval)
-        self.requests_made = 0
-        self.retries = 0
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-        agent = f"academiceval/{__version__} (research benchmark reference resolver" + (
-            f"; mailto:{self.mailto})" if self.mailto else ")"
-        )
-        self._http = httpx.Client(
-            headers={"User-Agent": agent}, timeout=httpx.Timeout(timeout), follow_redirects=True, transport=transport
-        )
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> OpenAlexClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # ---- plumbing ---------------------------------------------------------------------------------------------
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        backoff = min(self.backoff_max, self.backoff_base * 2 ** (state.attempt_number - 1))
-        backoff = backoff / 2 + self._rng.uniform(0, backoff / 2)
-        if isinstance(exc, TransientHTTPError) and exc.retry_after is not None:
-            ra = min(exc.retry_after, self.max_retry_after)
-            self.pacer.push_back(ra)
-            return max(ra, 0.0)
-        return backoff
 
     def _get_once(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.pacer.wait()
-        with self._lock:
-            self.requests_made += 1
         full = dict(params)
         if self.mailto:
             full["mailto"] = self.mailto
         if self._api_key:
             full["api_key"] = self._api_key
         url = f"{self.base_url}/works"
-        try:
-            resp = self._http.get(url, params=full)
-        except httpx.TimeoutException as e:
-            raise TransientHTTPError(f"timeout: {e!r}", source=url, hint="OpenAlex is slow; retried") from e
-        except httpx.TransportError as e:
-            raise TransientHTTPError(f"connection problem: {e!r}", source=url) from e
-        if resp.status_code == 429 or resp.status_code >= 500:
-            raise TransientHTTPError(
-                f"HTTP {resp.status_code}",
-                source=url,
-                status=resp.status_code,
-                retry_after=_retry_after(resp.headers),
-                hint="retried",
-            )
+        resp = self._send("GET", url, params=full)
         if resp.status_code >= 400:
             detail = resp.text[:300].replace(self._api_key or "\0", "***")
             raise HTTPStatusError(
@@ -208,29 +174,7 @@ class OpenAlexClient:
         return data
 
     def _get(self, params: dict[str, Any]) -> dict[str, Any]:
-        def before_sleep(state: RetryCallState) -> None:
-            with self._lock:
-                self.retries += 1
-
-        try:
-            for attempt in Retrying(
-                retry=retry_if_exception(lambda e: isinstance(e, SourceError) and e.retryable),
-                stop=stop_after_attempt(self.max_retries + 1),
-                wait=self._wait,
-                before_sleep=before_sleep,
-                reraise=True,
-            ):
-                with attempt:
-                    return self._get_once(params)
-        except SourceError as e:
-            if e.retryable:
-                raise RetriesExhaustedError(
-                    f"gave up after {self.max_retries + 1} attempts: {e.message}",
-                    source=e.source,
-                    hint="OpenAlex may be down or rate-limiting; run the same command again later (lookups are cached)",
-                ) from e
-            raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        return self._call(self._get_once, params)
 
     # ---- API ----------------------------------------------------------------------------------------------------
     def works_by_dois(self, dois: Iterable[str]) -> dict[str, OpenAlexWork]:
