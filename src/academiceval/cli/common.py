@@ -110,6 +110,25 @@ HomeOption = Annotated[
 ]
 
 
+# ---- metric options (issue 28 item 8) --------------------------------------------------------------------------
+# One rule: `--metrics` says what to compute (score, demo, export), `--metric` which computed metric to show or rank
+# by (report, compare). Each command takes the other spelling too, with the same meaning as its own, so a user who
+# types the "wrong" one gets what the command does rather than an error; comma-separated or repeated, both work.
+METRICS_TO_COMPUTE = ("--metrics", "--metric")
+METRIC_TO_SHOW = ("--metric", "--metrics")
+METRIC_SPELLING = "(`--metrics` computes, `--metric` shows; either spelling works here)"
+
+
+def metric_names(values: str | Sequence[str] | None) -> list[str] | None:
+    """The metric names of a `--metrics`/`--metric` option: repeated and comma-separated values, in order, once
+    each (None when none was given)."""
+    if not values:
+        return None
+    given = [values] if isinstance(values, str) else list(values)
+    names = [m.strip() for v in given for m in v.split(",") if m.strip()]
+    return list(dict.fromkeys(names)) or None
+
+
 def progress(transient: bool = False) -> Progress:
     """A rich progress bar with count, elapsed and remaining time; quiet when not on a terminal."""
     return Progress(

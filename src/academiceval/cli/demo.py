@@ -9,7 +9,17 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from academiceval.cli.common import HomeOption, at_least_one, console, fail, progress, summary_table
+from academiceval.cli.common import (
+    METRIC_SPELLING,
+    METRICS_TO_COMPUTE,
+    HomeOption,
+    at_least_one,
+    console,
+    fail,
+    metric_names,
+    progress,
+    summary_table,
+)
 
 
 def demo(
@@ -44,14 +54,13 @@ def demo(
         ),
     ] = None,
     metrics: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            "--metrics",
-            help="Metrics to score, comma-separated as in `score --metrics` (default: rouge-l, plus bertscore "
-            "when torch is installed). The report ranks by the first.",
+            *METRICS_TO_COMPUTE,
+            help="Metrics to compute, comma-separated or repeated as in `score --metrics` " + METRIC_SPELLING + " "
+            "(default: rouge-l, plus bertscore when torch is installed). The report ranks by the first.",
         ),
     ] = None,
-    metric: Annotated[list[str] | None, typer.Option("--metric", hidden=True)] = None,  # before --metrics
     workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
         bool,
@@ -94,7 +103,7 @@ def demo(
                 quick=quick,
                 source=source,
                 seed_authors=seed_author or (),
-                metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else (metric or None),
+                metrics=metric_names(metrics),
                 progress=on_progress,
                 on_stage=on_stage,
             )
