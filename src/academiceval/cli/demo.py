@@ -86,7 +86,7 @@ def demo(
             tid = tasks.get(stage)
             if tid is None:
                 tid = tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:40]}".strip())
+            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:60]}".strip())
 
         def on_stage(st: StageReport) -> None:
             bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], st.rows))
