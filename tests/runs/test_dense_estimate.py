@@ -75,12 +75,8 @@ def test_dense_run_estimates_then_embeds_with_progress(sample_round: Path, tmp_p
 
 
 def test_run_cli_prints_the_estimate(sample_round: Path, tmp_path: Path) -> None:
-    res = CliRunner().invoke(
-        app,
-        ["run", str(sample_round), "--model", "baseline/lead", "--rag", "dense", "--top-k", "4",
-         "--home", str(tmp_path / "ws"), "--json"],  # fmt: skip
-        env={"COLUMNS": "200"},
-    )
+    args = ["run", str(sample_round), "--model", "baseline/lead", "--rag", "dense", "--top-k", "4"]
+    res = CliRunner().invoke(app, [*args, "--home", str(tmp_path / "ws"), "--json"], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert re.search(r"dense retrieval: [\d,]+ chunks \([\d,]+ tokens\) of \d+ samples to embed", res.stderr)
     assert "dense retrieval: embedded" in res.stderr
