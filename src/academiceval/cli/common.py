@@ -52,7 +52,7 @@ class FitTable(Table):
 
     def _calculate_column_widths(self, console, options):
         natural = [self._measure_column(console, options.update_width(10_000), c).maximum for c in self.columns]
-        floor, whole, data, numeric = [], [], [], []
+        floor, whole, data, numeric, heads = [], [], [], [], []
         for i, col in enumerate(self.columns):
             cells = [str(c) for c in col.cells]
             pad = self._get_padding_width(i)
@@ -62,11 +62,14 @@ class FitTable(Table):
             floor.append(min(natural[i], pad + max(word if numeric[i] else min(word, TEXT_MIN_WIDTH), header)))
             whole.append(max(floor[i], min(natural[i], pad + word)))  # no word folded
             data.append(max(floor[i], min(natural[i], pad + max((len(c) for c in cells), default=0))))
+            heads.append(max(floor[i], min(natural[i], pad + _longest_word([str(col.header)]))))  # no word cut
         widths = list(floor)
         room = options.max_width - sum(widths)
-        # what gets the room first: numbers on one line, then whole words, then whole cell texts, then whole headers
+        # what gets the room first: numbers on one line, header words unbroken ("slots", not "slot/s"), then whole
+        # words, then whole cell texts, then whole headers
         for target, order in (
             (data, [i for i in range(len(widths)) if numeric[i]]),
+            (heads, list(range(len(widths)))),
             (whole, [i for i in range(len(widths)) if not numeric[i]]),
             (data, [i for i in range(len(widths)) if not numeric[i]]),
             (natural, list(range(len(widths)))),

@@ -126,6 +126,8 @@ class DemoSpread:
 
 
 SPREAD_COLUMNS = ["config", "split", "samples", "co-author slots", "distinct papers", "most used"]
+CONSOLE_SPREAD_COLUMNS = ["config", "split", "n", "slots", "papers", "most used"]  # at 80 columns, headers whole
+CONSOLE_SPREAD_KEY = "n: samples with a co-author demo; slots: co-author demos in them; papers: distinct papers there"
 
 
 def coauthor_spread(rnd: LoadedRound) -> list[DemoSpread]:
@@ -202,6 +204,33 @@ COLUMNS = [
     "compression",
     "test timespan",
 ]
+# the terminal's table (`academiceval stats`): 80 columns hold it whole, config names unbroken (issue 28 item 7).
+# A config is named task + setting, so the setting column is left out there; the test dates, most often the same
+# for every config, go below the table, grouped (`test_dates_lines`); short headers, said in full by `CONSOLE_KEY`
+CONSOLE_COLUMNS = ["config", "n", "split %", "demos", "in tok", "out tok", "in/out"]
+CONSOLE_KEY = (
+    "n: samples; split %: train/val/test; demos: mean per sample; in/out tok: mean BERT WordPiece tokens of input and "
+    "output; in/out: compression (input ÷ output); config = task + setting (`--json` has both)"
+)
+
+
+def console_rows(stats: list[ConfigStats]) -> list[list[str]]:
+    """`rows` without the setting (spelled in the config's name) and the test dates, for `CONSOLE_COLUMNS`."""
+    return [r[:1] + r[2:-1] for r in rows(stats)]
+
+
+def test_dates_lines(stats: list[ConfigStats]) -> list[str]:
+    """The test timespan of every config, grouped: the most common one first ("every config" or "every other
+    config"), then one line per other timespan naming its configs."""
+    groups: dict[str, list[str]] = {}
+    for c in stats:
+        groups.setdefault(c.timespan(), []).append(c.config)
+    ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))  # stable: the table's order among equals
+    if not ranked:
+        return []
+    (span, _), rest = ranked[0], ranked[1:]
+    lines = [f"test dates of every {'other ' if rest else ''}config: {span}"]
+    return lines + [f"test dates {span}: {', '.join(configs)}" for span, configs in rest]
 
 
 def rows(stats: list[ConfigStats]) -> list[list[str]]:
