@@ -429,7 +429,7 @@ def _score(ws, summary, metrics, say) -> None:
             f"{m}: {n} new" + (f" ({res.errors.get(m, 0)} errors)" if res.errors.get(m) else "")
             for m, n in sorted(res.written.items())
         )
-        st.rows.append((res.model, per_metric or "already scored"))
+        st.rows.append((res.label, per_metric or "already scored"))
     st.seconds = time.perf_counter() - t0
 
 
@@ -500,7 +500,7 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:
         if res.summary is None:
             continue
         accs = [f"{m.setting} {m.values['accuracy'].mean:.2f}" for m in res.summary if m.metric == "accuracy"]
-        st.rows.append((res.model, "accuracy " + ", ".join(accs)))
+        st.rows.append((res.label, "accuracy " + ", ".join(accs)))
     summary.run_dirs.extend(runs)
     st.seconds = time.perf_counter() - t0
 

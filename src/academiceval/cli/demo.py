@@ -89,7 +89,8 @@ def demo(
             bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:60]}".strip())
 
         def on_stage(st: StageReport) -> None:
-            bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], st.rows))
+            rows = [(escape(str(what)), escape(str(value))) for what, value in st.rows]  # '[ctx=8192]' is text
+            bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], rows))
             if st.note:
                 bar.console.print(f"[yellow]{st.name}:[/] {st.note}")
 
