@@ -60,12 +60,20 @@ def test_dense_run_estimates_then_embeds_with_progress(sample_round: Path, tmp_p
     assert emb["elapsed_s"] >= emb["probe_s"] and done.startswith(f"dense retrieval: embedded {len(want):,} chunks")
 
     # order: estimate → the pass's progress up to all chunks → its end → only then samples finish
-    order = [e[0] if e[0] != "notice" else ("plan" if e[1] == plan else "done") for e in events]
-    stage = [e for e in events if e[0] == "stage"]
+    def kind(e: tuple) -> str:
+        if e[0] == "notice":
+            return "plan" if e[1] == plan else "done"
+        return "cutting" if e[0] == "stage" and e[1].startswith("cutting ") else e[0]
+
+    order = [kind(e) for e in events]
+    cutting = [e for e in events if e[0] == "stage" and e[1].startswith("cutting ")]
+    assert cutting and cutting[-1][2:] == (len(samples), len(samples))  # a line while the inputs are cut
+    stage = [e for e in events if e[0] == "stage" and not e[1].startswith("cutting ")]
     assert stage[-1][2] == stage[-1][3] == len(want) and stage[0][1].startswith(f"embedding {len(want):,} chunks")
     assert [d for _, _, d, _ in stage] == sorted(d for _, _, d, _ in stage)
     first_sample_done = next(i for i, e in enumerate(events) if e[0] == "samples" and e[1] > 0)
-    assert order.index("plan") < order.index("stage") < order.index("done") < first_sample_done
+    assert order.index("cutting") < order.index("plan") < order.index("stage") < order.index("done")
+    assert order.index("done") < first_sample_done
     assert summary.total("done") == len(samples)
 
     # the same run again resumes: nothing left to ask, nothing to embed, no estimate

@@ -6,7 +6,8 @@ and no word of how long it would take (issue 28 item 8). So before the requests 
 of the samples still to ask, in one pass:
 
 1. it collects the distinct chunk texts exactly as the prompt preparation cuts them
-   (`models.prepare.retrieval_chunks`) and drops those the retriever has already embedded;
+   (`models.prepare.retrieval_chunks`; a progress line, since tokenizing long inputs takes a while) and drops
+   those the retriever has already embedded;
 2. it embeds a spread-out probe of them and times it: the estimate is the measured rate × what is left, on this
    machine under its current load — not a constant;
 3. it says so (`notice`: chunks, tokens, measured rate, estimate), embeds the rest with a progress line, and
@@ -90,9 +91,12 @@ def embedding_pass(
     """Embed the chunks of `samples` (`chunks_of(sample)`: (text, tokens) each) that `retriever` has not embedded
     yet, after saying how many and how long; None when there is nothing to embed."""
     tokens_of: dict[str, int] = {}
-    for s in samples:
+    cutting = f"cutting {len(samples):,} samples into chunks"  # tokenizing long inputs: a minute on the demo round
+    for k, s in enumerate(samples, 1):
         for text, n in chunks_of(s):
             tokens_of.setdefault(text, n)
+        if progress and (k % 16 == 0 or k == len(samples)):
+            progress(cutting, k, len(samples))
     todo = retriever.missing(list(tokens_of))
     if not todo:
         return None
