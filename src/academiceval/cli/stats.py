@@ -59,7 +59,8 @@ def stats(
         }
         typer.echo(json.dumps(out, indent=2, default=str))
         return
-    console.print(summary_table(title, rs.CONSOLE_COLUMNS, rs.console_rows(table)))
+    console.print(title)  # its own line: wider than the table, it would wrap as the table's title
+    console.print(summary_table("", rs.CONSOLE_COLUMNS, rs.console_rows(table)))
     for line in rs.test_dates_lines(table):
         console.print(line)
     console.print(rs.CONSOLE_KEY, style="dim")
