@@ -373,8 +373,9 @@ def _keep_users_runs(layout: Layout, round_dir: Path, ours: list[Path], st: Stag
     if stale:
         names = ", ".join(f"{round_dir.name}/{d.name}" for d in stale)
         st.note = (
-            f"left out {len(stale)} run(s) made on an earlier build of round {round_dir.name}, whose samples are not "
-            f"this build's: {names}; to rank a model here, run it again with --run-name NEW (its old records stay)"
+            f"left out {len(stale)} run(s) made on an earlier build (or a release) of round {round_dir.name}, whose "
+            f"samples are not this build's: {names}; to rank a model here, run it again with --run-name NEW (its old "
+            "records stay)"
         )
 
 
