@@ -18,6 +18,7 @@ from academiceval.store.artifacts import load_run, read_run_spec, write_run_spec
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # two quick demos and a user's run between them (the suite's one test of its kind)
 def test_demo_end_to_end_quick(corpus, tmp_path):
     seen: dict[str, int] = {}
 

@@ -39,6 +39,8 @@ StageProgress = Callable[[str, int, int], None]  # (description, done, total)
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
@@ -55,7 +57,7 @@ class EmbeddingPass:
     ahead: int  # embedded in the pass (the rest: as their samples come)
     probe_chunks: int
     probe_s: float
-    estimated_s: float  # for the `ahead` chunks, from the probe's rate
+    estimated_s: float  # the whole pass over the `ahead` chunks (the probe's time + the rest at its rate)
     elapsed_s: float = 0.0
 
     @property
@@ -66,7 +68,7 @@ class EmbeddingPass:
         later = f"; the other {self.chunks - self.ahead:,} as their samples come" if self.ahead < self.chunks else ""
         return (
             f"dense retrieval: {self.chunks:,} chunks ({self.tokens:,} tokens) of {self.samples:,} samples to embed "
-            f"with {self.model}: about {_duration(self.estimated_s)} at {self.chunks_per_s:,.1f} chunks/s "
+            f"with {self.model}: about {_duration(self.estimated_s)} in all at {self.chunks_per_s:,.1f} chunks/s "
             f"(measured on {self.probe_chunks} of them){later}"
         )
 
@@ -115,7 +117,7 @@ def embedding_pass(
         ahead=len(ahead),
         probe_chunks=len(probe),
         probe_s=probe_s,
-        estimated_s=(len(ahead) - len(probe)) / rate,
+        estimated_s=probe_s + (len(ahead) - len(probe)) / rate,
     )
     if notice:
         notice(est.plan_line())
