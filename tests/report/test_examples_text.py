@@ -60,3 +60,12 @@ def test_examples_page_reads_clean_and_records_stay_exact(leftovers, corpus: Pat
     assert r"\ourmethod" not in body and "ourmethod" in body
     run = load_run(saved.run_dirs["baseline/lead"])
     assert any(r.output.startswith(text) for r in run.records.values())  # the record keeps what was scored
+
+
+def test_tex_quotes_read_as_quotes(corpus: Path) -> None:
+    """The demo's 2410.21665 abstract writes ``bright ending'' as TeX does; the page shows typographic quotes."""
+    data = json.loads((corpus / OBJECTS / "2410.21665.json").read_text(encoding="utf-8"))
+    text = data["abstract"]
+    assert "`bright ending'" in text or "``bright ending''" in text
+    shown = readable(text)
+    assert "`" not in shown and ("\u2018bright ending" in shown or "\u201cbright ending" in shown)

@@ -155,9 +155,9 @@ def clean_markup(text: str, offsets: OffsetMap | None = None) -> tuple[str, Coun
 
 def readable(text: str) -> str:
     """Text as a person should read it on a page: LaTeX left outside math shown as the words it stands for
-    (`latex.reading_edits`: `\\emph{x}` → x, `\\ourmethod` → ourmethod, `\\url{u}` → u, refs → [ref]). For display
-    only — labels and outputs keep their exact text (what is scored)."""
-    return apply(text, latex.reading_edits(text))[0] if "\\" in text else text
+    (`latex.reading_edits`: `\\emph{x}` → x, `\\ourmethod` → ourmethod, `\\url{u}` → u, refs → [ref], TeX
+    quotes as typographic ones). For display only — labels and outputs keep their exact text (what is scored)."""
+    return apply(text, latex.reading_edits(text))[0] if "\\" in text or "`" in text or "''" in text else text
 
 
 # ---- the cleaner ----------------------------------------------------------------------------------------------

@@ -59,6 +59,8 @@ def edits(text: str) -> list[Edit]:
 # for; math between `$…$` stays the authors' notation. Labels are not changed by this (a label's words are scored).
 INTERNAL_CMDS = re.compile(r"\\[A-Za-z]+@[A-Za-z@]*(?:\s+\w+(?=\s*\\[A-Za-z]+@))?")  # \x@y [word \x@z]
 GLUED_REF = re.compile(r"\\(?:[cC]|auto|eq|name)?ref[A-Za-z]*:[\w:\-]+(?:\.[\w:\-]+)*")  # \creffig:intro
+TEX_QUOTES = re.compile(r"``|''|`(?=\w)")  # ``quoted'' and `quoted' as TeX writes them
+_QUOTE = {"``": "\u201c", "''": "\u201d", "`": "\u2018"}
 MACRO = re.compile(r"\\(?P<name>[A-Za-z]+)\*?(?:\{\}|\{(?P<arg>[^{}]*)\})?")
 _DROP = {"noindent", "centering", "newline", "small", "large", "footnotesize", "vspace", "hspace", "label", "index"}
 
@@ -72,13 +74,13 @@ def _macro(m: re.Match[str]) -> str:
 
 def reading_edits(text: str) -> list[Edit]:
     """`edits` plus the unknown macros outside math, as words: `\\ourmethod` → ourmethod, `\\emph{x}` → x,
-    `\\creffig:intro` → [ref], hyperref internals dropped."""
+    `\\creffig:intro` → [ref], hyperref internals dropped, TeX quotes (``x'', `x') as typographic ones."""
     out = edits(text)
     taken = [(e.start, e.end) for e in out]
     for a, b in _outside_math(text):
         seg = text[a:b]
         found = sub(INTERNAL_CMDS, seg, lambda m: "") + sub(GLUED_REF, seg, lambda m: "[ref]")
-        found += sub(MACRO, seg, _macro)
+        found += sub(MACRO, seg, _macro) + sub(TEX_QUOTES, seg, lambda m: _QUOTE[m.group(0)])
         for e in sorted(found, key=lambda e: (e.start, -e.end)):
             s, t = e.start + a, e.end + a
             if any(s < y and x < t for x, y in taken):
