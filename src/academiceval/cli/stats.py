@@ -61,8 +61,7 @@ def stats(
         return
     console.print(title)  # its own line: wider than the table, it would wrap as the table's title
     console.print(summary_table("", rs.CONSOLE_COLUMNS, rs.console_rows(table)))
-    for line in rs.test_dates_lines(table):
-        console.print(line)
+    console.print(summary_table("", rs.TEST_DATES_COLUMNS, rs.test_dates_rows(table)))
     console.print(rs.CONSOLE_KEY, style="dim")
     if spread:
         cap = rnd.manifest.config.get("coauthor_cap")
