@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 
 import pytest
 from typer.testing import CliRunner
 
 from academiceval.cli.main import app
 from academiceval.demo import BASELINES, run_demo
+from academiceval.runs.config import RunConfig
+from academiceval.runs.runner import run_round
+from academiceval.store.artifacts import load_run, read_run_spec, write_run_spec
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # two quick demos and a user's run between them (the suite's one test of its kind)
 def test_demo_end_to_end_quick(corpus, tmp_path):
     seen: dict[str, int] = {}
 
@@ -61,21 +66,43 @@ def test_demo_end_to_end_quick(corpus, tmp_path):
     assert "export was not found" not in (s.report_dir / "examples.html").read_text()
     assert s.wall_s > 0
 
-    # the same command again resumes: the round is reused, nothing is generated or scored twice
-    again = run_demo(corpus, home=tmp_path / "home", quick=True, workers=1)
+    # between two demos the user runs a model of their own on the demo round (not scored yet), and an old run of
+    # an earlier build of the round lies beside it (its manifest is not this build's)
+    home = tmp_path / "home"
+    mine = run_round(home, "demo", RunConfig(model="baseline/lead", context_length=8192, limit=12)).run_dir
+    label = load_run(mine).label
+    assert label == "baseline/lead [ctx=8192]"
+    old = mine.with_name("baseline__extractive+earlier-build")
+    shutil.copytree(s.run_dirs[1], old)
+    spec = read_run_spec(old)
+    write_run_spec(old, spec.model_copy(update={"round_manifest_sha256": "0" * 64}))
+
+    # the same command again resumes: the round is reused, nothing of the demo's is generated or scored twice;
+    # the user's run is scored with the demo's metrics and ranked beside the baselines; the old one is named
+    again = run_demo(corpus, home=home, quick=True, workers=1)
     stage = {st.name: st for st in again.stages}
     assert "reused" in stage["build"].note
-    assert all(str(v).startswith("0 done") for k, v in stage["run"].rows)
-    score_rows = [str(v) for _, v in stage["score"].rows[1:]]  # "metric: N new, metric: N new"
-    assert score_rows and all(re.findall(r": \d+ new", v) and not re.search(r": [1-9]\d* new", v) for v in score_rows)
+    run_rows = dict((str(k), str(v)) for k, v in stage["run"].rows)
+    assert all(run_rows[spec].startswith("0 done") for spec in BASELINES)
+    assert run_rows[label].startswith("your run, kept on the leaderboard (demo/baseline__lead+ctx8192)")
+    assert "baseline__extractive+earlier-build" in stage["run"].note and "earlier build" in stage["run"].note
+    assert again.user_runs == [mine] and again.stale_runs == [old]
+    score_rows = {str(k): str(v) for k, v in stage["score"].rows[1:]}  # "metric: N new, metric: N new"
+    assert all(not re.search(r": [1-9]\d* new", v) for k, v in score_rows.items() if k != label)
+    assert re.search(r"rouge-l: [1-9]\d* new", score_rows[label])
 
     def means(res: dict) -> list:
         return [
             (r["label"], r["task"], r["setting"], {k: m["values"] for k, m in r["metrics"].items()})
             for r in res["rows"]
+            if r["label"] != label
         ]
 
-    assert means(json.loads(again.results_json.read_text())) == means(results)
+    again_results = json.loads(again.results_json.read_text())
+    assert means(again_results) == means(results)
+    rows = [r for r in again_results["rows"] if r["label"] == label]
+    assert rows and all("rouge-l" in r["metrics"] for r in rows)
+    assert label in again.leaderboard_md.read_text() and "earlier-build" not in again.leaderboard_md.read_text()
 
 
 def test_demo_cli_refuses_a_missing_corpus(tmp_path):

@@ -88,3 +88,32 @@ def test_score_names_the_judge_key_variable_it_reads(corpus: Path, tmp_path: Pat
     res = CliRunner().invoke(app, args, env={"NO_SUCH_JUDGE_KEY": None, "COLUMNS": "200"})
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "NO_SUCH_JUDGE_KEY" in res.output and "--judge-api-key-env" in res.output, res.output
+
+
+def test_stats_fits_80_columns_and_cuts_no_number(corpus: Path, tmp_path: Path) -> None:
+    """Issue 28 item 7: `stats` in a pipe at COLUMNS=80 — every line within 80 columns, every config name and
+    number of its JSON whole on the page (the setting is in the config's name, the test dates below the table)."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    write_sample_round(corpus, Layout.of(home).round_dir("demo"), name="demo", max_papers=12, body_chars=20_000)
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    args = [sys.executable, "-m", "academiceval.cli.main", "stats", "demo", "--home", str(home)]
+    text = subprocess.run(args, capture_output=True, text=True, env=env, check=True, timeout=300).stdout
+    stats = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, env=env, check=True).stdout)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80, text
+    cut = [c for line in lines if "│" in line for c in line.split("│") if c.strip().endswith("…")]
+    assert not cut, text  # no cell cut short
+    header = next(line for line in lines if "config" in line)
+    assert all(h in header.split() for h in ("config", "n", "split", "demos", "in/out")), header  # unbroken
+    cells = {w.strip() for line in lines for w in line.split("│")}
+    for c in stats["configs"]:
+        pct = c["split_pct"]
+        split = f"{pct['train']:.0f}/{pct['val']:.0f}/{pct['test']:.0f}"
+        row = (c["config"], str(c["samples"]), split, f"{c['mean_input_tokens']:,.0f}")
+        row += (f"{c['mean_output_tokens']:,.0f}", f"{c['compression']:.1f}")
+        assert set(row) <= cells, (row, text)
+        assert c["timespan"].replace(" … ", "…") in cells  # the test dates, in the table below

@@ -44,9 +44,24 @@ def test_run_help_lists_the_baselines_and_what_each_does() -> None:
 
 
 def test_metric_options_are_consistent() -> None:
-    """score --metrics a,b and demo --metrics a,b compute metrics; report --metric/--rank-by picks one to rank by."""
-    assert "--metrics" in _help("score") and "--metrics" in _help("demo")
+    """score --metrics a,b and demo --metrics a,b compute metrics; report --metric/--rank-by picks one to rank by;
+    every one of them names the rule and takes the other spelling (issue 28 item 8)."""
+    from academiceval.cli.common import METRIC_SPELLING
+
+    rule = " ".join(METRIC_SPELLING.split())
+    for cmd in ("score", "demo", "report", "compare", "export"):
+        text = " ".join(_help(cmd).replace("│", " ").split())
+        assert "--metrics" in text and "--metric" in text, cmd
+        assert rule in text, cmd  # the rule is said where the option is
     assert "--rank-by" in _help("report")
+
+
+def test_metric_names_split_commas_and_repeats() -> None:
+    from academiceval.cli.common import metric_names
+
+    assert metric_names(None) is None and metric_names([]) is None and metric_names([" , "]) is None
+    assert metric_names(["rouge-l,bertscore", "rouge-1", "rouge-l"]) == ["rouge-l", "bertscore", "rouge-1"]
+    assert metric_names("rouge-l, rouge-2") == ["rouge-l", "rouge-2"]
 
 
 def test_key_value_tables_have_no_blank_header_row() -> None:
@@ -167,3 +182,33 @@ def test_pyproject_declares_spdx_licence_and_the_inspect_entry_point() -> None:
     assert meta["project"]["license"] == "Apache-2.0"
     assert meta["project"]["entry-points"]["inspect_ai"]["academiceval"].endswith("integrations.inspect._registry")
     assert "inspect" in meta["project"]["optional-dependencies"]["all"][0]
+
+
+def test_either_metric_spelling_does_the_same_on_a_real_run(home: Path) -> None:
+    """`score --metric rouge-1` computes what `score --metrics rouge-1` would (the second call has nothing left to
+    do), `compare --metrics` filters like `compare --metric`, `report --metrics a,b` is refused with a hint."""
+    runner = CliRunner()
+    runs = []
+    for spec in ("baseline/lead", "baseline/extractive"):
+        res = runner.invoke(app, ["run", "demo", "--model", spec, "--home", str(home)])
+        assert res.exit_code == 0, res.output
+        runs.append(f"demo/{spec.replace('/', '__')}")
+    res = runner.invoke(app, ["score", *runs, "--metric", "rouge-1", "--metric", "rouge-2", "--home", str(home)])
+    assert res.exit_code == 0, res.output
+    lead = load_run(Layout.of(home).find_run(runs[0]))
+    assert {m for (_, m, _) in lead.scores} >= {"rouge-1", "rouge-2"}
+    n_scores = len(lead.scores)
+    res = runner.invoke(app, ["score", *runs, "--metrics", "rouge-1,rouge-2", "--json", "--home", str(home)])
+    assert res.exit_code == 0, res.output
+    import json
+
+    assert all(not any(r["written"].values()) for r in json.loads(res.stdout))  # the same metrics: all done already
+    assert len(load_run(lead.path).scores) == n_scores
+    shown = {}
+    for flag in ("--metric", "--metrics"):
+        res = runner.invoke(app, ["compare", *runs, flag, "rouge-2", "--json", "--home", str(home)])
+        assert res.exit_code == 0, res.output
+        shown[flag] = json.loads(res.stdout)
+    assert shown["--metric"] == shown["--metrics"] and {d["metric"] for d in shown["--metric"]} == {"rouge-2"}
+    res = runner.invoke(app, ["report", "--round", "demo", "--metrics", "rouge-1,rouge-2", "--home", str(home)])
+    assert res.exit_code != 0 and "ranks by one metric" in res.output

@@ -8,6 +8,11 @@ summarizes each stage.
 Re-running the demo into the same home resumes: the workspace is reused, an existing round is reused (a
 rebuilt round would have a new manifest hash, which the runner rightly refuses to mix with old records), runs
 resume from their records and scores are appended by metric configuration.
+
+Runs a user added to the demo's rounds (`academiceval run demo --model …`) stay on the demo's leaderboard when it
+is run again (issue 28 item 8): every run saved for the round on its current manifest is scored with the demo's
+metrics (only what is missing) and reported beside the baselines; the stage table names them. A run made on an
+earlier build of the round cannot be ranked with this one's samples: it is left out, by name, with how to rank it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from academiceval.sources import open_source
 from academiceval.sources.mirror.disk import open_index
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
 from academiceval.sources.publist_import import import_publist
-from academiceval.store.artifacts import MANIFEST, load_round
+from academiceval.store.artifacts import MANIFEST, Layout, RunData, load_round, read_run_spec
+from academiceval.store.models import RunSpec
 from academiceval.store.publisher import EmptyOutputError
 from academiceval.store.workspace import Workspace
 
@@ -85,6 +91,8 @@ class DemoSummary:
     lab_results_json: Path | None = None  # its results, printed as tables like the main round's
     stages: list[StageReport] = field(default_factory=list)
     wall_s: float = 0.0
+    user_runs: list[Path] = field(default_factory=list)  # runs the user added to the demo's rounds, kept
+    stale_runs: list[Path] = field(default_factory=list)  # runs of an earlier build of a round: left out, named
 
 
 @dataclass
@@ -334,6 +342,43 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:
     st.seconds = time.perf_counter() - t0
 
 
+def _label(spec: RunSpec) -> str:
+    return RunData(path=Path(), spec=spec).label
+
+
+def users_runs(layout: Layout, round_dir: Path, ours: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """The runs saved for this round besides `ours` (the demo's own): (made on the round as it is now — they
+    join the leaderboard —, made on an earlier build of it — they cannot be ranked with it)."""
+    current = load_round(round_dir, verify=False).manifest_sha256
+    mine = {Path(p).resolve() for p in ours}
+    kept, stale = [], []
+    for d in layout.round_runs(round_dir.name):
+        spec = read_run_spec(d)
+        if d.resolve() in mine or spec is None:
+            continue
+        (kept if spec.round_manifest_sha256 == current else stale).append(d)
+    return kept, stale
+
+
+def _keep_users_runs(layout: Layout, round_dir: Path, ours: list[Path], st: StageReport, summary: DemoSummary) -> None:
+    """Add the user's runs of this round to `ours` (scored and reported with the demo's), and say which."""
+    kept, stale = users_runs(layout, round_dir, ours)
+    for d in kept:
+        spec = read_run_spec(d)
+        assert spec is not None
+        st.rows.append((_label(spec), f"your run, kept on the leaderboard ({round_dir.name}/{d.name})"))
+    ours.extend(kept)
+    summary.user_runs.extend(kept)
+    summary.stale_runs.extend(stale)
+    if stale:
+        names = ", ".join(f"{round_dir.name}/{d.name}" for d in stale)
+        st.note = (
+            f"left out {len(stale)} run(s) made on an earlier build (or a release) of round {round_dir.name}, whose "
+            f"samples are not this build's: {names}; to rank a model here, run it again with --run-name NEW (its old "
+            "records stay)"
+        )
+
+
 def _run_models(ws, specs, base_url, per_config, summary, say) -> None:
     st = _timed(summary, "run")
     t0 = time.perf_counter()
@@ -356,6 +401,7 @@ def _run_models(ws, specs, base_url, per_config, summary, say) -> None:
                 f"{res.total('truncated')} truncated ({time.perf_counter() - t1:.1f}s)",
             )
         )
+    _keep_users_runs(ws.layout, summary.round_dir, summary.run_dirs, st, summary)
     st.seconds = time.perf_counter() - t0
 
 
@@ -384,7 +430,7 @@ def _score(ws, summary, metrics, say) -> None:
             f"{m}: {n} new" + (f" ({res.errors.get(m, 0)} errors)" if res.errors.get(m) else "")
             for m, n in sorted(res.written.items())
         )
-        st.rows.append((res.model, per_metric or "already scored"))
+        st.rows.append((res.label, per_metric or "already scored"))
     st.seconds = time.perf_counter() - t0
 
 
@@ -444,6 +490,7 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:
         )
         res = run_round(ws, rdir, config, progress=lambda done, total, spec=spec: say("cloze", done, total, spec))
         runs.append(Path(res.run_dir))
+    _keep_users_runs(ws.layout, rdir, runs, st, summary)
     results = score_runs(
         runs,
         ScoreConfig(metrics=["accuracy"]),
@@ -454,7 +501,7 @@ def _cloze(ws, specs, base_url, limits, summary, say) -> None:
         if res.summary is None:
             continue
         accs = [f"{m.setting} {m.values['accuracy'].mean:.2f}" for m in res.summary if m.metric == "accuracy"]
-        st.rows.append((res.model, "accuracy " + ", ".join(accs)))
+        st.rows.append((res.label, "accuracy " + ", ".join(accs)))
     summary.run_dirs.extend(runs)
     st.seconds = time.perf_counter() - t0
 
@@ -517,6 +564,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
                 base_url=base_url if capabilities_of(spec).base_url else None,
             )
             run_dirs.append(Path(run_round(lws, round_dir, config).run_dir))
+        _keep_users_runs(lws.layout, round_dir, run_dirs, st, summary)
         chosen = list(metrics) if metrics else default_metrics()
         score_runs(run_dirs, ScoreConfig(metrics=chosen), home=lws.home)
         lab_out = lws.reports_dir / name
@@ -528,7 +576,7 @@ def _lab_round(home, lab_dir, specs, base_url, limits, metrics, summary, say) ->
         summary.lab_index_html = paths.index_html
         summary.lab_results_json = paths.results_json
         co = {c: n for c, n in manifest.counts.items() if "-coauthor" in c or "-mixed" in c}
-        st.rows = [
+        st.rows[:0] = [  # before the user's runs kept (`_keep_users_runs`)
             (
                 "publication list",
                 f"{rep.entries} entries, {len(rep.attached)} PDFs attached, {len(rep.issues)} problems reported",

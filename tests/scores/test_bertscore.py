@@ -356,3 +356,31 @@ def test_store_baseline_scored_beside_the_raw_values(corpus, tmp_path):
     }
     raw = {r.sample_id: r.values["f"] for r in read_scores(run) if r.metric.endswith("L6-window") and not r.error}
     assert all(abs(raw[r.sample_id] - r.values["f"]) < 1e-6 for r in recs)
+
+
+def test_a_status_line_shows_while_the_model_loads(corpus, tmp_path, monkeypatch):
+    """Issue 28 item 8: the first BERTScore call loads torch and the model (35-40 s here) — the progress callback
+    gets a 'loading …' line (0/1) before, and 1/1 after, and only then the metric's own ticks; a process that has
+    the model already shows no such line."""
+    from academiceval.scores import bertscore_model
+
+    monkeypatch.setattr(bertscore_model, "_MODELS", {})  # as in a fresh `academiceval score` process
+    home = tmp_path / "home"
+    run = build_round_and_run(corpus, home, "baseline__lead")
+    events: list[tuple[str, int, int]] = []
+    loads: list[float] = []
+    real = bertscore_model._load
+    monkeypatch.setattr(bertscore_model, "_load", lambda *a, **kw: loads.append(len(events)) or real(*a, **kw))
+    score_runs([run], ScoreConfig(metrics=["bertscore"]), home=home, progress=lambda *e: events.append(e))
+    status = [e for e in events if e[0].startswith("loading ")]
+    assert status == [
+        ("loading BERTScore model all-MiniLM-L6-v2 (layer 6, cpu)", 0, 1),
+        ("loading BERTScore model all-MiniLM-L6-v2 (layer 6, cpu)", 1, 1),
+    ]
+    assert loads == [1]  # the model loaded after the status line was shown, before it said done
+    ticks = [i for i, e in enumerate(events) if "bertscore" in e[0]]
+    assert ticks and min(ticks) > events.index(status[1]) and events[ticks[-1]][1] == events[ticks[-1]][2] == 11
+    events.clear()
+    score_runs([run], ScoreConfig(metrics=["bertscore"], options={"bertscore": {"idf": True}}), home=home,
+               progress=lambda *e: events.append(e))  # fmt: skip
+    assert events and not any(e[0].startswith("loading ") for e in events)  # loaded once per process

@@ -52,7 +52,7 @@ class FitTable(Table):
 
     def _calculate_column_widths(self, console, options):
         natural = [self._measure_column(console, options.update_width(10_000), c).maximum for c in self.columns]
-        floor, whole, data, numeric = [], [], [], []
+        floor, whole, data, numeric, heads = [], [], [], [], []
         for i, col in enumerate(self.columns):
             cells = [str(c) for c in col.cells]
             pad = self._get_padding_width(i)
@@ -62,11 +62,14 @@ class FitTable(Table):
             floor.append(min(natural[i], pad + max(word if numeric[i] else min(word, TEXT_MIN_WIDTH), header)))
             whole.append(max(floor[i], min(natural[i], pad + word)))  # no word folded
             data.append(max(floor[i], min(natural[i], pad + max((len(c) for c in cells), default=0))))
+            heads.append(max(floor[i], min(natural[i], pad + _longest_word([str(col.header)]))))  # no word cut
         widths = list(floor)
         room = options.max_width - sum(widths)
-        # what gets the room first: numbers on one line, then whole words, then whole cell texts, then whole headers
+        # what gets the room first: numbers on one line, header words unbroken ("slots", not "slot/s"), then whole
+        # words, then whole cell texts, then whole headers
         for target, order in (
             (data, [i for i in range(len(widths)) if numeric[i]]),
+            (heads, list(range(len(widths)))),
             (whole, [i for i in range(len(widths)) if not numeric[i]]),
             (data, [i for i in range(len(widths)) if not numeric[i]]),
             (natural, list(range(len(widths)))),
@@ -108,6 +111,25 @@ HomeOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+# ---- metric options (issue 28 item 8) --------------------------------------------------------------------------
+# One rule: `--metrics` says what to compute (score, demo, export), `--metric` which computed metric to show or rank
+# by (report, compare). Each command takes the other spelling too, with the same meaning as its own, so a user who
+# types the "wrong" one gets what the command does rather than an error; comma-separated or repeated, both work.
+METRICS_TO_COMPUTE = ("--metrics", "--metric")
+METRIC_TO_SHOW = ("--metric", "--metrics")
+METRIC_SPELLING = "(`--metrics` computes, `--metric` shows; either spelling works here)"
+
+
+def metric_names(values: str | Sequence[str] | None) -> list[str] | None:
+    """The metric names of a `--metrics`/`--metric` option: repeated and comma-separated values, in order, once
+    each (None when none was given)."""
+    if not values:
+        return None
+    given = [values] if isinstance(values, str) else list(values)
+    names = [m.strip() for v in given for m in v.split(",") if m.strip()]
+    return list(dict.fromkeys(names)) or None
 
 
 def progress(transient: bool = False) -> Progress:

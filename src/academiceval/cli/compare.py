@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from academiceval.cli.common import HomeOption, console, fail, summary_table
+from academiceval.cli.common import (
+    METRIC_SPELLING,
+    METRIC_TO_SHOW,
+    HomeOption,
+    console,
+    fail,
+    metric_names,
+    summary_table,
+)
 from academiceval.report.paired import fmt_diff
 
 
@@ -36,7 +44,11 @@ def compare(
     run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or ROUND/RUN under <home>/runs.")],
     run_b: Annotated[str, typer.Argument(help="Run B (compared on the samples both runs scored).")],
     metric: Annotated[
-        list[str] | None, typer.Option("--metric", help="Only metrics with this name or prefix (repeatable).")
+        list[str] | None,
+        typer.Option(
+            *METRIC_TO_SHOW,
+            help="Show only metrics with this name or prefix, comma-separated or repeated " + METRIC_SPELLING + ".",
+        ),
     ] = None,
     after: Annotated[
         str | None, typer.Option("--after", help="Only target papers first submitted after this date (YYYY-MM-DD).")
@@ -60,7 +72,13 @@ def compare(
         if a.spec.round != b.spec.round:
             console.print(f"[yellow]note:[/] runs of different rounds ({a.spec.round} vs {b.spec.round})")
         diffs = compare_scores(
-            a.scores, b.scores, a_label=a.label, b_label=b.label, after=window.after, split=split, metrics=metric
+            a.scores,
+            b.scores,
+            a_label=a.label,
+            b_label=b.label,
+            after=window.after,
+            split=split,
+            metrics=metric_names(metric),
         )
     except AcademicEvalError as e:
         raise fail(e) from e

@@ -9,7 +9,17 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from academiceval.cli.common import HomeOption, at_least_one, console, fail, progress, summary_table
+from academiceval.cli.common import (
+    METRIC_SPELLING,
+    METRICS_TO_COMPUTE,
+    HomeOption,
+    at_least_one,
+    console,
+    fail,
+    metric_names,
+    progress,
+    summary_table,
+)
 
 
 def demo(
@@ -44,14 +54,13 @@ def demo(
         ),
     ] = None,
     metrics: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            "--metrics",
-            help="Metrics to score, comma-separated as in `score --metrics` (default: rouge-l, plus bertscore "
-            "when torch is installed). The report ranks by the first.",
+            *METRICS_TO_COMPUTE,
+            help="Metrics to compute, comma-separated or repeated as in `score --metrics` " + METRIC_SPELLING + " "
+            "(default: rouge-l, plus bertscore when torch is installed). The report ranks by the first.",
         ),
     ] = None,
-    metric: Annotated[list[str] | None, typer.Option("--metric", hidden=True)] = None,  # before --metrics
     workers: Annotated[int, typer.Option("--workers", callback=at_least_one, help="Processes for PDF parsing.")] = 2,
     quick: Annotated[
         bool,
@@ -77,10 +86,11 @@ def demo(
             tid = tasks.get(stage)
             if tid is None:
                 tid = tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:40]}".strip())
+            bar.update(tid, completed=done, total=total, description=f"{stage} {detail[:60]}".strip())
 
         def on_stage(st: StageReport) -> None:
-            bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], st.rows))
+            rows = [(escape(str(what)), escape(str(value))) for what, value in st.rows]  # '[ctx=8192]' is text
+            bar.console.print(summary_table(f"{st.name} ({st.seconds:.1f}s)", ["", ""], rows))
             if st.note:
                 bar.console.print(f"[yellow]{st.name}:[/] {st.note}")
 
@@ -94,7 +104,7 @@ def demo(
                 quick=quick,
                 source=source,
                 seed_authors=seed_author or (),
-                metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else (metric or None),
+                metrics=metric_names(metrics),
                 progress=on_progress,
                 on_stage=on_stage,
             )

@@ -11,7 +11,17 @@ from typing import Annotated
 
 import typer
 
-from academiceval.cli.common import HomeOption, at_least_one, console, err_console, fail, summary_table
+from academiceval.cli.common import (
+    METRIC_SPELLING,
+    METRICS_TO_COMPUTE,
+    HomeOption,
+    at_least_one,
+    console,
+    err_console,
+    fail,
+    metric_names,
+    summary_table,
+)
 
 
 def export(
@@ -55,10 +65,12 @@ def export(
         typer.Option("--config", help="lm-eval: only this config (repeatable). Default: every config."),
     ] = None,
     metrics: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            help="lm-eval: metrics of the writing tasks, comma-separated (default rouge-l; e.g. rouge-l,bertscore). "
-            "Citation cloze and ElaipBench are scored by accuracy, L-Eval items by L-Eval's metric."
+            *METRICS_TO_COMPUTE,
+            help="lm-eval: metrics of the writing tasks, comma-separated or repeated (default rouge-l; e.g. "
+            "rouge-l,bertscore) " + METRIC_SPELLING + ". "
+            "Citation cloze and ElaipBench are scored by accuracy, L-Eval items by L-Eval's metric.",
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace what already exists at the destination.")] = False,
@@ -82,7 +94,8 @@ def export(
     if dest is None:
         raise fail("no destination: give OUT (or --out DIR)")
     if fmt in ROUND_FORMATS:
-        export_round(source, dest, fmt, split=split, config=config, metrics=metrics, force=force, home=home)
+        names = metric_names(metrics)
+        export_round(source, dest, fmt, split=split, config=config, metrics=names, force=force, home=home)
         return
     run_dir = Path(source)
 

@@ -21,7 +21,7 @@ def export_round(
     *,
     split: str = "test",
     config: list[str] | None = None,
-    metrics: str | None = None,
+    metrics: list[str] | None = None,
     force: bool = False,
     home: Path | None = None,
 ) -> None:
@@ -33,9 +33,8 @@ def export_round(
         raise fail(f"unknown --format {fmt!r} for a round; supported: {', '.join(ROUND_FORMATS)}")
     from academiceval.integrations.lmeval.export import export_round as export
 
-    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     try:
-        res = export(round_ref, out, split=split, configs=config, metrics=names, force=force, home=home)
+        res = export(round_ref, out, split=split, configs=config, metrics=metrics, force=force, home=home)
     except AcademicEvalError as e:
         raise fail(e) from None
     m = res.manifest

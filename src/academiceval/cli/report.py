@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from academiceval.cli.common import HomeOption, console, fail, not_negative, summary_table
+from academiceval.cli.common import (
+    METRIC_SPELLING,
+    METRIC_TO_SHOW,
+    HomeOption,
+    console,
+    fail,
+    metric_names,
+    not_negative,
+    summary_table,
+)
 
 
 def report(
@@ -42,10 +51,11 @@ def report(
     metric: Annotated[
         str | None,
         typer.Option(
-            "--metric",
+            *METRIC_TO_SHOW,
             "--rank-by",
-            help="The one metric to rank by (a name from `score --metrics`, or a prefix, e.g. bertscore); every "
-            "scored metric is reported. Default: rouge-l.",
+            help="The one metric to rank by (a name from `score --metrics`, or a prefix, e.g. bertscore) "
+            + METRIC_SPELLING
+            + "; every scored metric is reported. Default: rouge-l.",
         ),
     ] = None,
     rounds_dir: Annotated[
@@ -65,6 +75,12 @@ def report(
     from academiceval.store.workspace import resolve_home
 
     layout = Layout.of(resolve_home(home))
+    ranked = metric_names(metric)
+    if ranked and len(ranked) > 1:
+        raise fail(
+            f"report ranks by one metric, not {len(ranked)} ({', '.join(ranked)}): every scored metric is reported; "
+            "pass one with --metric (e.g. --metric rouge-l)"
+        )
     try:
         report_name = check_name(round_name, "--round") if round_name else "all"
         window = resolve_window(after, after_cutoff, model_info=model_info)
@@ -83,7 +99,7 @@ def report(
             after=window.after,
             after_reason=window.reason,
             split=split,
-            prefer_metric=metric,
+            prefer_metric=ranked[0] if ranked else None,
             rounds_dir=rounds_dir or (layout.rounds_dir if layout.rounds_dir.is_dir() else None),
             examples_per_task=examples,
         )

@@ -245,6 +245,17 @@ def run(
             task_id = bar.add_task(f"{model}", total=total)
         bar.update(task_id, completed=done, total=total, description=model)
 
+    stages: dict[str, Any] = {}
+
+    def on_stage(what: str, done: int, total: int) -> None:  # a step before the requests (dense embedding pass)
+        if what not in stages:
+            bar.start()
+            stages[what] = bar.add_task(what, total=total)
+        bar.update(stages[what], completed=done, total=total)
+
+    def on_notice(line: str) -> None:  # printed above the bars, and to a log or pipe as well
+        bar.console.print(escape(line), soft_wrap=True)
+
     def on_wait(seconds: float, error: BaseException) -> None:  # a long Retry-After is shown, not waited in silence
         if task_id is not None:
             what = getattr(error, "code", type(error).__name__)
@@ -257,11 +268,13 @@ def run(
             config,
             progress=None if count_tokens else on_progress,
             retry_policy=RetryPolicy(max_wait_s=max_wait, on_wait=on_wait),
+            notice=on_notice,
+            stage_progress=on_stage,
         )
     except AcademicEvalError as e:
         raise fail(e) from None
     finally:
-        if task_id is not None:
+        if task_id is not None or stages:
             bar.stop()
     if summary.count_tokens_only:
         if as_json:
@@ -286,6 +299,7 @@ def run(
             "endpoints": summary.endpoints,
             "elapsed_s": round(summary.elapsed_s, 3),
             "warnings": summary.warnings,
+            "embedding": summary.embedding,
         }
         typer.echo(json.dumps(out, indent=2, default=str))
     else:

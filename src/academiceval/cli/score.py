@@ -9,11 +9,14 @@ from typing import Annotated, Any
 import typer
 
 from academiceval.cli.common import (
+    METRIC_SPELLING,
+    METRICS_TO_COMPUTE,
     HomeOption,
     at_least_one,
     console,
     err_console,
     fail,
+    metric_names,
     positive_seconds,
     progress,
     summary_table,
@@ -35,14 +38,17 @@ def score(
         ),
     ],
     metrics: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            help="Comma-separated: rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, citation-precision, "
+            *METRICS_TO_COMPUTE,
+            help="What to compute, comma-separated or repeated "
+            + METRIC_SPELLING
+            + ": rouge-l, rouge-1, rouge-2, rouge-lsum, bertscore, judge, citation-precision, "
             "citation-recall, citation-unlisted, reference-coverage, organisation, nugget-coverage, claim-support, "
             "accuracy, leval, squad-f1, leval-rouge (`academiceval metrics` says what each measures). Default: "
             "rouge-l,bertscore (+ judge with --judge); for Related Work runs also the citation metrics and "
             "reference-coverage (+ organisation, nugget-coverage, claim-support with --judge); accuracy for "
-            "multiple-choice (citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs."
+            "multiple-choice (citation-cloze, ElaipBench) runs; leval (L-Eval's own per-task metric) for L-Eval runs.",
         ),
     ] = None,
     metric_arg: Annotated[
@@ -140,7 +146,7 @@ def score(
     from academiceval.store.artifacts import Layout, load_run
     from academiceval.store.workspace import resolve_home
 
-    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    names = metric_names(metrics)
     min_judged = MIN_JUDGED if min_judged is None else min_judged
     try:
         window = resolve_window(after, after_cutoff, model_info=model_info)

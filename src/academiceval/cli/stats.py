@@ -59,16 +59,20 @@ def stats(
         }
         typer.echo(json.dumps(out, indent=2, default=str))
         return
-    console.print(summary_table(title, rs.COLUMNS, rs.rows(table)))
+    console.print(title)  # its own line: wider than the table, it would wrap as the table's title
+    console.print(summary_table("", rs.CONSOLE_COLUMNS, rs.console_rows(table)))
+    console.print(summary_table("", rs.TEST_DATES_COLUMNS, rs.test_dates_rows(table)))
+    console.print(rs.CONSOLE_KEY, style="dim")
     if spread:
         cap = rnd.manifest.config.get("coauthor_cap")
         console.print(
             summary_table(
                 f"co-author demonstrations: spread over papers (cap: {cap or 'none'} uses per config and split)",
-                rs.SPREAD_COLUMNS,
+                rs.CONSOLE_SPREAD_COLUMNS,
                 [d.row() for d in spread],
             )
         )
+        console.print(rs.CONSOLE_SPREAD_KEY, style="dim")
     for note in split_notes:
         console.print(f"[yellow]note:[/] {note}")
     if markdown is not None:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
-from academiceval.models.rag import RagConfig, Ranked, retrieve, retrieve_text
+from academiceval.models.rag import RagConfig, Ranked, chunk_sample, retrieve, retrieve_text, split_tokens
 from academiceval.models.registry import tokenizer_for_model
 from academiceval.models.tokenize import Tokenizer, load_tokenizer
 from academiceval.models.truncate import PROTECTED_FIELDS, Fitter, Parts
@@ -211,6 +211,21 @@ def prepare_prompt(
             ),
         )
     return _finish(base, update)
+
+
+def retrieval_chunks(
+    sample: Sample, rag: RagConfig, *, tokenizer: Tokenizer | str | None = None, model: str | None = None
+) -> list[tuple[str, int]]:
+    """(text, tokens) of every chunk `prepare_prompt` ranks for `sample` under `rag` (what a dense retriever
+    embeds), cut exactly as it cuts them: the document of a long-document QA item, the own inputs of a writing
+    sample, nothing for the other kinds (retrieval does not apply to them)."""
+    tok = load_tokenizer(tokenizer if tokenizer is not None else tokenizer_for_model(model))
+    kind = task_spec(sample.task).prompt_kind
+    if kind == "document_qa":
+        return split_tokens(sample.fields.get(DOCUMENT_FIELD, ""), tok, rag.chunk_size, rag.chunk_overlap)
+    if kind != "writing":
+        return []
+    return [(c.text, c.tokens) for c in chunk_sample(sample, tok, size=rag.chunk_size, overlap=rag.chunk_overlap)]
 
 
 def _record_retrieved(base: PreparedPrompt, ranked: list[Ranked]) -> None:

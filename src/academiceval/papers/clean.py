@@ -46,6 +46,7 @@ __all__ = [
     "clean_markup",
     "clean_text",
     "debris_counts",
+    "readable",
     "repair_hyphenation",
     "source_family",
     "strip_leading_fragments",
@@ -150,6 +151,13 @@ def clean_markup(text: str, offsets: OffsetMap | None = None) -> tuple[str, Coun
         if offsets is not None:
             offsets.add(kept)
     return text, changes
+
+
+def readable(text: str) -> str:
+    """Text as a person should read it on a page: LaTeX left outside math shown as the words it stands for
+    (`latex.reading_edits`: `\\emph{x}` → x, `\\ourmethod` → ourmethod, `\\url{u}` → u, refs → [ref], TeX
+    quotes as typographic ones). For display only — labels and outputs keep their exact text (what is scored)."""
+    return apply(text, latex.reading_edits(text))[0] if "\\" in text or "`" in text or "''" in text else text
 
 
 # ---- the cleaner ----------------------------------------------------------------------------------------------

@@ -220,6 +220,36 @@ def error_bars(estimates: Sequence[Estimate]) -> list[list[float]]:
     return [lo, hi]
 
 
+def grouped_bars(ax, settings: Sequence[str], labels: Sequence[str], value_of, colors: dict[str, str], *,
+                 markers: bool = False) -> list[str]:  # fmt: skip
+    """Bars grouped by setting, each group centred on its setting's tick: one slot per model that has a value in
+    this panel (a model of another task or round — the cloze baselines on a writing task — takes no slot, which
+    had shifted every group off its label). Error bars only where there is an interval (the low-n rule), never a
+    zero-length cap. Returns the labels drawn, in slot order."""
+    present = [lab for lab in labels if any(_mean(value_of(lab, s)) is not None for s in settings)]
+    width = 0.8 / max(1, len(present))
+    for j, label in enumerate(present):
+        pts = [(i + (j - (len(present) - 1) / 2) * width, e) for i, s in enumerate(settings)
+               if _mean(e := value_of(label, s)) is not None]  # fmt: skip
+        xs, ys = [x for x, _ in pts], [e.mean for _, e in pts]
+        ax.bar(xs, ys, width=width, color=colors[label], label=label)
+        ci = [(x, e) for x, e in pts if e.ci_low is not None and e.ci_high is not None]
+        if ci:
+            lo, hi = error_bars([e for _, e in ci])
+            ax.errorbar([x for x, _ in ci], [e.mean for _, e in ci], yerr=[lo, hi], fmt="none", ecolor="black",
+                        elinewidth=1, capsize=2)  # fmt: skip
+        if markers:  # a marker on every bar, so a difference of exactly zero is visible (not mistaken for missing)
+            ax.scatter(xs, ys, s=14, color=colors[label], edgecolors="#222", linewidths=0.6, zorder=3)
+    ax.set_xticks(range(len(settings)))
+    ax.set_xticklabels(settings)
+    ax.set_xlim(-0.5, len(settings) - 0.5)  # one setting: a group as wide as with several, not the whole panel
+    return present
+
+
+def _mean(est: Estimate | None) -> float | None:
+    return None if est is None else est.mean
+
+
 def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None:
     """Mean per setting, grouped by model, with the bootstrap interval as error bar."""
     tasks = [t for t in results.tasks() if any(metric in r.metrics for r in results.rows if r.task == t)]
@@ -229,23 +259,10 @@ def plot_settings(results: Results, metric: str, out_dir: Path) -> Figure | None
     labels = results.labels()
     colors = colors_for(labels)
     fig, axes = _grid(plt, len(tasks))
-    width = 0.8 / max(1, len(labels))
     for ax, task in zip(axes, tasks, strict=True):
-        settings = results.settings(task)
-        for j, label in enumerate(labels):
-            xs, ys, ests = [], [], []
-            for i, s in enumerate(settings):
-                row = next((r for r in results.rows if r.task == task and r.setting == s and r.label == label), None)
-                est = row.metrics[metric].main if row and metric in row.metrics else None
-                if est is None or est.mean is None:
-                    continue
-                xs.append(i + (j - (len(labels) - 1) / 2) * width)
-                ys.append(est.mean)
-                ests.append(est)
-            if xs:
-                ax.bar(xs, ys, width=width, yerr=error_bars(ests), capsize=2, color=colors[label], label=label)
-        ax.set_xticks(range(len(settings)))
-        ax.set_xticklabels(settings, rotation=0)
+        cells = {(r.label, r.setting): r.metrics[metric].main for r in results.rows
+                 if r.task == task and metric in r.metrics}  # fmt: skip
+        grouped_bars(ax, results.settings(task), labels, lambda lab, s, cells=cells: cells.get((lab, s)), colors)
         ax.set_title(task_title(task))
         ax.set_ylabel(metric)
         ax.grid(axis="y", alpha=0.3)
@@ -287,28 +304,13 @@ def plot_fewshot(results: Results, effects: dict, metric: str, out_dir: Path) ->
     labels = results.labels()
     colors = colors_for(labels)
     fig, axes = _grid(plt, len(tasks))
-    width = 0.8 / max(1, len(labels))
     for ax, task in zip(axes, tasks, strict=True):
         settings = sorted({k[2] for k in effects if k[1] == task}, key=setting_sort_key)
-        for j, label in enumerate(labels):
-            xs, ys, ests = [], [], []
-            for i, s in enumerate(settings):
-                est = effects.get((label, task, s))
-                if est is None or est.mean is None:
-                    continue
-                xs.append(i + (j - (len(labels) - 1) / 2) * width)
-                ys.append(est.mean)
-                ests.append(est)
-            if xs:
-                ax.bar(xs, ys, width=width, yerr=error_bars(ests), capsize=2, color=colors[label], label=label)
-                # a marker on every bar, so a difference of exactly zero is visible (not mistaken for missing)
-                ax.scatter(xs, ys, s=14, color=colors[label], edgecolors="#222", linewidths=0.6, zorder=3)
+        grouped_bars(ax, settings, labels, lambda lab, s, task=task: effects.get((lab, task, s)), colors, markers=True)
         ax.axhline(0, color="#333", lw=0.8)
         y0, y1 = ax.get_ylim()
         pad = max((y1 - y0) * 0.08, 0.005)
         ax.set_ylim(y0 - pad, y1 + pad)  # room for markers sitting exactly on zero
-        ax.set_xticks(range(len(settings)))
-        ax.set_xticklabels(settings)
         ax.set_title(task_title(task))
         ax.set_ylabel(f"Δ {metric} vs zero-shot")
         ax.grid(axis="y", alpha=0.3)

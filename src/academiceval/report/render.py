@@ -15,6 +15,7 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from academiceval.papers.clean import readable
 from academiceval.report import contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
 from academiceval.report.choice import choice_view, pick_text, question_text
@@ -95,6 +96,9 @@ def _css() -> str:
 
 
 def _clip(text: str) -> str:
+    """The text as the examples page shows it: LaTeX left outside math read as words (`papers.clean.readable`:
+    an author's `\\ourmethod`, `\\url{…}`), cut after MAX_EXAMPLE_CHARS. The run records keep the exact text."""
+    text = readable(text)
     if len(text) <= MAX_EXAMPLE_CHARS:
         return text
     return text[:MAX_EXAMPLE_CHARS] + f"\n… [{len(text) - MAX_EXAMPLE_CHARS} more characters]"

@@ -126,6 +126,8 @@ class DemoSpread:
 
 
 SPREAD_COLUMNS = ["config", "split", "samples", "co-author slots", "distinct papers", "most used"]
+CONSOLE_SPREAD_COLUMNS = ["config", "split", "n", "slots", "papers", "most used"]  # at 80 columns, headers whole
+CONSOLE_SPREAD_KEY = "n: samples with a co-author demo; slots: co-author demos in them; papers: distinct papers there"
 
 
 def coauthor_spread(rnd: LoadedRound) -> list[DemoSpread]:
@@ -202,6 +204,36 @@ COLUMNS = [
     "compression",
     "test timespan",
 ]
+# the terminal's table (`academiceval stats`): 80 columns hold it whole, config names unbroken (issue 28 item 7).
+# A config is named task + setting, so the setting column is left out there; the test dates, most often the same
+# for every config, go below it in a table of their own, grouped (`test_dates_rows`); short headers, said in full
+# by `CONSOLE_KEY`
+CONSOLE_COLUMNS = ["config", "n", "split %", "demos", "in tok", "out tok", "in/out"]
+CONSOLE_KEY = (
+    "n: samples; split %: train/val/test; demos: mean per sample; in/out tok: mean BERT WordPiece tokens of input and "
+    "output; in/out: compression (input ÷ output); config = task + setting (`--json` has both)"
+)
+
+
+def console_rows(stats: list[ConfigStats]) -> list[list[str]]:
+    """`rows` without the setting (spelled in the config's name) and the test dates, for `CONSOLE_COLUMNS`."""
+    return [r[:1] + r[2:-1] for r in rows(stats)]
+
+
+TEST_DATES_COLUMNS = ["test dates", "configs"]
+
+
+def test_dates_rows(stats: list[ConfigStats]) -> list[list[str]]:
+    """The test timespan of every config, grouped: the most common one first ("every config", or "every other
+    config" when some differ), then one row per other timespan naming its configs."""
+    groups: dict[str, list[str]] = {}
+    for c in stats:  # "2024-10-29…2026-07-29": one word, never folded (as the round's windows are written)
+        groups.setdefault(c.timespan().replace(" … ", "…"), []).append(c.config)
+    ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))  # stable: the table's order among equals
+    if not ranked:
+        return []
+    (span, _), rest = ranked[0], ranked[1:]
+    return [[span, f"every {'other ' if rest else ''}config"], *([s, ", ".join(cs)] for s, cs in rest)]
 
 
 def rows(stats: list[ConfigStats]) -> list[list[str]]:

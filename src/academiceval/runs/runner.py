@@ -25,6 +25,7 @@ from academiceval.models.registry import load_backend, parse_spec, run_model_nam
 from academiceval.models.retry import RetryPolicy
 from academiceval.models.tokenize import load_tokenizer
 from academiceval.runs.config import RunConfig
+from academiceval.runs.embedding import Notice, StageProgress, dense_pass_for
 from academiceval.runs.lock import RunLock
 from academiceval.runs.prepare import PromptPreparer, length_instruction_for
 from academiceval.runs.summary import RunSummary, now_iso
@@ -183,13 +184,24 @@ def run_round(
     progress: ProgressFn | None = None,
     retry_policy: RetryPolicy | None = None,
     backend: Backend | None = None,
+    notice: Notice | None = None,
+    stage_progress: StageProgress | None = None,
 ) -> RunSummary:
     """Run `config.model` on a round (a name in the workspace or a round directory); see the module docstring.
     Raises ConfigError before any request when the spec, key, model name, round integrity or options are wrong;
-    per-sample failures are recorded instead. A `backend` passed in belongs to the caller, who closes it."""
+    per-sample failures are recorded instead. A `backend` passed in belongs to the caller, who closes it.
+    `notice` gets a line to show the user before a long step (the dense-retrieval estimate), `stage_progress`
+    that step's progress (description, done, total)."""
     return asyncio.run(
         run_round_async(
-            ws_or_runs_dir, round_ref, config, progress=progress, retry_policy=retry_policy, backend=backend
+            ws_or_runs_dir,
+            round_ref,
+            config,
+            progress=progress,
+            retry_policy=retry_policy,
+            backend=backend,
+            notice=notice,
+            stage_progress=stage_progress,
         )
     )
 
@@ -202,6 +214,8 @@ async def run_round_async(
     progress: ProgressFn | None = None,
     retry_policy: RetryPolicy | None = None,
     backend: Backend | None = None,
+    notice: Notice | None = None,
+    stage_progress: StageProgress | None = None,
 ) -> RunSummary:
     """The same as `run_round`, for callers already inside an event loop."""
     model_spec, options, context_length = config.model, config.options, config.context_length
@@ -328,6 +342,13 @@ async def run_round_async(
         else:
             workers = config.max_connections
             limiter = AdaptiveLimiter(workers)
+
+        def embed_first(left: list[Sample]) -> None:
+            """--rag dense: the chunks of the samples left to ask are embedded first, after an estimate."""
+            done = dense_pass_for(preparer, left, notice=notice, progress=stage_progress)
+            if done is not None:
+                summary.embedding = done.as_dict()
+
         run = SampleWorker(
             backend,
             options,
@@ -341,6 +362,7 @@ async def run_round_async(
             total=n_todo,
             prepare_in_thread=preparer.needs_fitting,
             round_sha256=view.manifest_sha256,
+            before_asking=embed_first,
         )
         t0, c0 = time.perf_counter(), time.process_time()
         try:

@@ -90,6 +90,7 @@ class RunSummary:
     count_tokens_only: bool = False
     epochs: int = 1  # repeats per sample; with more than one, the counts are of (sample, epoch) pairs
     warnings: list[str] = field(default_factory=list)  # what run.json records too (e.g. a tokenizer fallback)
+    embedding: dict[str, Any] | None = None  # the dense-retrieval embedding pass: chunks, estimate, time taken
 
     def config(self, task: str, setting: str) -> ConfigCounts:
         counts = self.by_config.get((task, setting))

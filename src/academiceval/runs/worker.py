@@ -56,8 +56,12 @@ class SampleWorker:
         total: int = 0,
         prepare_in_thread: bool = False,
         round_sha256: str | None = None,
+        before_asking: Callable[[list[Sample]], None] | None = None,
     ) -> None:
         self.round_sha256 = round_sha256
+        # called once with the samples that still need preparing, before the first request (the dense-retrieval
+        # embedding pass: `runs.embedding`)
+        self.before_asking = before_asking
         self.generator = Generator(backend, cache=cache, limiter=limiter, policy=policy)
         # baselines read the sample's fields, not the prompt: two samples that render (or are truncated) to the
         # same prompt may still get different answers, so their answers are keyed by the sample too
@@ -384,6 +388,8 @@ class SampleWorker:
         units = self.replay_cached(units)
         if not units:
             return
+        if self.before_asking is not None:
+            self.before_asking([s for s, _ in units])
         n = max(1, min(workers, len(units)))
         if self._pool is None:  # preparation on the loop thread: in batches, ahead of the requests
             prepared = self._prepare_ahead(units)

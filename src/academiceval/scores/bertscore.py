@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from academiceval.errors import ConfigError
-from academiceval.scores.bertscore_model import STITCH, BertScoreError, embed_ids, load_model, window_chunks
+from academiceval.scores.bertscore_model import (
+    STITCH,
+    BertScoreError,
+    embed_ids,
+    is_loaded,
+    load_model,
+    window_chunks,
+)
 from academiceval.scores.embed_cache import CachedEmbedding, EmbeddingCache, embedding_key
 from academiceval.store.hashing import sha256_hex
 
@@ -233,6 +240,21 @@ class BertScorer:
 
             return str(verified_minilm_dir())
         return self.model
+
+    def loading(self) -> str | None:
+        """What the first `score` call will load (the model: importing torch and reading its weights takes tens of
+        seconds on a small machine), or None when this process has it already."""
+        assert self.layer is not None
+        if self._loaded:
+            return None
+        path = self._resolve_path()
+        if is_loaded(path, layer=self.layer, device=self.device, max_length=self.max_length):
+            return None
+        return f"BERTScore model {short_model_name(self.model)} (layer {self.layer}, {self.device})"
+
+    def load(self) -> None:
+        """Load the model now (rather than inside the first `score` call), so a caller can say it is loading."""
+        self._load()
 
     def _load(self) -> dict[str, Any]:
         """The tokenizer and model, loaded once per process for every scorer of the same model, layer, device

@@ -46,6 +46,12 @@ def load_model(path: str, *, name: str, layer: int, device: str, max_length: int
         return _MODELS[key]
 
 
+def is_loaded(path: str, *, layer: int, device: str, max_length: int | None) -> bool:
+    """Whether `load_model` would return at once (this process already loaded that model)."""
+    with _MODELS_LOCK:
+        return (path, layer, device, max_length) in _MODELS
+
+
 def _load(path: str, *, name: str, layer: int, device: str, max_length: int | None) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch

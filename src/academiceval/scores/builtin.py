@@ -87,6 +87,12 @@ class BertScoreMetric(BatchScorer):
     def config(self) -> dict[str, Any]:
         return self.bert.config()
 
+    def loading(self) -> str | None:
+        return self.bert.loading()
+
+    def load(self) -> None:
+        self.bert.load()
+
     def score_batch(self, items: Sequence[ScoreItem], job: RunJob) -> list[Scored]:
         # idf weights come from every reference of the run, not just this batch's — each sample once (the epochs
         # of a repeated run share one reference)

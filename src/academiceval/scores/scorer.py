@@ -126,6 +126,11 @@ class RunJob:
         if self.progress:
             self.progress(f"{self.spec.model} {metric}", done, total)
 
+    def status(self, what: str, *, done: bool) -> None:
+        """A one-step status line (`what`, 0/1 while it lasts, 1/1 when done): a bar shows its elapsed time."""
+        if self.progress:
+            self.progress(what, int(done), 1)
+
 
 @dataclass(frozen=True)
 class ScoreItem:
@@ -163,6 +168,14 @@ class _Base:
         """Called once per run before anything is scored; returns the configuration to hash for this run (a pairwise
         metric adds the other run's outputs). May raise a ConfigError for a run it cannot score at all."""
         return self.config()
+
+    def loading(self) -> str | None:
+        """What the scorer still has to load before it can score (a neural model: tens of seconds), named for the
+        status line shown meanwhile; None when there is nothing (left) to load."""
+        return None
+
+    def load(self) -> None:
+        """Load what `loading()` names; called once, before the first item, while the status line is shown."""
 
     def applies(self, rec: RunRecord) -> bool:
         """Whether this metric scores this record at all (others are left alone: no record, no error)."""
@@ -229,6 +242,10 @@ def score_job(scorer: AnyScorer, job: RunJob) -> list[ScoreRecord]:
         job.emit(unusable)
         out.extend(unusable)
     total = len(items)
+    if items and (what := scorer.loading()):  # a status line while a model loads, not tens of silent seconds
+        job.status(f"loading {what}", done=False)
+        scorer.load()
+        job.status(f"loading {what}", done=True)
     if isinstance(scorer, AsyncScorer):
         out.extend(asyncio.run(_score_async(scorer, job, items, metric, chash)))
     elif isinstance(scorer, BatchScorer):

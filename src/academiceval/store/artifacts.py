@@ -168,6 +168,11 @@ class Layout:
     def run_dir(self, round_name: str, run_name: str) -> Path:
         return self.runs_dir / check_name(round_name, "round name") / check_name(run_name, "run name")
 
+    def round_runs(self, round_name: str) -> list[Path]:
+        """Every run directory saved under `runs/<round_name>/` (sorted; none when there is no such folder)."""
+        d = self.runs_dir / check_name(round_name, "round name")
+        return find_run_dirs([d]) if d.is_dir() else []
+
     def report_dir(self, name: str) -> Path:
         return self.reports_dir / check_name(name, "report name")
 

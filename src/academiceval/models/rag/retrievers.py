@@ -126,6 +126,15 @@ class DenseRetriever:
                     self._memo[text] = vec
             return np.stack([self._memo[t] for t in texts])
 
+    def missing(self, texts: list[str]) -> list[str]:
+        """The distinct texts of `texts` whose embedding is not memoised yet, in order."""
+        with self._lock:
+            return [t for t in dict.fromkeys(texts) if t not in self._memo]
+
+    @property
+    def model_name(self) -> str:
+        return self.model_path or MINILM_NAME
+
     @staticmethod
     def _encode(model: Any, texts: list[str]) -> np.ndarray:
         out = model.encode(

@@ -50,3 +50,41 @@ def edits(text: str) -> list[Edit]:
         for e in sub(FORMAT_CMD, seg, lambda m: m.group("arg")) + sub(LABEL_CMD, seg, _label):
             out.append(Edit(e.start + a, e.end + a, e.text))
     return out
+
+
+# ---- for reading, not for labels ----------------------------------------------------------------------------
+# What a person reads on the report's examples page (issue 28 item 9): the label repairs above, and beyond them the
+# macros a label keeps because their meaning is unknown — an author's own (`\ourmethod`), cleveref's glued labels
+# (`\creffig:intro`), hyperref internals (`\cref@constructprefix page\cref@result`). Shown as the words they stand
+# for; math between `$…$` stays the authors' notation. Labels are not changed by this (a label's words are scored).
+INTERNAL_CMDS = re.compile(r"\\[A-Za-z]+@[A-Za-z@]*(?:\s+\w+(?=\s*\\[A-Za-z]+@))?")  # \x@y [word \x@z]
+GLUED_REF = re.compile(r"\\(?:[cC]|auto|eq|name)?ref[A-Za-z]*:[\w:\-]+(?:\.[\w:\-]+)*")  # \creffig:intro
+TEX_QUOTES = re.compile(r"``|''|`(?=\w)")  # ``quoted'' and `quoted' as TeX writes them
+_QUOTE = {"``": "\u201c", "''": "\u201d", "`": "\u2018"}
+MACRO = re.compile(r"\\(?P<name>[A-Za-z]+)\*?(?:\{\}|\{(?P<arg>[^{}]*)\})?")
+_DROP = {"noindent", "centering", "newline", "small", "large", "footnotesize", "vspace", "hspace", "label", "index"}
+
+
+def _macro(m: re.Match[str]) -> str:
+    name, arg = m.group("name"), m.group("arg")
+    if name in _DROP or (arg is None and m.string.startswith("{", m.end())):
+        return ""  # a layout command, or one whose argument holds braces: its text stays, the name goes
+    return arg if arg is not None else name
+
+
+def reading_edits(text: str) -> list[Edit]:
+    """`edits` plus the unknown macros outside math, as words: `\\ourmethod` → ourmethod, `\\emph{x}` → x,
+    `\\creffig:intro` → [ref], hyperref internals dropped, TeX quotes (``x'', `x') as typographic ones."""
+    out = edits(text)
+    taken = [(e.start, e.end) for e in out]
+    for a, b in _outside_math(text):
+        seg = text[a:b]
+        found = sub(INTERNAL_CMDS, seg, lambda m: "") + sub(GLUED_REF, seg, lambda m: "[ref]")
+        found += sub(MACRO, seg, _macro) + sub(TEX_QUOTES, seg, lambda m: _QUOTE[m.group(0)])
+        for e in sorted(found, key=lambda e: (e.start, -e.end)):
+            s, t = e.start + a, e.end + a
+            if any(s < y and x < t for x, y in taken):
+                continue  # an earlier, more specific repair covers it
+            out.append(Edit(s, t, e.text))
+            taken.append((s, t))
+    return out
