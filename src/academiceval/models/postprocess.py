@@ -109,7 +109,10 @@ def strip_preamble(task: str, text: str) -> str:
     heading = spec.answer_heading if spec is not None else None  # a heading naming the output (e.g. "Abstract")
     if lines and heading:
         first = lines[0].strip()
-        bare = _HEADING_MARKS.sub("", first).strip().strip("*").strip()
+        # the marks sit at the ends: a line that starts with neither '#' nor '*' and ends with neither ':' nor '*'
+        # has none, and the substitution (which scans the whole line) is skipped
+        marked = first[:1] in "#*" or first[-1:] in ":*"
+        bare = (_HEADING_MARKS.sub("", first) if marked else first).strip().strip("*").strip()
         whole, inline = _heading_patterns(heading)
         if whole.fullmatch(bare):
             lines.pop(0)

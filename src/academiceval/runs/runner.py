@@ -317,9 +317,10 @@ async def run_round_async(
             if left:
                 todo.append((s, tuple(left)))
         n_todo = sum(len(epochs) for _, epochs in todo)
-        # rows committed 256 at a time (or every 0.5 s): a commit rewrites the index pages it touched, so bigger
-        # batches cost less per row (14 -> 10 CPU µs per request); rows a kill loses are restored from the records
-        cache = ResponseCache(layout.response_cache, enabled=config.use_cache, batch=256)
+        # rows committed 1,024 at a time (or every 0.5 s): a commit rewrites the index pages it touched, so bigger
+        # batches cost less per row (64 -> 256: 14 -> 10 CPU µs per request; 256 -> 1,024: 10.8 -> 8.3 µs for an
+        # answer and its memo); rows a kill loses are restored from the records
+        cache = ResponseCache(layout.response_cache, enabled=config.use_cache, batch=1024)
         writer = RecordWriter(run_dir)
         pool = getattr(backend, "endpoints", None)  # models.endpoints.EndpointPool: one window per endpoint
         if pool:  # --max-connections is per endpoint; each endpoint's own limiter adapts, this one only caps
