@@ -10,6 +10,7 @@ the requests in flight.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -343,6 +344,11 @@ async def run_round_async(
             prepare_in_thread=preparer.needs_fitting,
             round_sha256=view.manifest_sha256,
         )
+        # what is alive now (the round's samples, the loaded modules and schemas) outlives the request phase: frozen,
+        # it is left out of the garbage collector's full passes, which otherwise walk it all every few thousand
+        # requests (a pass took ~40 ms, 20 µs per request of a 2,000-request run). Unfrozen when the phase ends,
+        # whatever happens; nothing is collected late but cyclic garbage made in the meantime among these objects
+        gc.freeze()
         t0, c0 = time.perf_counter(), time.process_time()
         try:
             if progress is not None:
@@ -351,6 +357,7 @@ async def run_round_async(
                 run.restore_cache(existing.values())
             await run.run_all(todo, workers)
         finally:
+            gc.unfreeze()
             writer.close()
             cache.close()
             summary.elapsed_s = time.perf_counter() - t0
