@@ -134,3 +134,26 @@ def test_long_outputs_lose_only_their_wrappers():
     text = "Abstractions in programming languages help.\nMore text."
     assert postprocess("abstract", text) == text
     assert postprocess("introduction", body) == body
+
+
+# (task, answer, cleaned) as the clean-up gave them before its fast paths (a line is scanned for heading marks only
+# when it starts with '#'/'*' or ends with ':'/'*'; the reasoning patterns only when the text has a '<')
+FAST_PATH_CASES = [
+    ("abstract", "**Abstract:** We study zeros.", "We study zeros."),
+    ("abstract", "# Abstract\nWe study zeros.", "We study zeros."),
+    ("abstract", "Abstract:\n\nWe study zeros.", "We study zeros."),
+    ("abstract", "We study zeros of random polynomials:", "We study zeros of random polynomials:"),
+    ("abstract", "We study zeros **", "We study zeros **"),
+    ("abstract", "**We study zeros**", "**We study zeros**"),
+    ("abstract", "Abstract — We study zeros.", "We study zeros."),
+    ("introduction", "## Introduction\nText <b>bold</b>.", "Text <b>bold</b>."),
+    ("abstract", "<think>plan</think>Abstract: We study.", "We study."),
+    ("related_work", "Related Work*", ""),
+    ("abstract", "*Abstract*: We study.", "*Abstract*: We study."),
+    ("abstract", "  \n Sure! Here is the abstract:\nAbstract: We study.", "We study."),
+]
+
+
+@pytest.mark.parametrize(("task", "answer", "cleaned"), FAST_PATH_CASES)
+def test_fast_paths_clean_as_before(task, answer, cleaned):
+    assert postprocess(task, answer) == cleaned

@@ -196,3 +196,44 @@ def test_record_lines_are_model_dump_json(tmp_path):
     w.close()
     got = records_file(tmp_path, "abstract", "zero-shot").read_bytes()
     assert got == b"".join(r.model_dump_json().encode() + b"\n" for r in recs)
+
+
+def test_memo_json_is_json_dumps_with_default_str():
+    from academiceval.runs.prepare import Prepared
+
+    extras = {"full_tokens": 812, "tokenizer": "tiktoken:o200k_base", "retrieved": [{"id": "c1", "score": 0.5}]}
+    for prep in (
+        Prepared(prompt="p", prompt_sha256="ab" * 32),
+        Prepared(
+            prompt="p",
+            prompt_sha256="cd" * 32,
+            input_tokens=9,
+            tokens_cut=3,
+            truncation="body-tail-cut",
+            skipped=True,
+            reason='too "long" — é',
+            extras={**extras, "path": Path("/x")},
+        ),
+    ):
+        d = {k: getattr(prep, k) for k in ("prompt_sha256", "input_tokens", "tokens_cut", "truncation", "skipped")}
+        d.update(reason=prep.reason, extras=prep.extras)
+        assert prep.memo_json() == json.dumps(d, default=str)
+        assert Prepared.from_memo(prep.memo_json()).prompt_sha256 == prep.prompt_sha256
+
+
+def test_the_garbage_collector_is_unfrozen_after_a_run_even_a_failed_one(sample_round, fake_server, tmp_path):
+    import gc
+
+    srv = fake_server()
+    cfg = RunConfig(model="openai/fake-model", base_url=srv.url, max_connections=4)
+    frozen: list[int] = []
+    s = run_round(tmp_path / "a", sample_round, cfg, progress=lambda done, total: frozen.append(gc.get_freeze_count()))
+    assert s.total("done") == 48 and max(frozen) > 0 and gc.get_freeze_count() == 0  # frozen during the phase only
+
+    def fail(done: int, total: int) -> None:
+        if done >= 5:
+            raise RuntimeError("progress display died")
+
+    with pytest.raises(RuntimeError, match="progress display died"):
+        run_round(tmp_path / "b", sample_round, cfg, progress=fail)
+    assert gc.get_freeze_count() == 0

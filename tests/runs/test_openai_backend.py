@@ -166,3 +166,54 @@ def test_url_and_retry_after_helpers():
     assert retry_after_seconds({"retry-after-ms": "1500"}) == 1.5
     assert retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # a date in the past
     assert retry_after_seconds({}) is None
+
+
+def test_request_body_is_the_payload_as_json_and_answers_parse_as_json_loads_does():
+    """The body is encoded by pydantic-core (non-ASCII as UTF-8), sent as application/json, and decodes to the
+    same value json.dumps would have sent; answer bodies parse to json.loads's value, and a body pydantic-core
+    refuses (a lone surrogate escape) is still read the way json.loads reads it."""
+    import json
+
+    from aiohttp import web
+
+    from academiceval.models.openai_backend import _loads
+
+    seen: list[tuple[str, bytes]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.read()
+        seen.append((request.content_type, body))
+        prompt = json.loads(body)["messages"][0]["content"]
+        answer = {"choices": [{"message": {"content": f"len {len(prompt)} \\ud800"}, "finish_reason": "stop"}]}
+        return web.Response(body=json.dumps(answer).replace("\\\\ud800", "\\ud800"), content_type="application/json")
+
+    prompt = 'Schrödinger’s “cat” — ∑ over 😀 "quoted" \\ back\nslash\t\u2028'
+    options = GenerationOptions(max_tokens=7, seed=3, stop=["\n\n"], temperature=0.2)
+
+    async def go():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        b = OpenAIBackend("m", base_url=f"http://127.0.0.1:{port}/v1")
+        try:
+            return await b.generate(prompt, options), b._payload(prompt, options)
+        finally:
+            await b.aclose()
+            await runner.cleanup()
+
+    completion, payload = asyncio.run(go())
+    ((content_type, body),) = seen
+    assert content_type == "application/json"
+    assert json.loads(body) == json.loads(json.dumps(payload)) == payload
+    assert "ö".encode() in body and b"\\u00f6" not in body  # UTF-8, not \u escapes (the openai SDK sends the same)
+    assert (
+        completion.text == f"len {len(prompt)} \ud800"
+    )  # pydantic-core refuses the lone surrogate; json.loads decided
+    for text in ('{"a": 1, "a": [1e400, NaN, 12345678901234567890123, 0.1, -0.0, "\\u00e9\\ud83d\\ude00"]}', "[]"):
+        assert repr(_loads(text)) == repr(json.loads(text))
+    with pytest.raises(ValueError):
+        _loads('{"choices": [')

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+from pydantic_core import from_json, to_json
 
 from academiceval.errors import ConfigError
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
@@ -90,6 +91,7 @@ class OpenAIBackend:
         self.system_prompt = system_prompt
         self._connection_limit = connection_limit
         self._session: aiohttp.ClientSession | None = None
+        self._request_timeout = aiohttp.ClientTimeout(total=timeout)  # one object for every request (immutable)
         self._dumped: dict[int, tuple[GenerationOptions, Any, dict[str, Any]]] = {}  # see _options_json
         if self._api_key is None and not is_loopback(self.base_url):
             raise MissingAPIKeyError(
@@ -184,10 +186,12 @@ class OpenAIBackend:
 
     async def generate(self, prompt: str, options: GenerationOptions, sample: Sample | None = None) -> Completion:
         url = f"{self.base_url}/chat/completions"
+        # the body is encoded by pydantic-core (non-ASCII as UTF-8, as the openai SDK sends it), not by aiohttp's
+        # `json=` (json.dumps with \u escapes): the same JSON value at under a third of the cost for a 2 KB prompt;
+        # the session's Content-Type header (application/json) is kept
+        body = to_json(self._payload(prompt, options))
         try:
-            async with self._get_session().post(
-                url, json=self._payload(prompt, options), timeout=aiohttp.ClientTimeout(total=self.timeout)
-            ) as r:
+            async with self._get_session().post(url, data=body, timeout=self._request_timeout) as r:
                 body = await r.read()
                 status, headers = r.status, r.headers
         except TimeoutError:
@@ -238,7 +242,7 @@ class OpenAIBackend:
             text = body.decode("utf-8", errors="replace")  # keep the answer; mark the damage
             extras["invalid_utf8"] = True
         try:
-            data = json.loads(text)
+            data = _loads(text)
             choice = data["choices"][0]
             message = choice.get("message") or {}
             content = message.get("content")
@@ -270,6 +274,16 @@ class OpenAIBackend:
             finish_reason=finish,
             raw=extras,
         )
+
+
+def _loads(text: str) -> Any:
+    """`json.loads(text)`, parsed by pydantic-core where it can (the same value at half the cost for an answer
+    body); json.loads decides whenever pydantic-core refuses the text (e.g. a lone surrogate escape), so what is
+    accepted and what it parses to are json.loads's."""
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
 
 
 def _content_text(content: Any) -> str | None:

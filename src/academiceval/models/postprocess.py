@@ -8,6 +8,7 @@ preamble line, a heading naming the section, and reasoning blocks; their content
 
 from __future__ import annotations
 
+import functools
 import re
 
 from academiceval.store.tasks import find_spec
@@ -40,6 +41,8 @@ _HTML_TITLE = re.compile(r"</?title>", re.IGNORECASE)
 
 def strip_reasoning(text: str) -> str:
     """Drop <think>...</think> blocks (reasoning models); an unclosed one means no answer was given."""
+    if "<" not in text:  # neither pattern can match (the common answer): skip two scans of the whole text
+        return text.strip()
     text = _THINK.sub("", text)
     return _UNCLOSED_THINK.sub("", text).strip()
 
@@ -106,14 +109,29 @@ def strip_preamble(task: str, text: str) -> str:
     heading = spec.answer_heading if spec is not None else None  # a heading naming the output (e.g. "Abstract")
     if lines and heading:
         first = lines[0].strip()
-        bare = re.sub(r"^#{1,6}\s*|^\*\*|\*\*$|:$|\*\*:$|:\*\*$", "", first).strip().strip("*").strip()
-        if re.fullmatch(heading, bare, re.IGNORECASE):
+        # the marks sit at the ends: a line that starts with neither '#' nor '*' and ends with neither ':' nor '*'
+        # has none, and the substitution (which scans the whole line) is skipped
+        marked = first[:1] in "#*" or first[-1:] in ":*"
+        bare = (_HEADING_MARKS.sub("", first) if marked else first).strip().strip("*").strip()
+        whole, inline = _heading_patterns(heading)
+        if whole.fullmatch(bare):
             lines.pop(0)
         else:  # "Abstract: We study ..." on one line
-            m = re.match(rf"^\s*(?:\*\*)?{heading}(?:\*\*)?\s*[:—–-]\s*(?:\*\*)?\s*", first, re.IGNORECASE)
+            m = inline.match(first)
             if m and first[m.end() :].strip():
                 lines[0] = first[m.end() :]
     return "\n".join(lines).strip()
+
+
+_HEADING_MARKS = re.compile(r"^#{1,6}\s*|^\*\*|\*\*$|:$|\*\*:$|:\*\*$")
+
+
+@functools.lru_cache(maxsize=32)
+def _heading_patterns(heading: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A task's heading as a whole line, and as a label before the answer on the same line (compiled once per
+    heading: every answer of a run is cleaned with the same two)."""
+    inline = rf"^\s*(?:\*\*)?{heading}(?:\*\*)?\s*[:—–-]\s*(?:\*\*)?\s*"
+    return re.compile(heading, re.IGNORECASE), re.compile(inline, re.IGNORECASE)
 
 
 def postprocess(task: str, text: str) -> str:

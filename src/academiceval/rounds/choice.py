@@ -33,6 +33,7 @@ import jinja2
 from pydantic import BaseModel, Field
 
 from academiceval.errors import ConfigError
+from academiceval.rounds.templating import PromptEnvironment
 from academiceval.store.models import Sample
 from academiceval.store.tasks import family_for, task_spec
 
@@ -84,7 +85,7 @@ def _env(override: str | None, packaged: str) -> jinja2.Environment:
         if not Path(override).is_dir():
             raise ConfigError(f"templates directory {override} does not exist", hint="pass a directory of .j2 files")
         search.insert(0, override)
-    return jinja2.Environment(
+    return PromptEnvironment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
         autoescape=False,

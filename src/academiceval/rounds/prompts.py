@@ -21,6 +21,7 @@ import jinja2
 from academiceval.errors import ConfigError
 from academiceval.rounds.choice import choice_item, render_choice
 from academiceval.rounds.document_qa import document_port
+from academiceval.rounds.templating import PromptEnvironment
 from academiceval.store.models import CitedPaper, Demo, Sample
 from academiceval.store.tasks import task_names, task_spec
 
@@ -37,7 +38,7 @@ def _env(templates_dir: str | None) -> jinja2.Environment:
         if not d.is_dir():
             raise ConfigError(f"templates directory {d} does not exist", hint="pass a directory of .j2 files")
         search.insert(0, str(d))
-    return jinja2.Environment(
+    return PromptEnvironment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
