@@ -172,6 +172,8 @@ class BertScorer:
             name += "-rescaled"
         if self.long_inputs == "window":
             name += "-window"
+            if self.window_stride is not None:  # another geometry, other values: never mixed with the default's
+                name += f"-stride{self.window_stride}"
         return name
 
     def config(self) -> dict[str, Any]:
