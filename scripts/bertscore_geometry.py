@@ -52,7 +52,7 @@ def main() -> None:
                 old = base.get(run, {}).get(key)
                 if old is None:
                     continue
-                diffs.append(tuple(abs(a - b) for a, b in zip(new, old, strict=True)))  # type: ignore[arg-type]
+                diffs.append((abs(new[0] - old[0]), abs(new[1] - old[1]), abs(new[2] - old[2])))
                 cell = means[key[:2]].setdefault(run, ([], []))
                 cell[0].append(old[2])
                 cell[1].append(new[2])
