@@ -112,7 +112,7 @@ def test_long_inputs_window_mode_cuts_nothing(ref_pairs, scorer_l6):
     for w, t in zip(res_w[1:], res_t[1:], strict=True):
         assert math.isclose(w.f, t.f, abs_tol=1e-6)
     assert abs(res_w[0].r - res_t[0].r) > 1e-4 or abs(res_w[0].p - res_t[0].p) > 1e-4
-    assert win.metric_name.endswith("-window")
+    assert win.metric_name.endswith("-window-stride400")  # a non-default geometry is named (issue 27)
 
 
 def test_small_windows_approximate_full_context(ref_pairs, scorer_l6):

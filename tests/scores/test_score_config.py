@@ -11,8 +11,10 @@ from typer.testing import CliRunner
 from academiceval.cli.main import app
 from academiceval.errors import ConfigError
 from academiceval.scores import registry
+from academiceval.scores.builtin import BertScoreMetric
 from academiceval.scores.config import ScoreConfig, parse_metric_args, stored_option
 from academiceval.scores.rescore import score_runs
+from academiceval.scores.scorer import config_hash
 from academiceval.store.artifacts import read_scores
 
 
@@ -75,3 +77,18 @@ def test_cli_metric_arg_and_old_flag(run_home) -> None:
     ok = CliRunner().invoke(app, [*args, "--home", str(home)])
     assert ok.exit_code == 0, ok.output
     assert "0 new score records, 12 already scored" in " ".join(ok.output.split())
+
+
+def test_window_stride_option_is_its_own_metric_and_config() -> None:
+    """`--metric-arg bertscore.window_stride=N` (issue 27: a cheaper window geometry) reaches the scorer, and its
+    records never mix with the default geometry's: another metric name, config hash and embedding-cache key."""
+    default = BertScoreMetric(registry.MetricOptions(config=ScoreConfig()))
+    config = ScoreConfig(options=parse_metric_args(["bertscore.window_stride=446"]))
+    cheaper = BertScoreMetric(registry.MetricOptions(config=config))
+    assert default.metric_name == "bertscore-all-MiniLM-L6-v2-L6-window"  # unchanged: old records stay valid
+    assert cheaper.metric_name == "bertscore-all-MiniLM-L6-v2-L6-window-stride446"
+    assert default.config()["window_stride"] is None and cheaper.config()["window_stride"] == 446
+    assert config_hash(default.config()) != config_hash(cheaper.config())
+    assert default.bert.embedding_identity() != cheaper.bert.embedding_identity()
+    with pytest.raises(ConfigError, match="window_stride"):
+        registry.check_options(ScoreConfig(options={"bertscore": {"window_stride": 0}}))

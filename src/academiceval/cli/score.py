@@ -58,7 +58,8 @@ def score(
             help="A metric's option as METRIC.OPTION=VALUE (repeatable), e.g. bertscore.layer=9, judge.against=RUN_DIR,"
             " bertscore.baseline=store (raw and, beside it, rescaled so that 0 = unrelated texts of the task),"
             " accuracy.parser=lenient, leval.protocol=strict, bertscore.long_inputs=truncate. Options per metric:"
-            " bertscore (model, layer, idf, baseline, long_inputs), judge (against, template), accuracy (parser),"
+            " bertscore (model, layer, idf, baseline, long_inputs, window_stride), judge (against, template),"
+            " accuracy (parser),"
             " leval (protocol).",
         ),
     ] = None,

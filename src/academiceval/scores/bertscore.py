@@ -13,7 +13,9 @@ tokens can be matched but weigh 0, idf from the references, baseline rescaling),
   window of context on each side; this embeds ~1.8× the text of a long input. Kept as it is after issue 27:
   cheaper geometries were measured (notes/scores.md) and move F by 0.005 on average and up to 0.02-0.03 on real
   section pairs (less context per token), for at most 1.75× less compute; they stay available by
-  `window_stride` (a different config hash, so records are never mixed).
+  `window_stride` (`--metric-arg bertscore.window_stride=N`: its own metric name `…-window-strideN`, config hash
+  and cache key, so records are never mixed). No geometry that sees every token reaches bert-score's truncated
+  speed: on 300 real section pairs windows without overlap still embed 3.0× its tokens (notes/scores.md).
 * batching: texts are de-duplicated and embedded in batches of similar token length (less padding, faster;
   cutting batches further to bound padding was measured slower on this 2-core machine: notes/scores.md);
   padding never enters a similarity max (bert-score's padded positions count as similarity 0, which only
@@ -179,6 +181,8 @@ class BertScorer:
             name += "-rescaled"
         if self.long_inputs == "window":
             name += "-window"
+            if self.window_stride is not None:  # another geometry, other values: never mixed with the default's
+                name += f"-stride{self.window_stride}"
         return name
 
     def config(self) -> dict[str, Any]:

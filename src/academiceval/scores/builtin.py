@@ -45,6 +45,9 @@ class BertScoreOptions(Options):
     # unrelated pairs of the round's labels of the same task (scores.bertscore_baseline)
     baseline: str | None = None
     long_inputs: Literal["truncate", "window"] = "window"  # issue 16: nothing cut by default; truncate is opt-in
+    # tokens between window starts (None: half a window, the default geometry); a larger stride embeds fewer
+    # tokens and moves F (measured in notes/scores.md, issue 27), so it gets its own metric name and config hash
+    window_stride: int | None = Field(default=None, ge=1)
 
 
 class JudgeOptions(Options):
@@ -77,7 +80,14 @@ class BertScoreMetric(BatchScorer):
 
     def __init__(self, opts: MetricOptions) -> None:
         o: BertScoreOptions = opts.of("bertscore")
-        self.bert = BertScorer(o.model, layer=o.layer, idf=o.idf, long_inputs=o.long_inputs, baseline=o.baseline)
+        self.bert = BertScorer(
+            o.model,
+            layer=o.layer,
+            idf=o.idf,
+            long_inputs=o.long_inputs,
+            baseline=o.baseline,
+            window_stride=o.window_stride,
+        )
         if opts.home:  # each label is embedded once per workspace, not per run and call (issue 27)
             self.bert.embedding_cache = EmbeddingCache.in_workspace(opts.home)
         self.batch_size = opts.batch_size
