@@ -284,7 +284,7 @@ def page_breakdown(src: Any, window_qs: list[Any]) -> None:
     import pstats
     import zlib
 
-    from academiceval.sources.mirror import disk
+    from academiceval.sources.mirror import disk, disk_query
     from academiceval.sources.mirror.disk_rows import pack, unpack
 
     def pages() -> list[float]:
@@ -296,12 +296,12 @@ def page_breakdown(src: Any, window_qs: list[Any]) -> None:
         return out
 
     paused = pages()
-    shipped = disk._gc_paused
-    disk._gc_paused = contextlib.nullcontext  # type: ignore[assignment]
+    shipped = disk_query.gc_paused
+    disk_query.gc_paused = disk.gc_paused = contextlib.nullcontext
     try:
         running = pages()
     finally:
-        disk._gc_paused = shipped
+        disk_query.gc_paused = disk.gc_paused = shipped
     print(f"  window pages with the GC paused while decoding (shipped): wall {_pct(paused)}")
     print(f"  window pages with the GC running while decoding:          wall {_pct(running)}")
     prof = cProfile.Profile()
