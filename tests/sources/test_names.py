@@ -12,12 +12,14 @@ from academiceval.sources.names import (
     NameResolver,
     _split_plain,
     _split_with_parens,
+    author_fields,
     author_key,
     display_name,
     initials_compatible,
     is_initial_form,
     latex_to_unicode,
     make_author,
+    parse_authors,
     split_authors,
 )
 from academiceval.store.paper_models import Author
@@ -189,3 +191,5 @@ def test_plain_lists_split_the_same_by_the_fast_path(corpus: Path) -> None:
     for n in names[::7]:
         a = make_author(n)
         assert (a.name, a.key) == (display_name(n), author_key(display_name(n)))
+    for t in lists[::5]:  # the readers' one-call form builds the same authors
+        assert [Author(**f) for f in author_fields(t)] == parse_authors(t)

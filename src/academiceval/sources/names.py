@@ -14,6 +14,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Any
 
 from academiceval.store.paper_models import Author, PaperMeta
 
@@ -172,6 +173,7 @@ def _shown_and_key(name: str) -> tuple[str, str]:
     return shown, author_key(shown)
 
 
+@lru_cache(maxsize=65_536)  # the index posts every author of millions of records under its surname
 def surname_of(key: str) -> str:
     toks = [t for t in key.split() if t not in _SUFFIXES]
     return toks[-1] if toks else key
@@ -327,6 +329,18 @@ def _split_and_outside(chunk: str) -> list[str]:
 
 def parse_authors(text: str) -> list[Author]:
     return [make_author(n, a) for n, a in split_authors(text)]
+
+
+def author_fields(text: str) -> list[dict[str, Any]]:
+    """`parse_authors` as the `Author` fields, for a record model to validate in one call: a reader that passes
+    these to `PaperMeta(authors=...)` builds the same `Author`s ~1 µs faster each than `make_author` (one pydantic
+    call for the record instead of one per author; the mirror index parses ~7 authors a record, millions of
+    records)."""
+    out: list[dict[str, Any]] = []
+    for name, affs in split_authors(text):
+        shown, key = _shown_and_key(name)
+        out.append({"name": shown, "key": key, "affiliations": [display_name(a) for a in affs if a]})
+    return out
 
 
 # ---- resolver ---------------------------------------------------------------------------------------------------
