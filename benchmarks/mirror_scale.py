@@ -58,6 +58,8 @@ def material() -> dict[str, list]:
     """Pools of real fields from the corpus' metadata records (read with the project's own readers)."""
     from academiceval.sources.mirror.index import MirrorIndex
 
+    if not (CORPUS / "metadata").is_dir():  # a git worktree has no ../shared beside it
+        raise SystemExit(f"corpus not found: {CORPUS}/metadata (set ACADEMICEVAL_CORPUS to the corpus directory)")
     idx = MirrorIndex.build((CORPUS / "metadata").resolve())
     titles, abstracts, authors, cats, comments, journals = [], [], [], [], [], []
     for r in idx.iter_records():
