@@ -58,6 +58,8 @@ def material() -> dict[str, list]:
     """Pools of real fields from the corpus' metadata records (read with the project's own readers)."""
     from academiceval.sources.mirror.index import MirrorIndex
 
+    if not (CORPUS / "metadata").is_dir():  # a git worktree has no ../shared beside it
+        raise SystemExit(f"corpus not found: {CORPUS}/metadata (set ACADEMICEVAL_CORPUS to the corpus directory)")
     idx = MirrorIndex.build((CORPUS / "metadata").resolve())
     titles, abstracts, authors, cats, comments, journals = [], [], [], [], [], []
     for r in idx.iter_records():
@@ -284,7 +286,7 @@ def page_breakdown(src: Any, window_qs: list[Any]) -> None:
     import pstats
     import zlib
 
-    from academiceval.sources.mirror import disk
+    from academiceval.sources.mirror import disk, disk_query
     from academiceval.sources.mirror.disk_rows import pack, unpack
 
     def pages() -> list[float]:
@@ -296,12 +298,12 @@ def page_breakdown(src: Any, window_qs: list[Any]) -> None:
         return out
 
     paused = pages()
-    shipped = disk._gc_paused
-    disk._gc_paused = contextlib.nullcontext  # type: ignore[assignment]
+    shipped = disk_query.gc_paused
+    disk_query.gc_paused = disk.gc_paused = contextlib.nullcontext
     try:
         running = pages()
     finally:
-        disk._gc_paused = shipped
+        disk_query.gc_paused = disk.gc_paused = shipped
     print(f"  window pages with the GC paused while decoding (shipped): wall {_pct(paused)}")
     print(f"  window pages with the GC running while decoding:          wall {_pct(running)}")
     prof = cProfile.Profile()

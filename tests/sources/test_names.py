@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 
 from academiceval.sources.names import (
     NameResolver,
+    _split_plain,
+    _split_with_parens,
+    author_fields,
     author_key,
     display_name,
     initials_compatible,
     is_initial_form,
+    latex_to_unicode,
+    make_author,
+    parse_authors,
     split_authors,
 )
 from academiceval.store.paper_models import Author
@@ -155,3 +163,33 @@ def test_apostrophe_accent_without_backslash_gives_one_key() -> None:
     # the real 2018-04 astro-ph listing writes "I. Soszy'nski"; other records write the LaTeX escape
     assert author_key("I. Soszy'nski") == author_key("I. Soszy\\'nski") == author_key("I. Soszyński")
     assert author_key("Sean O'Brien") == "sean obrien"
+
+
+def _real_author_strings(corpus: Path) -> list[str]:
+    """Every author list of the corpus' metadata: `Authors:` of the .abs records and listings, Kaggle `authors`."""
+    out: list[str] = []
+    meta = corpus / "metadata"
+    for path in [*sorted((meta / "arxiv_browse_astro-ph_listings").glob("*.txt")), *sorted(meta.rglob("*.abs"))]:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        out += [m.replace("\n", " ") for m in re.findall(r"^Authors?:\s?(.*(?:\n[ \t]+.*)*)", text, re.MULTILINE)]
+    for line in (meta / "kaggle_arxiv-metadata-oai-snapshot_first200.jsonl").read_text().splitlines():
+        out.append(json.loads(line)["authors"])
+    return out
+
+
+def test_plain_lists_split_the_same_by_the_fast_path(corpus: Path) -> None:
+    """`split_authors` takes `str.split` for lists without parentheses: on every real list of the corpus the fast
+    path gives what the general (parenthesis-walking) path gives, and `make_author`'s cache what it computes."""
+    lists = _real_author_strings(corpus)
+    plain = [" ".join(latex_to_unicode(t).split()) for t in lists]
+    plain = [s for s in plain if "(" not in s and ")" not in s]
+    assert len(lists) > 9000 and len(plain) > 4000  # the listings write affiliations in parentheses: both paths run
+    for s in plain:
+        assert _split_plain(s) == _split_with_parens(s, {}), s
+    names = [n for t in lists for n, _ in split_authors(t)]
+    assert len(names) > 50_000
+    for n in names[::7]:
+        a = make_author(n)
+        assert (a.name, a.key) == (display_name(n), author_key(display_name(n)))
+    for t in lists[::5]:  # the readers' one-call form builds the same authors
+        assert [Author(**f) for f in author_fields(t)] == parse_authors(t)

@@ -27,7 +27,6 @@ and maintained by later incremental updates. Queries are compiled to SQL where t
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import multiprocessing
@@ -54,6 +53,7 @@ from academiceval.sources.errors import (
 )
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.disk_errors import guarded
+from academiceval.sources.mirror.disk_query import gc_paused, run_query
 from academiceval.sources.mirror.disk_rows import (
     LINE_FORMATS,
     SEP,
@@ -629,7 +629,7 @@ class DiskIndex:
         objects again and again: with the GC running a page took 1.4-2x as long at 10⁶ records (p50 113-121 vs
         61-86 ms; `benchmarks/mirror_scale.py --breakdown`). One collection still follows the page."""
         out: dict[int, MirrorRecord] = {}
-        with _gc_paused():
+        with gc_paused():
             for i in range(0, len(rids), 900):
                 chunk = rids[i : i + 900]
                 q = f"SELECT rid, meta, pub, upd, path, fmt FROM rec WHERE rid IN ({','.join('?' * len(chunk))})"
@@ -648,7 +648,7 @@ class DiskIndex:
             chunk = rids[i : i + 900]
             blobs.update(c.execute(f"SELECT rid, meta FROM rec WHERE rid IN ({','.join('?' * len(chunk))})", chunk))
         validate = PaperMeta.model_validate_json
-        with _gc_paused():
+        with gc_paused():
             return [validate(unpack(blobs[r])) for r in rids if r in blobs]
 
     @guarded
@@ -679,8 +679,6 @@ class DiskIndex:
         sort_order: str = "descending",
     ) -> tuple[int, list[PageEntry]]:  # fmt: skip
         """`search_page` handing back light entries (what `graph update` scans a window with)."""
-        from academiceval.sources.mirror.disk_query import run_query
-
         return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order,
                          decode=self.entries_by_rid)  # fmt: skip
 
@@ -690,8 +688,6 @@ class DiskIndex:
         sort_order: str = "descending",
     ) -> tuple[int, list[PaperMeta]]:  # fmt: skip
         """`search_page` decoding only the metadata (the page `MirrorSource.search` returns)."""
-        from academiceval.sources.mirror.disk_query import run_query
-
         return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order,
                          decode=self.metas_by_rid)  # fmt: skip
 
@@ -717,8 +713,6 @@ class DiskIndex:
         sort_order: str = "descending",
     ) -> tuple[int, list[MirrorRecord]]:
         """(total hits, the page of records) — only the page's records are decoded."""
-        from academiceval.sources.mirror.disk_query import run_query
-
         return run_query(self, query, start=start, max_results=max_results, sort_by=sort_by, sort_order=sort_order)
 
     @property
@@ -770,18 +764,6 @@ class DiskIndex:
                 res.observe(aid, [Author.model_validate(a) for a in json.loads(authors)])
             self._names = res
         return self._names
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic collection inside the block (re-enabled after it only if it was on before it)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _utc_day(t: int) -> date:

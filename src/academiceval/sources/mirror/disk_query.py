@@ -14,7 +14,10 @@ A date window next to a `cat:`/`au:` term is pushed into that term's posting loo
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
@@ -241,7 +244,46 @@ def run_query(
 ) -> tuple[int, list[Any]]:
     """(total hits, the page decoded by `decode` — `idx.records_by_rid` by default, `idx.metas_by_rid` for
     `MirrorSource`'s pages of bare `PaperMeta`)."""
-    decode = decode or idx.records_by_rid
+    with gc_paused():
+        return _run_query(idx, query, start, max_results, sort_by, sort_order, decode or idx.records_by_rid)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic collection inside the block (re-enabled after it only if it was on before it).
+
+    A page allocates ~10⁴-10⁵ containers (row tuples, entries, records; none in a cycle). With the collector
+    running, the young collections they trigger promote the page's first objects to the old generations, and
+    every few pages a full collection walks the whole process (66 CPU-ms in the benchmark's process, more in a
+    bigger one): that was the p95 of a 2,000-entry page (CPU p95 93-101 vs 20-22 ms paused, p50 20 vs 18 ms;
+    benchmarks/mirror_scale.py, notes/scale.md). Paused, the page's objects are young when it is handed back.
+
+    Counted under a lock: `mirror serve` queries from several threads, and a thread that saw the collector off
+    (another thread's pause) must not leave it off for good."""
+    global _pauses, _was_on
+    with _pause_lock:
+        if _pauses == 0:
+            _was_on = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _was_on:
+                gc.enable()
+
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_was_on = False
+
+
+def _run_query(
+    idx: DiskIndex, query: str | Node, start: int, max_results: int | None, sort_by: str, sort_order: str,
+    decode: Callable[[list[int]], list[Any]],
+) -> tuple[int, list[Any]]:  # fmt: skip
     node = parse_query(query) if isinstance(query, str) else query
     p = plan(node)
     where = f"WHERE {p.sql}" if p.sql else ""

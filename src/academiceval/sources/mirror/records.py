@@ -20,7 +20,7 @@ from academiceval.sources.atom import parse_feed
 from academiceval.sources.errors import AtomParseError, InvalidArxivIdError, RecordParseError, SourceError
 from academiceval.sources.ids import parse_arxiv_id
 from academiceval.sources.mirror.titles import is_all_caps, latex_title, same_words
-from academiceval.sources.names import make_author, parse_authors
+from academiceval.sources.names import author_fields, make_author
 from academiceval.store.paper_models import Paper, PaperMeta
 
 # Which record wins when two sources describe the same version of a paper (richer, more authoritative first).
@@ -197,7 +197,7 @@ def parse_abs_record(text: str, *, path: str = "", fmt: str = "abs", version_hin
     except (TypeError, ValueError, AttributeError) as e:
         raise RecordParseError(f"unreadable Date line {dates[0][:50]!r}", source=where) from e
     cats = _cats(fields.get("Categories", ""), arxiv_id)
-    authors = parse_authors(fields.get("Authors", ""))
+    authors = author_fields(fields.get("Authors", ""))
     meta = PaperMeta(
         arxiv_id=arxiv_id,
         version=version_hint or len(stamps),
@@ -260,7 +260,7 @@ def kaggle_to_record(d: dict[str, Any], *, path: str = "", fmt: str = "kaggle") 
         version=len(stamps),
         title=title,
         abstract=_collapse(d.get("abstract")),
-        authors=parse_authors(str(d.get("authors") or "")),
+        authors=author_fields(str(d.get("authors") or "")),
         primary_category=cats[0] if cats else None,
         categories=cats,
         published=stamps[0].date(),
