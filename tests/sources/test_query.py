@@ -100,3 +100,13 @@ def test_id_batches() -> None:
     ids = [f"2401.{i:05d}" for i in range(250)]
     batches = list(id_batches(ids, 100))
     assert [len(b) for b in batches] == [100, 100, 50] and functools.reduce(operator.iadd, batches, []) == ids
+
+
+def test_values_the_parser_would_split_are_quoted() -> None:
+    """MSC classes from SCALAR's metadata ("(Primary)") reach category lists: rendered bare, the parenthesis opened a
+    group and the query became a full-text scan. Any value with a parenthesis, a space or an operator's name is
+    quoted, and parses back to the same term."""
+    q = and_(submitted_between(date(2024, 1, 1), date(2024, 1, 31)), or_(cat("(Primary)"), cat("cs.CL"), au("OR")))
+    text = str(q)
+    assert 'cat:"(Primary)"' in text and 'au:"OR"' in text
+    assert parse_query(text) == q

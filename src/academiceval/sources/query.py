@@ -23,6 +23,7 @@ from academiceval.sources.errors import QuerySyntaxError
 TEXT_FIELDS = ("au", "ti", "abs", "co", "jr", "cat", "rn", "id", "all")
 DATE_FIELDS = ("submittedDate", "lastUpdatedDate")
 Op = Literal["AND", "OR", "ANDNOT"]
+_NEEDS_QUOTES = re.compile(r"[\s()]")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ class Term:
     phrase: bool = False
 
     def __str__(self) -> str:
-        if self.phrase or " " in self.value:
+        # quoted whenever the parser would not read the value back as one word: a space, a parenthesis (MSC
+        # classes such as "(Primary)" end up in category lists), or an operator word
+        if self.phrase or _NEEDS_QUOTES.search(self.value) or self.value in ("AND", "OR", "ANDNOT"):
             return f'{self.field}:"{self.value}"'
         return f"{self.field}:{self.value}"
 
