@@ -106,6 +106,19 @@ def all_types(paper: Paper) -> list[TypeDecision]:
     return out
 
 
+def capacity(pending: list[Pending], cap: int | None) -> Counter[str]:
+    """How many questions the store allows at a level before the surface filter (every item rule passed): the
+    upper bound on the level's items, stated in the manifest so a short level can be told from a strict filter."""
+    per_paper = Counter(q.paper.paper_id for q in pending)
+    return Counter(
+        {
+            "capacity: questions passing every item rule (before the surface filter)": len(pending),
+            f"capacity: the same, at most {cap} per paper": sum(min(n, cap or n) for n in per_paper.values()),
+            "capacity: question papers holding such a question": len(per_paper),
+        }
+    )
+
+
 def question_papers(ws: Workspace) -> list[str]:
     """Stored papers that have both references and in-text citations, by arXiv id then paper id."""
     rows = [(p.arxiv_id or "", p.paper_id) for p in ws.iter_papers() if p.citations and p.references]
@@ -221,7 +234,10 @@ def build_cloze_round(
         types.extend(all_types(paper))
         library.remember(sources)
     for lv, o in opts.items():  # the filtered construction: distractors once every question is known
-        chosen, why, done = select_level([q for q in pending if q.level == lv], ctx)
+        level_pending = [q for q in pending if q.level == lv]
+        if lv in matched:
+            notes[lv].update(capacity(level_pending, o.max_per_paper))
+        chosen, why, done = select_level(level_pending, ctx)
         items[lv].extend(chosen)
         skips[lv].update(why)
         notes[lv].update(done)

@@ -254,8 +254,11 @@ def _loose_triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
     s0 = max(s0, p - MAX_LOOSE_VISIBLE)
     if s0 >= p:
         return None
+    k0 = skeleton_visible(text[s0:p])
+    if not k0:
+        return None
     steps: list[tuple[int, str, str]] = []  # (end of the annotation, its skeleton, first LaTeX character after)
-    j, got = p, ""
+    j, got, at = p, "", 0  # `at`: how far into k0 the annotation's skeleton reaches as a subsequence
     while j < len(text) and j - p < MAX_PART:
         m = _OP.match(text, j)
         if m:
@@ -264,18 +267,29 @@ def _loose_triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
         ch = text[j]
         if ch.isspace() or ch == "\\":
             break
+        for c in _skel_char(ch):
+            at = k0.find(c, at) + 1
+            if at == 0:
+                break
+        if at == 0:
+            break  # no longer a subsequence of the longest visible part: nor of any shorter one
         got += _skel_char(ch)
         j += 1
         if got and not (j < len(text) and text[j].isascii() and text[j].isalpha() and ch.isascii() and ch.isalpha()):
             steps.append((j, got, _first_latex_char(text, j)))  # never inside a run of plain letters
     if not steps:
         return None
+    chars = [_skel_char(c) for c in text[s0:p]]
+    firsts = {first for _, _, first in steps if first}
     for s in range(s0, p):
-        k = skeleton_visible(text[s:p])
-        if not k:
-            break
         if s > s0 and text[s - 1].isalnum() and text[s].isalnum() and not text[s].isupper():
             continue  # the visible part starts at a word boundary, a capital or a bracket
+        head = next((c for c in chars[s - s0 :] if c), "")
+        if not head:
+            break
+        if head[0] not in firsts:
+            continue
+        k = "".join(chars[s - s0 :])
         for j, anno, first in steps:
             if first != k[0] or not _subsequence(anno, k):
                 continue
