@@ -30,7 +30,7 @@ from academiceval.families.cloze.defects import round_defects
 from academiceval.families.cloze.export import config_name, write_round
 from academiceval.families.cloze.filtered import Context, Pending, generate_filtered
 from academiceval.families.cloze.generate import PaperResult, cap_items, generate_for_paper
-from academiceval.families.cloze.guess import CHANCE, as_json, flagged, guesser_accuracy, views_of
+from academiceval.families.cloze.guess import CHANCE, Known, as_json, flagged, guesser_accuracy, level_of, views_of
 from academiceval.families.cloze.library import CandidateLibrary
 from academiceval.families.cloze.models import (
     CONSTRUCTIONS,
@@ -246,6 +246,7 @@ def build_cloze_round(
             skips[lv][f"question: over the cap of {o.max_per_paper} per paper"] += over
     final_items: dict[str, list[ClozeItem]] = {}
     lexical: dict[str, float] = {}  # each checked level's lexical accuracy (a harder level may not exceed it)
+    known: Known = {}  # the level check's guesser picks on each level's final items (not fitted again)
     for lv, o in opts.items():
         kept = cap_items(items[lv], o.max_questions, seed, lv)
         if len(items[lv]) > len(kept):
@@ -253,7 +254,7 @@ def build_cloze_round(
         if lv in matched and cfg.guesser_limit is not None and kept:
             views = views_of(kept)
             easier = cfg.harder_than.get(lv)
-            keep, removed = level_check(
+            keep, removed, table = level_check(
                 views,
                 [it.gold for it in kept],
                 [it.paper_id for it in kept],
@@ -264,6 +265,8 @@ def build_cloze_round(
             )
             skips[lv].update(removed)
             kept = [kept[i] for i in sorted(keep)]
+            if table is not None and kept and len({level_of(it) for it in kept}) == 1:
+                known[level_of(kept[0])] = (tuple(it.sample_id for it in kept), table)
             lexical[lv] = sum(
                 guess("lexical", views[i], seed=seed) == kept_item.gold
                 for i, kept_item in zip(sorted(keep), kept, strict=True)
@@ -277,7 +280,7 @@ def build_cloze_round(
     stats = cloze_stats(every, types=types)
     stats["skipped"] = {lv: dict(sorted(c.items())) for lv, c in skips.items()}
     stats["notes"] = {lv: dict(sorted(c.items())) for lv, c in notes.items() if c}
-    table = guesser_accuracy(every, seed=seed) if every else {}
+    table = guesser_accuracy(every, seed=seed, known=known) if every else {}
     guessers = as_json(table)
     defects = round_defects(every)
     stats["guessers"] = guessers
