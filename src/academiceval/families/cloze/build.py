@@ -119,6 +119,13 @@ def capacity(pending: list[Pending], cap: int | None) -> Counter[str]:
     )
 
 
+def level_floor(n: int, min_items: int) -> int:
+    """The fewest items the level check may leave: `min_items`, or for a level that already holds no more than
+    that (a live round from a small store), half of it — a small level still loses the items blind guessers
+    solve rather than keep a guesser far above chance."""
+    return min_items if n > min_items else (n + 1) // 2
+
+
 def question_papers(ws: Workspace) -> list[str]:
     """Stored papers that have both references and in-text citations, by arXiv id then paper id."""
     rows = [(p.arxiv_id or "", p.paper_id) for p in ws.iter_papers() if p.citations and p.references]
@@ -259,7 +266,7 @@ def build_cloze_round(
                 [it.gold for it in kept],
                 [it.paper_id for it in kept],
                 limit=cfg.guesser_limit,
-                min_items=cfg.min_level_items,
+                min_items=level_floor(len(kept), cfg.min_level_items),
                 seed=seed,
                 limits={"lexical": lexical[easier]} if easier in lexical else None,
             )
