@@ -129,3 +129,10 @@ def test_level_check_leaves_no_guesser_above_the_limit(scalar_round) -> None:
         acc = guesser_accuracy(kept, n_boot=50)
         for name in PER_ITEM:
             assert acc[name]["all"].accuracy <= 0.35 + 1e-9, (name, acc[name]["all"].accuracy)
+
+
+def test_level_floor_lets_a_small_level_lose_half() -> None:
+    from academiceval.families.cloze.build import level_floor
+
+    assert level_floor(100, 20) == 20 and level_floor(21, 20) == 20  # the minimum holds above it
+    assert level_floor(20, 20) == 10 and level_floor(13, 20) == 7 and level_floor(1, 20) == 1
