@@ -75,6 +75,20 @@ def test_captions_go_at_label_time_not_at_reading(multitp) -> None:
             "Let ℳt−1subscriptℳ𝑡1{\\\\mathcal{M}}\\_{t-1}.",
             "Let ${\\mathcal{M}}_{t-1}$.",
         ),
+        # the annotation leaves out named operators ("min", "log") or holds "…": the loose rule
+        (
+            "is then\nmink\u2061{tk/sk}subscript𝑘subscript𝑡𝑘subscript𝑠𝑘\\min_{k}\\{t_{k}/s_{k}\\}, being",
+            "is then\n$\\min_{k}{t_{k}/s_{k}}$, being",
+        ),
+        (
+            "distribution 𝐩=(p1,…,pN)𝐩subscript𝑝1…subscript𝑝𝑁\\mathbf{p}=(p_{1},...,p_{N}),\nfrom",
+            "distribution $\\mathbf{p}=(p_{1},...,p_{N})$,\nfrom",
+        ),
+        (
+            "set as:\n\nηr=2\u200b(log\u2061N+N\u200blog\u2061M)(N\u200b4r)subscript𝜂𝑟2𝑁𝑁𝑀𝑁superscript4𝑟"
+            "\\eta_{r}=\\sqrt{\\frac{2(\\log N+N\\log M)}{(N4^{r})}} (1)",
+            "set as:\n\n$\\eta_{r}=\\sqrt{\\frac{2(\\log N+N\\log M)}{(N4^{r})}}$ (1)",
+        ),
     ],
 )
 def test_formulas_written_three_times_become_one(raw: str, expected: str) -> None:

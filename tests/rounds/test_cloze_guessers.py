@@ -23,7 +23,7 @@ from academiceval.families.cloze.guess import guesser_accuracy, views_of
 from academiceval.families.cloze.importer import read_scalar_questions
 from academiceval.families.cloze.prompt import choice_of
 from academiceval.models.baselines import GUESSER_BASELINES, BaselineBackend, lexical_choice
-from academiceval.models.choice_guessers import PER_ITEM, SCORERS, guess, item_view
+from academiceval.models.choice_guessers import PER_ITEM, SCORERS, guess, guess_table, item_view
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +115,24 @@ def test_level_check_leaves_no_guesser_above_the_limit(scalar_round) -> None:
     views = views_of(items)
     golds = [it.gold for it in items]
     groups = [it.paper_id for it in items]
-    keep, removed = level_check(views, golds, groups, limit=0.35, min_items=10, seed=0)
+    keep, removed, table = level_check(views, golds, groups, limit=0.35, min_items=10, seed=0)
     assert len(keep) < len(items) and sum(removed.values()) == len(items) - len(keep)
     kept = [items[i] for i in sorted(keep)]
+    if table is not None:  # the picks the check ends with are the table the build reports without refitting
+        fresh = guess_table(views_of(kept), [it.gold for it in kept], [it.paper_id for it in kept], seed=0)
+        assert table == fresh
+        known = {"easy": (tuple(it.sample_id for it in kept), table)}
+        assert guesser_accuracy(kept, n_boot=50, known=known)["lexical"]["all"].accuracy == pytest.approx(
+            guesser_accuracy(kept, n_boot=50)["lexical"]["all"].accuracy
+        )
     if len(kept) > 10:
         acc = guesser_accuracy(kept, n_boot=50)
         for name in PER_ITEM:
             assert acc[name]["all"].accuracy <= 0.35 + 1e-9, (name, acc[name]["all"].accuracy)
+
+
+def test_level_floor_lets_a_small_level_lose_half() -> None:
+    from academiceval.families.cloze.build import level_floor
+
+    assert level_floor(100, 20) == 20 and level_floor(21, 20) == 20  # the minimum holds above it
+    assert level_floor(20, 20) == 10 and level_floor(13, 20) == 7 and level_floor(1, 20) == 1

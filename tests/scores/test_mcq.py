@@ -140,3 +140,26 @@ def test_accuracy_tables_from_score_records() -> None:
     acc = accuracy_by_level(item_scores_from_records(recs), n_boot=200)
     assert acc["easy"].n == 6 and acc["hard"].n == 4 and acc["all"].n == 10
     assert acc["easy"].accuracy == 0.5
+
+
+def test_bootstrap_ci_equals_the_pure_python_loop() -> None:
+    """The numpy stream reproduces `random.Random(seed).randrange(n)` draw for draw, so every CI is the one the
+    former loop gave (0/1 accuracies and arbitrary floats, n = 1 included)."""
+    import random
+
+    from academiceval.scores.mcq import bootstrap_ci, python_randrange_stream
+
+    def loop(values, n_boot=2000, alpha=0.05, seed=0):
+        rng = random.Random(seed)
+        n = len(values)
+        means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+        return means[int((alpha / 2) * n_boot)], means[min(n_boot - 1, int((1 - alpha / 2) * n_boot))]
+
+    for n in (1, 3, 100, 1000):
+        r = random.Random(n)
+        assert python_randrange_stream(r, n, 3000).tolist() == [r.randrange(n) for _ in range(3000)]
+    rr = random.Random(3)
+    for n in (1, 5, 37, 120):
+        for values in ([float(rr.random() < 0.3) for _ in range(n)], [rr.random() for _ in range(n)]):
+            for seed in (0, 12345):
+                assert bootstrap_ci(values, n_boot=500, seed=seed) == loop(values, n_boot=500, seed=seed)

@@ -33,7 +33,7 @@ import random
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 import numpy as np
@@ -106,6 +106,7 @@ class ItemView:
     context: list[str]  # terms of the words around the anchor
     before: list[str]  # terms of the word right before the anchor
     options: list[OptionView]
+    centrality: list[float] | None = field(default=None, repr=False, compare=False)  # `_centroid`, computed once
 
 
 def shown_title(title: str, text: str) -> str:
@@ -211,9 +212,11 @@ def _cosines(v: ItemView) -> np.ndarray:
 
 
 def _centroid(v: ItemView) -> list[float]:
-    sims = _cosines(v)
-    n = len(v.options)
-    return [float((sims[i].sum() - sims[i, i]) / max(1, n - 1)) for i in range(n)]
+    if v.centrality is None:  # read by the guesser and by `raw_features`: the cosines are computed once per view
+        sims = _cosines(v)
+        n = len(v.options)
+        v.centrality = [float((sims[i].sum() - sims[i, i]) / max(1, n - 1)) for i in range(n)]
+    return list(v.centrality)
 
 
 SCORERS: dict[str, Callable[[ItemView], list[float] | None]] = {

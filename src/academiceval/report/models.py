@@ -61,3 +61,22 @@ class Ladder(BaseModel):
     effective_length: int | None  # the largest rung not significantly below the best one; None: too few targets
     level: float = LEVEL
     test: str = TEST
+
+
+class DateBucket(BaseModel):
+    period: str  # "2024", "2024-Q4" or "2024-10"
+    start: date
+    score: Estimate
+
+
+class DateSeries(BaseModel):
+    """One run × task × setting's score by the target paper's v1 date (report.by_date)."""
+
+    model: str  # the run's label
+    run_dir: str
+    task: str
+    setting: str
+    metric: str
+    value: str
+    granularity: str  # "year", "quarter" or "month"
+    buckets: list[DateBucket]

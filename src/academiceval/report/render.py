@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from academiceval.papers.clean import readable
-from academiceval.report import contamination, ladder, paired, plots
+from academiceval.report import by_date, contamination, ladder, paired, plots
 from academiceval.report import leaderboard as lb
 from academiceval.report.choice import choice_view, pick_text, question_text
 from academiceval.report.results import BootstrapConfig, Results, build_results
@@ -179,9 +179,11 @@ def render(
     results.contamination = contamination.contamination_gaps(results, runs, prefer_metric=prefer_metric)
     results.ladders = ladder.ladders(results, runs, prefer_metric)
     results.effective_length = ladder.effective_lengths(results.ladders)
+    results.by_date = by_date.score_by_date(results, runs, prefer_metric)
     results_json = results.write(out / RESULTS)
     md = out / "leaderboard.md"
-    extra = paired.markdown(results) + contamination.markdown(results) + ladder.markdown(results)
+    sections = (paired, contamination, ladder, by_date)
+    extra = "".join(section.markdown(results) for section in sections)
     _write_atomic(md, lb.to_markdown(results, prefer_metric) + extra)
 
     metric = results.primary_metric(None, prefer_metric)

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from academiceval import __version__
-from academiceval.report.models import ContaminationGap, Ladder
+from academiceval.report.models import ContaminationGap, DateSeries, Ladder
 from academiceval.report.rounddata import expected_samples, round_notes
 from academiceval.scores.aggregate import LEVEL, N_BOOT, aggregate
 from academiceval.scores.models import MetricSummary
@@ -104,6 +104,7 @@ class Results(BaseModel):
     contamination: list[ContaminationGap] = Field(default_factory=list)  # report.contamination (issue 15)
     ladders: list[Ladder] = Field(default_factory=list)  # context ladders, every rung (report.ladder, issue 15)
     effective_length: dict[str, dict[str, int]] = Field(default_factory=dict)  # model -> task -> tokens
+    by_date: list[DateSeries] = Field(default_factory=list)  # multiple-choice scores by paper date (report.by_date)
 
     # ---- files ----------------------------------------------------------------------------------
     def write(self, path: str | Path) -> Path:

@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import numpy as np
+
 METRIC = "accuracy"  # a multiple-choice task defaults to it through its spec (`TaskSpec.default_metrics`)
 Parser = Literal["strict", "lenient"]
 PARSERS: tuple[Parser, ...] = ("strict", "lenient")
@@ -187,15 +189,33 @@ def score_item(
     return ItemScore(sample_id, level, g, p.choice, parser, p.rule, 1.0 if p.choice == g else 0.0)
 
 
+def python_randrange_stream(rng: random.Random, n: int, count: int) -> np.ndarray:
+    """`[rng.randrange(n) for _ in range(count)]`, computed with numpy from the same Mersenne Twister state
+    (CPython draws 32-bit words and keeps `word >> (32 - n.bit_length())` when below n): the same numbers, ~100×
+    faster. `rng` is not advanced."""
+    if not 0 < n < 2**32:
+        return np.array([rng.randrange(n) for _ in range(count)], dtype=np.int64)
+    key = rng.getstate()[1]
+    bits = np.random.MT19937()
+    bits.state = {"bit_generator": "MT19937", "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]}}
+    shift = 32 - n.bit_length()
+    out = np.empty(0, dtype=np.int64)
+    while out.size < count:
+        words = bits.random_raw(max(1024, 2 * (count - out.size))).astype(np.int64) >> shift
+        out = np.concatenate([out, words[words < n]])
+    return out[:count]
+
+
 def bootstrap_ci(
     values: Sequence[float], *, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean (seeded; no global RNG)."""
     if not values:
         return (float("nan"), float("nan"))
-    rng = random.Random(seed)
     n = len(values)
-    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+    idx = python_randrange_stream(random.Random(seed), n, n * n_boot).reshape(n_boot, n)
+    # cumsum adds left to right as sum() did, so every mean is bit-identical to the former pure-Python loop
+    means = sorted((np.cumsum(np.asarray(values, dtype=np.float64)[idx], axis=1)[:, -1] / n).tolist())
     lo = means[int((alpha / 2) * n_boot)]
     hi = means[min(n_boot - 1, int((1 - alpha / 2) * n_boot))]
     return (lo, hi)

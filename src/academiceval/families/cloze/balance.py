@@ -273,19 +273,22 @@ def level_check(
     seed: int = 0,
     max_rounds: int = 60,
     limits: dict[str, float] | None = None,
-) -> tuple[list[int], Counter[str]]:
+) -> tuple[list[int], Counter[str], dict[str, list[int]] | None]:
     """Indices of the items kept, and why the others were removed: while a blind guesser (per-item or fitted)
     scores above `limit` (or its own entry in `limits`), remove items it gets right, those most guessers get
     right first (ties: seeded) — as many per round as its excess over the limit — never below `min_items`. The
     per-item guessers' picks do not depend on the other items and are computed once; the fitted ones are refit
-    every round."""
+    every round. The third value is every guesser's picks on the items kept (None when the last round did not
+    compute them), so the build reports the same table without fitting again."""
     bound = {name: min(limit, (limits or {}).get(name, limit)) for name in (*PER_ITEM, "candidates-only", "combined")}
     per_item = {name: [guess(name, v, seed=seed) for v in views] for name in PER_ITEM}
     mats = [raw_features(v) for v in views]
     keep = list(range(len(views)))
     removed: Counter[str] = Counter()
     rng = random.Random(f"{seed}:level-check")
+    last: dict[str, list[int]] | None = None
     for _ in range(max_rounds):
+        last = None
         if len(keep) <= min_items:
             break
         sub = [views[i] for i in keep]
@@ -298,6 +301,7 @@ def level_check(
         acc = {name: sum(p == x for p, x in zip(picks, g, strict=True)) / len(keep) for name, picks in table.items()}
         worst = max(acc, key=lambda n: (acc[n] - bound[n], n))
         if acc[worst] <= bound[worst]:
+            last = table
             break
         right = [sum(table[n][j] == g[j] for n in table) for j in range(len(keep))]
         hits = [j for j in range(len(keep)) if table[worst][j] == g[j]]
@@ -307,4 +311,4 @@ def level_check(
         out = set(hits[:n_out])
         removed[f"level check: {worst} above {bound[worst]:.0%}"] += len(out)
         keep = [i for j, i in enumerate(keep) if j not in out]
-    return keep, removed
+    return keep, removed, last

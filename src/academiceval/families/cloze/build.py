@@ -30,7 +30,7 @@ from academiceval.families.cloze.defects import round_defects
 from academiceval.families.cloze.export import config_name, write_round
 from academiceval.families.cloze.filtered import Context, Pending, generate_filtered
 from academiceval.families.cloze.generate import PaperResult, cap_items, generate_for_paper
-from academiceval.families.cloze.guess import CHANCE, as_json, flagged, guesser_accuracy, views_of
+from academiceval.families.cloze.guess import CHANCE, Known, as_json, flagged, guesser_accuracy, level_of, views_of
 from academiceval.families.cloze.library import CandidateLibrary
 from academiceval.families.cloze.models import (
     CONSTRUCTIONS,
@@ -104,6 +104,26 @@ def all_types(paper: Paper) -> list[TypeDecision]:
             h, rule = heuristic_type(paper.sections[c.section_index].text, c.start, c.end)
             out.append(TypeDecision(heuristic=h, heuristic_rule=rule, source=SCALAR_TYPES[src]))
     return out
+
+
+def capacity(pending: list[Pending], cap: int | None) -> Counter[str]:
+    """How many questions the store allows at a level before the surface filter (every item rule passed): the
+    upper bound on the level's items, stated in the manifest so a short level can be told from a strict filter."""
+    per_paper = Counter(q.paper.paper_id for q in pending)
+    return Counter(
+        {
+            "capacity: questions passing every item rule (before the surface filter)": len(pending),
+            f"capacity: the same, at most {cap} per paper": sum(min(n, cap or n) for n in per_paper.values()),
+            "capacity: question papers holding such a question": len(per_paper),
+        }
+    )
+
+
+def level_floor(n: int, min_items: int) -> int:
+    """The fewest items the level check may leave: `min_items`, or for a level that already holds no more than
+    that (a live round from a small store), half of it — a small level still loses the items blind guessers
+    solve rather than keep a guesser far above chance."""
+    return min_items if n > min_items else (n + 1) // 2
 
 
 def question_papers(ws: Workspace) -> list[str]:
@@ -221,7 +241,10 @@ def build_cloze_round(
         types.extend(all_types(paper))
         library.remember(sources)
     for lv, o in opts.items():  # the filtered construction: distractors once every question is known
-        chosen, why, done = select_level([q for q in pending if q.level == lv], ctx)
+        level_pending = [q for q in pending if q.level == lv]
+        if lv in matched:
+            notes[lv].update(capacity(level_pending, o.max_per_paper))
+        chosen, why, done = select_level(level_pending, ctx)
         items[lv].extend(chosen)
         skips[lv].update(why)
         notes[lv].update(done)
@@ -230,6 +253,7 @@ def build_cloze_round(
             skips[lv][f"question: over the cap of {o.max_per_paper} per paper"] += over
     final_items: dict[str, list[ClozeItem]] = {}
     lexical: dict[str, float] = {}  # each checked level's lexical accuracy (a harder level may not exceed it)
+    known: Known = {}  # the level check's guesser picks on each level's final items (not fitted again)
     for lv, o in opts.items():
         kept = cap_items(items[lv], o.max_questions, seed, lv)
         if len(items[lv]) > len(kept):
@@ -237,17 +261,19 @@ def build_cloze_round(
         if lv in matched and cfg.guesser_limit is not None and kept:
             views = views_of(kept)
             easier = cfg.harder_than.get(lv)
-            keep, removed = level_check(
+            keep, removed, table = level_check(
                 views,
                 [it.gold for it in kept],
                 [it.paper_id for it in kept],
                 limit=cfg.guesser_limit,
-                min_items=cfg.min_level_items,
+                min_items=level_floor(len(kept), cfg.min_level_items),
                 seed=seed,
                 limits={"lexical": lexical[easier]} if easier in lexical else None,
             )
             skips[lv].update(removed)
             kept = [kept[i] for i in sorted(keep)]
+            if table is not None and kept and len({level_of(it) for it in kept}) == 1:
+                known[level_of(kept[0])] = (tuple(it.sample_id for it in kept), table)
             lexical[lv] = sum(
                 guess("lexical", views[i], seed=seed) == kept_item.gold
                 for i, kept_item in zip(sorted(keep), kept, strict=True)
@@ -261,7 +287,7 @@ def build_cloze_round(
     stats = cloze_stats(every, types=types)
     stats["skipped"] = {lv: dict(sorted(c.items())) for lv, c in skips.items()}
     stats["notes"] = {lv: dict(sorted(c.items())) for lv, c in notes.items() if c}
-    table = guesser_accuracy(every, seed=seed) if every else {}
+    table = guesser_accuracy(every, seed=seed, known=known) if every else {}
     guessers = as_json(table)
     defects = round_defects(every)
     stats["guessers"] = guessers

@@ -29,7 +29,7 @@ from datetime import date
 from rapidfuzz import fuzz
 
 from academiceval.families.cloze.classify import JudgeClassifier
-from academiceval.families.cloze.defects import in_group, shows_own_title, whole_citation
+from academiceval.families.cloze.defects import in_group, name_fragment, shows_own_title, whole_citation
 from academiceval.families.cloze.generate import (
     CandidateSource,
     CountTokens,
@@ -329,6 +329,8 @@ def _pending(
     """The question of `span` with its pool prepared, or the reason it cannot be asked."""
     text = paper.sections[span.section_index].text
     masked = text[: span.start] + ctx.mask + text[span.end :]
+    if name_fragment(masked, ctx.mask, span.text) is not None:  # "Beltagy et al. [3]": the authors stay in the prose
+        return "citation: its authors are named right before it"
     others = sorted({groups[x] for x in pool if groups[x] != groups[r]})
     if len(others) < o.n_candidates - 1:
         return "question: fewer than 3 other works in the pool"

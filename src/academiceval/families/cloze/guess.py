@@ -33,22 +33,35 @@ def level_of(item: ClozeItem) -> str:
     return item.preset.removeprefix("imported-").removeprefix("scalar-")
 
 
-def guesser_picks(items: Sequence[ClozeItem], *, seed: int = 0, folds: int = 5) -> dict[str, list[int]]:
-    """Every guesser's pick (slot index) per item; the fitted ones are cross-validated within each level."""
-    views = views_of(items)
+Known = dict[str, tuple[tuple[str, ...], dict[str, list[int]]]]  # level → (its items' ids, guesser → picks)
+
+
+def guesser_picks(
+    items: Sequence[ClozeItem], *, seed: int = 0, folds: int = 5, known: Known | None = None
+) -> dict[str, list[int]]:
+    """Every guesser's pick (slot index) per item; the fitted ones are cross-validated within each level.
+    `known` holds levels whose picks were computed already on exactly these items in this order (the build's
+    level check): they are taken as they are, not fitted again."""
+    known = known or {}
+    views: list[ItemView] | None = None
     out: dict[str, list[int]] = {name: [0] * len(items) for name in TABLE}
     out["random"] = [random_choice(len(it.candidates), seed=seed, key=it.sample_id) for it in items]
     by_level: dict[str, list[int]] = defaultdict(list)
     for i, it in enumerate(items):
         by_level[level_of(it)].append(i)
-    for idx in by_level.values():
-        table = guess_table(
-            [views[i] for i in idx],
-            [items[i].gold for i in idx],
-            [items[i].paper_id for i in idx],
-            seed=seed,
-            folds=folds,
-        )
+    for lv, idx in by_level.items():
+        hit = known.get(lv)
+        if hit is not None and hit[0] == tuple(items[i].sample_id for i in idx):
+            table = hit[1]
+        else:
+            views = views if views is not None else views_of(items)
+            table = guess_table(
+                [views[i] for i in idx],
+                [items[i].gold for i in idx],
+                [items[i].paper_id for i in idx],
+                seed=seed,
+                folds=folds,
+            )
         for name, picks in table.items():
             for i, p in zip(idx, picks, strict=True):
                 out[name][i] = p
@@ -56,10 +69,10 @@ def guesser_picks(items: Sequence[ClozeItem], *, seed: int = 0, folds: int = 5) 
 
 
 def guesser_accuracy(
-    items: Sequence[ClozeItem], *, seed: int = 0, n_boot: int = 2000, folds: int = 5
+    items: Sequence[ClozeItem], *, seed: int = 0, n_boot: int = 2000, folds: int = 5, known: Known | None = None
 ) -> dict[str, dict[str, LevelAccuracy]]:
-    """guesser → level (and "all") → accuracy with its bootstrap 95% CI."""
-    picks = guesser_picks(items, seed=seed, folds=folds)
+    """guesser → level (and "all") → accuracy with its bootstrap 95% CI (`known`: see `guesser_picks`)."""
+    picks = guesser_picks(items, seed=seed, folds=folds, known=known)
     out: dict[str, dict[str, LevelAccuracy]] = {}
     for name, chosen in picks.items():
         scores = [

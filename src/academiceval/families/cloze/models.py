@@ -86,7 +86,7 @@ class ClozeBuildConfig(BaseModel):
     # workspace's newest writing round (else of the writing split's fractions over the stored papers); None: all
     cutoff: date | Literal["auto"] | None = "auto"
     guesser_limit: float | None = 0.30  # the filtered construction's level check: no blind guesser above this
-    min_level_items: int = 20  # the level check never leaves a level with fewer items
+    min_level_items: int = 20  # the level check never leaves a level with fewer (a smaller level: half of it)
     # the round's flag: a blind guesser above chance + this margin on a level is flagged in the manifest and the
     # build's output; with `refuse_flagged` the round is not written at all (either construction)
     flag_margin: float = 0.10

@@ -53,7 +53,15 @@ _GREEK = {
     "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
 }  # fmt: skip
 _LETTER_CMDS = {"ell": "l", "imath": "i", "jmath": "j", "hbar": "ħ", "partial": "∂", "nabla": "∇", "infty": "∞"}
+# named operators the page shows as letters ("min", "exp") and the LaTeX writes as commands; the content
+# annotation leaves them out, so a triple holding one is matched by `_loose_triple_at`
+_FUNCTION_CMDS = {
+    "min", "max", "exp", "log", "ln", "lg", "sin", "cos", "tan", "cot", "sec", "csc", "sinh", "cosh", "tanh",
+    "arcsin", "arccos", "arctan", "arg", "sup", "inf", "lim", "liminf", "limsup", "det", "dim", "ker", "Pr",
+    "deg", "gcd", "hom",
+}  # fmt: skip
 MAX_PART = 400  # characters; a longer "formula" is not one
+MAX_LOOSE_VISIBLE = 120  # characters of the visible part the loose rule reads back
 
 
 @lru_cache(maxsize=4096)
@@ -95,6 +103,8 @@ def _latex_cmd(m: re.Match[str]) -> str:
         except KeyError:
             return ""
         return letter
+    if name in _FUNCTION_CMDS:
+        return name
     return _LETTER_CMDS.get(name, "")
 
 
@@ -119,7 +129,7 @@ def _balanced(s: str) -> bool:
 
 _MATHCHARS = "\U0001d400-\U0001d7ff\u2100-\u214f"
 # where an annotation can start: operator names glued to what follows them, or a math-styled character
-_ANCHOR = re.compile(rf"(?:{_OP.pattern})+(?=[{_MATHCHARS}\d(\[])|[{_MATHCHARS}]")
+_ANCHOR = re.compile(rf"(?:{_OP.pattern})+(?=[{_MATHCHARS}\d(\[~¯^])|[{_MATHCHARS}]")
 
 
 def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
@@ -190,6 +200,108 @@ def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
     return s, e, latex
 
 
+def _latex_end(text: str, j: int, k: str) -> int | None:
+    """End of the shortest balanced LaTeX after `j` whose skeleton is `k` (with its trailing closers)."""
+    e, acc = j, ""
+    limit = min(len(text), j + MAX_PART)
+    while e < limit:
+        m = _LATEX_CMD.match(text, e)
+        if m:
+            acc += skeleton_latex(m.group(0))
+            e = m.end()
+        else:
+            acc += _skel_char(text[e])
+            e += 1
+        if len(acc) > len(k) or not k.startswith(acc):
+            return None
+        if acc == k:
+            while e < len(text) and text[e] in "}^_'" and not _balanced(text[j:e]):
+                e += 1
+            while e < len(text) and text[e] in ")]}|" and _closes(text[j:e], text[e]):
+                e += 1
+            while (c := _LATEX_CMD.match(text, e)) and not skeleton_latex(c.group(0)):
+                e = c.end()
+            if _balanced(text[j:e]) and not (e < len(text) and (text[e].isalnum() or text[e] in "_^{")):
+                return e
+    return None
+
+
+def _subsequence(a: str, k: str) -> bool:
+    it = iter(k)
+    return all(ch in it for ch in a)
+
+
+def _first_latex_char(text: str, j: int) -> str:
+    """The first skeleton character of the LaTeX starting at `j` ("" when none within a few characters)."""
+    e = j
+    while e < min(len(text), j + 24):
+        m = _LATEX_CMD.match(text, e)
+        got = skeleton_latex(m.group(0)) if m else _skel_char(text[e])
+        if got:
+            return got[0]
+        e = m.end() if m else e + 1
+    return ""
+
+
+def _loose_triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
+    """A triple the exact rule misses: the annotation drops named operators ("min", "exp", "log") and holds
+    symbols the exact rule does not read ("…", "∝", "{"), or the visible part is glued to the word before it
+    ("BPS(N,M)𝑁𝑀(N,M)"). Accepted when the visible part (a suffix of the text since the last space) and the
+    LaTeX have the same skeleton (named operators kept on both sides) and the annotation between them (no space,
+    no backslash; upright identifiers such as "am" are plain letters in it) has a skeleton that is a non-empty
+    subsequence of it. The longest visible part, then the shortest annotation, wins."""
+    s0 = max(text.rfind(" ", lo, p), text.rfind("\n", lo, p)) + 1
+    s0 = max(s0, p - MAX_LOOSE_VISIBLE)
+    if s0 >= p:
+        return None
+    k0 = skeleton_visible(text[s0:p])
+    if not k0:
+        return None
+    steps: list[tuple[int, str, str]] = []  # (end of the annotation, its skeleton, first LaTeX character after)
+    j, got, at = p, "", 0  # `at`: how far into k0 the annotation's skeleton reaches as a subsequence
+    while j < len(text) and j - p < MAX_PART:
+        m = _OP.match(text, j)
+        if m:
+            j = m.end()
+            continue
+        ch = text[j]
+        if ch.isspace() or ch == "\\":
+            break
+        for c in _skel_char(ch):
+            at = k0.find(c, at) + 1
+            if at == 0:
+                break
+        if at == 0:
+            break  # no longer a subsequence of the longest visible part: nor of any shorter one
+        got += _skel_char(ch)
+        j += 1
+        if got and not (j < len(text) and text[j].isascii() and text[j].isalpha() and ch.isascii() and ch.isalpha()):
+            steps.append((j, got, _first_latex_char(text, j)))  # never inside a run of plain letters
+    if not steps:
+        return None
+    chars = [_skel_char(c) for c in text[s0:p]]
+    firsts = {first for _, _, first in steps if first}
+    for s in range(s0, p):
+        if s > s0 and text[s - 1].isalnum() and text[s].isalnum() and not text[s].isupper():
+            continue  # the visible part starts at a word boundary, a capital or a bracket
+        head = next((c for c in chars[s - s0 :] if c), "")
+        if not head:
+            break
+        if head[0] not in firsts:
+            continue
+        k = "".join(chars[s - s0 :])
+        for j, anno, first in steps:
+            if first != k[0] or not _subsequence(anno, k):
+                continue
+            e = _latex_end(text, j, k)
+            if e is not None:
+                latex = text[j:e]
+                if text[s] in _BRACKETS and not latex.startswith(text[s]):
+                    s += 1
+                return s, e, latex
+    return None
+
+
 def _closes(s: str, ch: str) -> bool:
     opener = {")": "(", "]": "[", "}": "{", "|": "|"}[ch]
     if ch == "|":
@@ -226,6 +338,8 @@ def edits(text: str) -> list[Edit]:
             if q == 0 or not text[q - 1].isalpha():
                 break
             q -= 1
+        if got is None:
+            got = _loose_triple_at(text, m.start(), pos)
         if got is None:
             continue
         s, e, latex = got
