@@ -17,10 +17,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import date
 
+from academiceval.report.leaderboard import fmt_with_n
 from academiceval.report.models import DateBucket, DateSeries
 from academiceval.report.results import Results
 from academiceval.scores.aggregate import bootstrap_mean, derive_seed, latest
-from academiceval.scores.models import Estimate
 from academiceval.scores.windows import in_window
 from academiceval.store.artifacts import RunData
 from academiceval.store.tasks import find_spec
@@ -105,14 +105,6 @@ def score_by_date(results: Results, runs: Sequence[RunData], prefer_metric: str 
     return out
 
 
-def _est(e: Estimate) -> str:
-    if e.mean is None:
-        return "—"
-    if e.ci_low is None or e.ci_high is None:
-        return f"{e.mean:.3f} (n={e.n}, low n)"
-    return f"{e.mean:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}] n={e.n}"
-
-
 def markdown(results: Results) -> str:
     if not results.by_date:
         return ""
@@ -128,6 +120,6 @@ def markdown(results: Results) -> str:
     ]
     for s in results.by_date:
         for b in s.buckets:
-            cells = (s.model, s.task, s.setting, f"{s.metric}:{s.value}", b.period, _est(b.score))
+            cells = (s.model, s.task, s.setting, f"{s.metric}:{s.value}", b.period, fmt_with_n(b.score))
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

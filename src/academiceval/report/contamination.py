@@ -25,6 +25,7 @@ from datetime import date
 
 import numpy as np
 
+from academiceval.report.leaderboard import fmt_with_n
 from academiceval.report.models import METHOD, ContaminationGap, GapSide
 from academiceval.report.results import Results
 from academiceval.scores.aggregate import LEVEL, N_BOOT, bootstrap_mean, derive_seed, latest
@@ -131,15 +132,6 @@ def contamination_gaps(
     return out
 
 
-def _est(e: Estimate, signed: bool = False) -> str:
-    if e.mean is None:
-        return "—"
-    f = "{:+.3f}" if signed else "{:.3f}"
-    if e.ci_low is None or e.ci_high is None:
-        return f"{f.format(e.mean)} (n={e.n}, low n)"
-    return f"{f.format(e.mean)} [{f.format(e.ci_low)}, {f.format(e.ci_high)}] n={e.n}"
-
-
 def markdown(results: Results) -> str:
     if not results.contamination:
         return ""
@@ -154,9 +146,9 @@ def markdown(results: Results) -> str:
     ]
     for g in results.contamination:
         s = g.scores
-        probe = _est(g.probe.gap, True) if g.probe else "no probe run"
+        probe = fmt_with_n(g.probe.gap, True) if g.probe else "no probe run"
         lines.append(
             f"| {g.model} | {g.cutoff} ({g.cutoff_kind}) | {g.task} | {g.setting} | {g.metric}:{g.value} | "
-            f"{_est(s.before)} | {_est(s.after)} | {_est(s.gap, True)} | {probe} |"
+            f"{fmt_with_n(s.before)} | {fmt_with_n(s.after)} | {fmt_with_n(s.gap, True)} | {probe} |"
         )
     return "\n".join(lines) + "\n"

@@ -76,6 +76,17 @@ def fmt(est: Estimate | None, digits: int = 3) -> str:
     return f"{est.mean:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
 
 
+def fmt_with_n(e: Estimate, signed: bool = False) -> str:
+    """`0.306 [0.209, 0.411] n=42` (`+0.035 [...]` when signed): the sections that pool items across models and
+    periods (contamination gap, score by date) say each cell's n; below the low-n rule `0.306 (n=5, low n)`."""
+    if e.mean is None:
+        return "—"
+    f = "{:+.3f}" if signed else "{:.3f}"
+    if e.ci_low is None or e.ci_high is None:
+        return f"{f.format(e.mean)} (n={e.n}, low n)"
+    return f"{f.format(e.mean)} [{f.format(e.ci_low)}, {f.format(e.ci_high)}] n={e.n}"
+
+
 def rounds_of(results: Results) -> list[str]:
     return sorted({r.round for r in results.rows})
 

@@ -168,31 +168,8 @@ def _triple_at(text: str, p: int, lo: int) -> tuple[int, int, str] | None:
     if got != k:
         return None
     # the LaTeX: the shortest balanced prefix after the annotation whose skeleton is K
-    e, acc = j, ""
-    limit = min(len(text), j + MAX_PART)
-    while e < limit:
-        m = _LATEX_CMD.match(text, e)
-        if m:
-            acc += skeleton_latex(m.group(0))
-            e = m.end()
-        else:
-            acc += _skel_char(text[e])
-            e += 1
-        if len(acc) > len(k) or not k.startswith(acc):
-            return None
-        if acc == k:
-            while e < len(text) and text[e] in "}^_'" and not _balanced(text[j:e]):
-                e += 1
-            # trailing closers of the formula (") ", "}") belong to it when they balance it
-            while e < len(text) and text[e] in ")]}|" and _closes(text[j:e], text[e]):
-                e += 1
-            while (c := _LATEX_CMD.match(text, e)) and not skeleton_latex(c.group(0)):  # "\\%", "\\top"
-                e = c.end()
-            if _balanced(text[j:e]) and not (e < len(text) and (text[e].isalnum() or text[e] in "_^{")):
-                break
-    else:
-        return None
-    if acc != k:
+    e = _latex_end(text, j, k)
+    if e is None:
         return None
     latex = text[j:e]
     if s < p and visible[:1] in _BRACKETS and not latex.startswith(visible[0]):
