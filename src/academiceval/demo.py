@@ -42,7 +42,7 @@ from academiceval.sources import open_source
 from academiceval.sources.mirror.disk import open_index
 from academiceval.sources.mirror.workspace import first_authors_with_text, index_mirror, mirror_pdf_ids
 from academiceval.sources.publist_import import import_publist
-from academiceval.store.artifacts import MANIFEST, Layout, RunData, load_round, read_run_spec
+from academiceval.store.artifacts import MANIFEST, Layout, load_round, read_run_spec
 from academiceval.store.models import RunSpec
 from academiceval.store.publisher import EmptyOutputError
 from academiceval.store.workspace import Workspace
@@ -342,31 +342,29 @@ def _build(ws, src, online, round_name, limits, summary, say) -> None:
     st.seconds = time.perf_counter() - t0
 
 
-def _label(spec: RunSpec) -> str:
-    return RunData(path=Path(), spec=spec).label
-
-
-def users_runs(layout: Layout, round_dir: Path, ours: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """The runs saved for this round besides `ours` (the demo's own): (made on the round as it is now — they
-    join the leaderboard —, made on an earlier build of it — they cannot be ranked with it)."""
+def users_runs(layout: Layout, round_dir: Path, ours: Sequence[Path]) -> tuple[dict[Path, RunSpec], list[Path]]:
+    """The runs saved for this round besides `ours` (the demo's own): (made on the round as it is now, with their
+    specs — they join the leaderboard —, made on an earlier build of it — they cannot be ranked with it)."""
     current = load_round(round_dir, verify=False).manifest_sha256
     mine = {Path(p).resolve() for p in ours}
-    kept, stale = [], []
+    kept: dict[Path, RunSpec] = {}
+    stale: list[Path] = []
     for d in layout.round_runs(round_dir.name):
         spec = read_run_spec(d)
         if d.resolve() in mine or spec is None:
             continue
-        (kept if spec.round_manifest_sha256 == current else stale).append(d)
+        if spec.round_manifest_sha256 == current:
+            kept[d] = spec
+        else:
+            stale.append(d)
     return kept, stale
 
 
 def _keep_users_runs(layout: Layout, round_dir: Path, ours: list[Path], st: StageReport, summary: DemoSummary) -> None:
     """Add the user's runs of this round to `ours` (scored and reported with the demo's), and say which."""
     kept, stale = users_runs(layout, round_dir, ours)
-    for d in kept:
-        spec = read_run_spec(d)
-        assert spec is not None
-        st.rows.append((_label(spec), f"your run, kept on the leaderboard ({round_dir.name}/{d.name})"))
+    for d, spec in kept.items():
+        st.rows.append((spec.label, f"your run, kept on the leaderboard ({round_dir.name}/{d.name})"))
     ours.extend(kept)
     summary.user_runs.extend(kept)
     summary.stale_runs.extend(stale)

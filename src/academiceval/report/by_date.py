@@ -20,8 +20,7 @@ from datetime import date
 from academiceval.report.leaderboard import fmt_with_n
 from academiceval.report.models import DateBucket, DateSeries
 from academiceval.report.results import Results
-from academiceval.scores.aggregate import bootstrap_mean, derive_seed, latest
-from academiceval.scores.windows import in_window
+from academiceval.scores.aggregate import bootstrap_mean, cell_records, derive_seed
 from academiceval.store.artifacts import RunData
 from academiceval.store.tasks import find_spec
 
@@ -61,21 +60,18 @@ def score_by_date(results: Results, runs: Sequence[RunData], prefer_metric: str 
         m = row.metrics.get(key) if key else None
         if m is None:
             continue
-        recs = [
-            r
-            for r in latest(run.scores.values())
-            if r.task == row.task
-            and r.setting == row.setting
-            and r.metric == m.metric
-            and r.config_hash == m.config_hash
-            and r.error is None
-            and m.primary in r.values
-            and (results.split is None or r.split == results.split)
-            and in_window(r.published, results.window.after, r.date_precision)
-        ]
+        recs = cell_records(
+            run.scores.values(),
+            task=row.task,
+            setting=row.setting,
+            metric=m.metric,
+            config_hash=m.config_hash,
+            value=m.primary,
+            split=results.split,
+            after=results.window.after,
+        )
         if not recs:
             continue
-        recs.sort(key=lambda r: r.sample_id)
         unit = granularity([r.published for r in recs])
         groups: dict[tuple[str, date], list[float]] = defaultdict(list)
         for r in recs:

@@ -28,7 +28,7 @@ import numpy as np
 from academiceval.report.leaderboard import fmt_with_n
 from academiceval.report.models import METHOD, ContaminationGap, GapSide
 from academiceval.report.results import Results
-from academiceval.scores.aggregate import LEVEL, N_BOOT, bootstrap_mean, derive_seed, latest
+from academiceval.scores.aggregate import LEVEL, N_BOOT, bootstrap_mean, cell_records, derive_seed
 from academiceval.scores.models import Estimate
 from academiceval.scores.windows import find_model, load_model_info
 from academiceval.store.artifacts import RunData
@@ -60,20 +60,11 @@ def bootstrap_gap(
 def _side(
     run: RunData, task: str, setting: str, metric: str, chash: str, value: str, cutoff: date, split: str | None
 ) -> GapSide | None:
-    recs = [
-        r
-        for r in latest(run.scores.values())
-        if r.task == task
-        and r.setting == setting
-        and r.metric == metric
-        and r.config_hash == chash
-        and r.error is None
-        and value in r.values
-        and (split is None or r.split == split)
-    ]
+    recs = cell_records(
+        run.scores.values(), task=task, setting=setting, metric=metric, config_hash=chash, value=value, split=split
+    )
     if not recs:
         return None
-    recs.sort(key=lambda r: r.sample_id)
     before = [r.values[value] for r in recs if r.published <= cutoff]
     after = [r.values[value] for r in recs if r.published > cutoff]
     seed = derive_seed("contamination", run.spec.model, run.spec.probe, task, setting, metric, chash, cutoff)

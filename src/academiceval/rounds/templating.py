@@ -28,5 +28,5 @@ class PromptEnvironment(jinja2.Environment):
         options.setdefault("cache_size", -1)
         super().__init__(**options)
 
-    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:  # type: ignore[override]
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         return {**self.globals, **(d or {})}

@@ -12,9 +12,7 @@ import functools
 import hashlib
 import importlib.util
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +37,7 @@ def length_instruction_for(option: bool | None, tasks: set[str] | frozenset[str]
     return any((spec := find_spec(t)) is not None and spec.length_instruction for t in tasks)
 
 
-def _memo_encoder() -> Callable[[dict[str, Any]], str]:
-    """`json.dumps(d, default=str)`, with the C encoder json.dumps itself uses made once instead of per call
-    (the same text; a prompt memo is written for every sample, and building the encoder was half its cost).
-    Without circular-reference markers: a memo is a flat dict the runner builds. Falls back to a plain
-    `JSONEncoder` where the C accelerator is missing."""
-    if c_make_encoder is None:  # pragma: no cover - CPython always has it
-        return json.JSONEncoder(default=str).encode
-    encode = c_make_encoder(None, str, encode_basestring_ascii, None, ": ", ", ", False, False, True)
-    return lambda d: "".join(encode(d, 0))
-
-
-_MEMO_JSON = _memo_encoder()
+_MEMO_JSON = json.JSONEncoder(default=str)  # one encoder for every memo (json.dumps builds one per call)
 
 
 @dataclass
@@ -76,7 +63,7 @@ class Prepared:
             "reason": self.reason,
             "extras": self.extras,
         }
-        return _MEMO_JSON(d)  # = json.dumps(d, default=str)
+        return _MEMO_JSON.encode(d)  # = json.dumps(d, default=str)
 
     @classmethod
     def from_memo(cls, blob: str) -> Prepared:

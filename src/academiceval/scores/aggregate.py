@@ -132,6 +132,36 @@ def latest(records: Iterable[ScoreRecord]) -> list[ScoreRecord]:
     return list(last.values())
 
 
+def cell_records(
+    records: Iterable[ScoreRecord],
+    *,
+    task: str,
+    setting: str,
+    metric: str,
+    config_hash: str,
+    value: str,
+    split: str | None = None,
+    after: date | None = None,
+) -> list[ScoreRecord]:
+    """The latest error-free records of one report cell (task × setting × metric config) that carry `value`, in
+    the split and window asked for, by sample id: what the sections that regroup a cell's samples (contamination gap
+    by cutoff, score by paper date) resample."""
+    recs = [
+        r
+        for r in latest(records)
+        if r.task == task
+        and r.setting == setting
+        and r.metric == metric
+        and r.config_hash == config_hash
+        and r.error is None
+        and value in r.values
+        and (split is None or r.split == split)
+        and in_window(r.published, after, r.date_precision)
+    ]
+    recs.sort(key=lambda r: r.sample_id)
+    return recs
+
+
 def _per_sample_means(records: Sequence[ScoreRecord], key: str) -> list[float]:
     """Each sample's mean of `key` over its epochs, in the order samples first appear."""
     by: dict[str, list[float]] = {}

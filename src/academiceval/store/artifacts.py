@@ -697,18 +697,8 @@ class RunData:
 
     @property
     def label(self) -> str:
-        """How the run is named in tables: the model spec plus whatever changes its inputs."""
-        s = self.spec
-        extra = []
-        if s.probe:
-            extra.append(f"probe={s.probe}")
-        if s.rag:
-            extra.append("rag")
-        if s.context_length:
-            extra.append(f"ctx={s.context_length}")
-        if s.length_instruction:
-            extra.append("len-instr")
-        return s.model + (f" [{', '.join(extra)}]" if extra else "")
+        """How the run is named in tables (`RunSpec.label`)."""
+        return self.spec.label
 
 
 def load_run(path: str | Path, *, scores: bool = True) -> RunData:

@@ -183,6 +183,20 @@ class RunSpec(BaseModel):
     updated_at: str = ""
     config: dict[str, Any] = Field(default_factory=dict)  # the RunConfig of the latest invocation, verbatim
 
+    @property
+    def label(self) -> str:
+        """How the run is named in tables: the model spec plus whatever changes its inputs."""
+        extra = []
+        if self.probe:
+            extra.append(f"probe={self.probe}")
+        if self.rag:
+            extra.append("rag")
+        if self.context_length:
+            extra.append(f"ctx={self.context_length}")
+        if self.length_instruction:
+            extra.append("len-instr")
+        return self.model + (f" [{', '.join(extra)}]" if extra else "")
+
 
 class RunRecord(BaseModel):
     """One finished sample, appended to `runs/ROUND/MODEL/<task-setting>.jsonl` as soon as it is done."""
