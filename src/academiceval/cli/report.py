@@ -19,6 +19,18 @@ from academiceval.cli.common import (
     summary_table,
 )
 
+MAX_METRIC_COLUMNS = 4  # more metrics than this (a report over several rounds) share one column, a line each
+
+
+def short_metric_names(keys: list[str]) -> dict[str, str]:
+    """A metric's name for a narrow table: a long name (`bertscore-all-MiniLM-L6-v2-L6-window`) by its family
+    (`bertscore`) when no other metric shown shares that family; the full names are printed under the table."""
+    family = {k: k.split("-", 1)[0] if len(k) > 12 else k for k in keys}
+    counts: dict[str, int] = {}
+    for f in family.values():
+        counts[f] = counts.get(f, 0) + 1
+    return {k: family[k] if counts[family[k]] == 1 and family[k] not in keys else k for k in keys}
+
 
 def report(
     round_name: Annotated[
@@ -107,18 +119,29 @@ def report(
         raise fail(e) from e
     res = paths.results
     assert res is not None
-    rows = [
-        (
-            escape(r.label),  # '[probe=…]' is text, not rich markup
-            r.task,
-            r.setting,
-            r.counts.samples,
-            r.counts.errors,
-            ", ".join(f"{k}={m.main.mean:.3f}" for k, m in r.metrics.items() if m.main.mean is not None) or "—",
-        )
-        for r in res.rows
-    ]
-    console.print(summary_table("report", ["model", "task", "setting", "n", "errors", "means"], rows))
+    keys = list(dict.fromkeys(k for r in res.rows for k in r.metrics))
+    short = short_metric_names(keys)
+    means = [{k: f"{m.main.mean:.3f}" for k, m in r.metrics.items() if m.main.mean is not None} for r in res.rows]
+    any_errors = any(r.counts.errors for r in res.rows)  # a column of zeros is said in one line under the table
+    columns = ["model", "task", "setting", "n", *(["errors"] if any_errors else [])]
+
+    def first(r) -> list[object]:
+        errors = [r.counts.errors] if any_errors else []
+        return [escape(r.label), r.task, r.setting, r.counts.samples, *errors]  # '[probe=…]' is text, not markup
+
+    if len(keys) <= MAX_METRIC_COLUMNS:  # a column of numbers per metric: never folded, easy to scan
+        columns += [short[k] for k in keys]
+        rows = [[*first(r), *(m.get(k, "—") for k in keys)] for r, m in zip(res.rows, means, strict=True)]
+    else:  # many metrics (a report over several rounds): one line per metric in one column
+        columns.append("means")
+        rows = [[*first(r), "\n".join(f"{short[k]} {v}" for k, v in m.items()) or "—"]
+                for r, m in zip(res.rows, means, strict=True)]  # fmt: skip
+    console.print(summary_table("report", columns, rows))
+    if not any_errors:
+        console.print("errors: none in any cell")
+    for k in keys:
+        if short[k] != k:
+            console.print(f"{short[k]} = {k}")
     for n in res.notes:
         console.print(f"[yellow]note:[/] {n}")
     for p in res.problems[:10]:
