@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 CHEAP = ("run", "stats", "report", "release", "score", "export")
-COSTLY_OPTIONS = ("bertscore", "judge", "openai/", "hf/", "--rag", "--after-cutoff")
+COSTLY_OPTIONS = ("--metric-arg", "judge", "openai/", "hf/", "--rag", "--after-cutoff")
 # lines that need lm_eval's output (import it, score it): tests/integrations/test_lmeval.py runs the same commands
 NEEDS_LM_EVAL = ("lm-eval import", "runs/demo/lm-eval__")
 
