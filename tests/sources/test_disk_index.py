@@ -240,3 +240,54 @@ def test_record_blobs_are_zstd_and_older_zlib_blobs_still_read(disk: DiskIndex) 
     raw = unpack(blob)
     assert unpack(zlib.compress(raw, 1)) == raw == unpack(pack(raw))  # an index built before zstd reads the same
     assert len(blob) < 0.7 * len(raw)
+
+
+def test_pages_ordered_from_the_postings_equal_the_general_order(disk: DiskIndex) -> None:
+    """A window + categories page ordered from index `cat_q` alone (`disk_query._postings_page`) equals the page
+    ordered from every hit's `rec` row (the path before it): same total, same ids in the same order, for windows of
+    a day to all time around real dates, rare and common categories, parents with children, prefixes, both sort
+    orders, and pages that start and end inside runs of equal v1 dates (the listings' records share their day)."""
+    from collections import Counter
+    from datetime import UTC, timedelta
+
+    from academiceval.sources.mirror.disk_query import plan, run_query
+    from academiceval.sources.query import parse_query
+
+    c = disk.conn()
+    posted = Counter(k for (k,) in c.execute("SELECT cat FROM cat"))
+    common = [k for k, _ in posted.most_common(4)]
+    rare = sorted(k for k, n in posted.items() if n <= 3)[:4]
+    cat_sets = [common[:1], common[:3], rare[:1], rare, [common[0], *rare[:2]], ["astro-ph", "astro-ph.GA", "gr-qc"],
+                ["astro-ph*"], ["astro-ph.CO", "astro-ph*", "hep-ph"]]  # fmt: skip
+    pubs = [p for (p,) in c.execute("SELECT pub FROM rec ORDER BY pub")]
+    rng = random.Random(11)
+    anchors = [datetime.fromtimestamp(pubs[rng.randrange(len(pubs))], UTC).replace(tzinfo=None) for _ in range(3)]
+    spans = [timedelta(days=d) for d in (0, 6, 30, 365, 5 * 365)]
+    windows = [submitted_between(a, a + s) for a in anchors for s in spans] + [None]
+    fast = with_ties = id_order_differs = 0
+    for w in windows:
+        for cats in cat_sets:
+            q = str(or_(*map(cat, cats)) if w is None else and_(w, or_(*map(cat, cats))))
+            fast += bool(plan(parse_query(q)).cats)
+            for order in ("ascending", "descending"):
+                total, every = run_query(disk, q, max_results=None, sort_order=order, decode=list)
+                assert (total, every) == run_query(
+                    disk, q, max_results=None, sort_order=order, decode=list, from_postings=False
+                ), q
+                if not every:
+                    continue
+                dates = dict(c.execute(f"SELECT rid, pub FROM rec WHERE rid IN ({','.join(map(str, every))})"))
+                runs = Counter(dates.values())
+                tied = [i for i, r in enumerate(every) if runs[dates[r]] > 1]
+                with_ties += bool(tied)
+                by_rid = sorted(every, key=lambda r: (dates[r], r), reverse=order == "descending")
+                id_order_differs += by_rid != every
+                starts = {0, 1, total // 3, total - 1, *(tied[:1]), *(tied[-1:]), *(i + 1 for i in tied[:1])}
+                for start in sorted(starts):
+                    for size in (1, 7, 50):
+                        args = {"start": start, "max_results": size, "sort_order": order, "decode": list}
+                        got = run_query(disk, q, **args)  # type: ignore[arg-type]
+                        assert got == run_query(disk, q, **args, from_postings=False), (q, start, size)  # type: ignore[arg-type]
+                        assert got == (total, every[start : start + size])
+    assert fast == len(windows) * len(cat_sets)  # every one of them took the postings path
+    assert with_ties > 20 and id_order_differs > 5  # runs of equal dates whose rid order is not the id order

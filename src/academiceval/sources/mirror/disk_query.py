@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import gc
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,7 +43,10 @@ class Plan:
     sql: str | None  # None: no SQL restriction (every row is a candidate)
     params: list[Any] = field(default_factory=list)
     exact: bool = True
-    cats: tuple[tuple[str, Window], ...] = ()  # the `cat:` terms of this plan, kept apart so ORs of them merge
+    # non-empty: the hits are exactly the records posted under these (category, v1 window) ranges of `cat_q` — a
+    # `cat:` term, an OR of them, or a window ANDed with them (pushed into each); ORs of such plans merge, and their
+    # pages are ordered from the postings alone (`_postings_page`)
+    cats: tuple[tuple[str, Window], ...] = ()
 
 
 def _cat_plan(terms: tuple[tuple[str, Window], ...]) -> Plan:
@@ -101,7 +105,15 @@ def plan(node: Node, window: Window = None) -> Plan:
             left, right = plan(node.left, sub), plan(node.right, sub)
             parts = [p for p in (left, right) if p.sql]
             sql = " AND ".join(f"({p.sql})" for p in parts) or None
-            return Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
+            out = Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
+            for side, other in ((node.left, right), (node.right, left)):
+                # window AND (cat OR ...) with the window in every posting range: a posting's `pub` is its record's
+                # (`Prepared.postings`), so the window adds nothing to the postings and the hits are theirs
+                if not (isinstance(side, DateRange) and side.field == "submittedDate" and other.cats):
+                    continue
+                if all(w == _window(side) for _, w in other.cats):
+                    out.cats = other.cats
+            return out
         if node.op == "OR":
             left, right = plan(node.left, window), plan(node.right, window)
             if left.cats and right.cats:  # one posting scan for "cat:a OR cat:b OR ..."
@@ -241,11 +253,16 @@ def run_query(
     sort_by: str = "submittedDate",
     sort_order: str = "descending",
     decode: Callable[[list[int]], list[Any]] | None = None,
+    from_postings: bool = True,
 ) -> tuple[int, list[Any]]:
     """(total hits, the page decoded by `decode` — `idx.records_by_rid` by default, `idx.metas_by_rid` for
-    `MirrorSource`'s pages of bare `PaperMeta`)."""
+    `MirrorSource`'s pages of bare `PaperMeta`). `from_postings=False` orders a window + categories query the way
+    it was ordered before `_postings_page` (every hit's `rec` row, sorted by SQLite): the baseline of
+    `benchmarks/mirror_scale.py --reuse` and of the test that shows both orders equal."""
     with gc_paused():
-        return _run_query(idx, query, start, max_results, sort_by, sort_order, decode or idx.records_by_rid)
+        return _run_query(
+            idx, query, start, max_results, sort_by, sort_order, decode or idx.records_by_rid, from_postings
+        )
 
 
 @contextmanager
@@ -282,7 +299,7 @@ _was_on = False
 
 def _run_query(
     idx: DiskIndex, query: str | Node, start: int, max_results: int | None, sort_by: str, sort_order: str,
-    decode: Callable[[list[int]], list[Any]],
+    decode: Callable[[list[int]], list[Any]], from_postings: bool,
 ) -> tuple[int, list[Any]]:  # fmt: skip
     node = parse_query(query) if isinstance(query, str) else query
     p = plan(node)
@@ -292,6 +309,9 @@ def _run_query(
     order = f"{col} {'DESC' if desc else 'ASC'}, r.arxiv_id {'DESC' if desc else 'ASC'}"
     start = max(0, start)
     c = idx.conn()
+    if p.exact and p.cats and from_postings and col == "r.pub" and len(p.cats) <= MERGED_RANGES:
+        total, rids = _postings_page(c, p.cats, start, max_results, desc)
+        return total, decode(rids)
     if p.exact:  # one evaluation: every hit's rid in order (small ints), then decode only the page
         rids = [r[0] for r in c.execute(f"SELECT r.rid FROM rec r {where} ORDER BY {order}", p.params)]
         page = rids[start:] if max_results is None else rids[start : start + max(0, max_results)]
@@ -303,3 +323,51 @@ def _run_query(
     hits.sort(key=key, reverse=desc)
     page = hits[start:] if max_results is None else hits[start : start + max(0, max_results)]
     return len(hits), decode([h.rid for h in page])
+
+
+MERGED_RANGES = 64  # a compound SELECT may have 500 arms (SQLITE_MAX_COMPOUND_SELECT); a page of more ranges
+# is ordered the general way
+
+
+def _postings_page(
+    c: Any, cats: tuple[tuple[str, Window], ...], start: int, max_results: int | None, desc: bool
+) -> tuple[int, list[int]]:
+    """(total hits, the page's rids in (v1 date, arXiv id) order) of a query whose hits are these posting ranges,
+    read from index `cat_q` alone: its entries are (cat, pub, rid), so each range of one category comes out in
+    (pub, rid) order, and a `UNION` of the ranges is a merge (SQLite: `MERGE (UNION)`, no sorter) that also drops
+    a record posted under two of them. The general path reads every hit's `rec` row for its date and id and sorts
+    them all: at 2.7M records a month of the astro-ph categories is ~20,000 hits for a page of 2,000.
+
+    The merge orders equal dates by rid, and the page's order breaks them by arXiv id; rids do not follow ids
+    (a merged or later-read record keeps its first rid). So the runs of equal dates that touch the page are
+    re-sorted by id (their ids fetched): with second-resolution v1 dates they are few; a listing's day-resolution
+    dates make long runs, which costs the id fetch the general path makes for every hit. The order of whole runs
+    is the dates', so only the page's runs matter, and the total is the merge's length."""
+    arms, params = [], []
+    for v, w in cats:
+        cond, ps = _cat_cond(v, w)
+        distinct = "DISTINCT " if v.endswith("*") else ""  # a prefix range holds a record once per category
+        arms.append(f"SELECT {distinct}c.pub, c.rid FROM cat c WHERE {cond}")
+        params += ps
+    way = "DESC" if desc else "ASC"
+    rows = c.execute(f"{' UNION '.join(arms)} ORDER BY 1 {way}, 2 {way}", params).fetchall()
+    n = len(rows)
+    lo, hi = start, n if max_results is None else min(n, start + max(0, max_results))
+    if lo >= hi:
+        return n, []
+    a, b = lo, hi  # widen the page to whole runs of equal dates
+    while a > 0 and rows[a - 1][0] == rows[a][0]:
+        a -= 1
+    while b < n and rows[b][0] == rows[b - 1][0]:
+        b += 1
+    seg = rows[a:b]
+    pubs = [pub for pub, _ in seg]
+    if len(set(pubs)) < len(pubs):
+        runs = Counter(pubs)
+        tied = [rid for pub, rid in seg if runs[pub] > 1]
+        ids: dict[int, str] = {}
+        for i in range(0, len(tied), 900):
+            chunk = tied[i : i + 900]
+            ids.update(c.execute(f"SELECT rid, arxiv_id FROM rec WHERE rid IN ({','.join('?' * len(chunk))})", chunk))
+        seg.sort(key=lambda t: (t[0], ids.get(t[1], "")), reverse=desc)
+    return n, [rid for _, rid in seg[lo - a : hi - a]]
