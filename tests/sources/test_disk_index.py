@@ -285,9 +285,11 @@ def test_pages_ordered_from_the_postings_equal_the_general_order(disk: DiskIndex
                 starts = {0, 1, total // 3, total - 1, *(tied[:1]), *(tied[-1:]), *(i + 1 for i in tied[:1])}
                 for start in sorted(starts):
                     for size in (1, 7, 50):
-                        args = {"start": start, "max_results": size, "sort_order": order, "decode": list}
-                        got = run_query(disk, q, **args)  # type: ignore[arg-type]
-                        assert got == run_query(disk, q, **args, from_postings=False), (q, start, size)  # type: ignore[arg-type]
-                        assert got == (total, every[start : start + size])
+                        got = run_query(disk, q, start=start, max_results=size, sort_order=order, decode=list)
+                        assert got == (total, every[start : start + size]), (q, start, size)
+                        before = run_query(
+                            disk, q, start=start, max_results=size, sort_order=order, decode=list, from_postings=False
+                        )
+                        assert got == before, (q, start, size)
     assert fast == len(windows) * len(cat_sets)  # every one of them took the postings path
     assert with_ties > 20 and id_order_differs > 5  # runs of equal dates whose rid order is not the id order
