@@ -299,3 +299,16 @@ def test_pages_ordered_from_the_postings_equal_the_general_order(
                         assert got == before, (q, start, size)
     assert fast == len(windows) * len(cat_sets)  # every one of them took the postings path
     assert with_ties > 20 and id_order_differs > 5  # runs of equal dates whose rid order is not the id order
+
+
+def test_a_stopped_postings_page_leaves_no_read_transaction_open(disk: DiskIndex) -> None:
+    """The postings page counts and reads in one read transaction; a query stopped by `time_limit` (what `mirror
+    serve` sets) ends it, so the thread's connection does not keep an old state of the index open."""
+    from academiceval.sources.errors import QueryTimeoutError
+
+    q = str(and_(submitted_between(datetime(1990, 1, 1), datetime(2026, 1, 1)), or_(cat("astro-ph"), cat("hep-ph"))))
+    with pytest.raises(QueryTimeoutError), disk.time_limit(1e-9):
+        disk.search_entries(q, max_results=50)
+    assert not disk.conn().in_transaction
+    total, page = disk.search_entries(q, max_results=50)
+    assert total > 50 and len(page) == 50 and not disk.conn().in_transaction

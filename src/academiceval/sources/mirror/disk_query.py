@@ -374,7 +374,9 @@ def _postings_page(
 
 @contextmanager
 def _snapshot(c: Any) -> Iterator[None]:
-    """A read transaction around the block (WAL: its statements see one state of the file), unless one is open."""
+    """A read transaction around the block (WAL: its statements see one state of the file), unless one is open.
+    Ended whatever happens in the block (a `time_limit` interrupt included), so the thread's connection does not
+    keep an old snapshot open; a SELECT that is interrupted does not end it by itself."""
     if c.in_transaction:
         yield
         return
@@ -382,7 +384,8 @@ def _snapshot(c: Any) -> Iterator[None]:
     try:
         yield
     finally:
-        c.execute("COMMIT")
+        if c.in_transaction:
+            c.execute("COMMIT")
 
 
 def _in_order(c: Any, rows: list[tuple[int, int]], lo: int, hi: int, desc: bool) -> list[int]:
