@@ -74,6 +74,24 @@ def test_query_answers_equal_in_memory(disk: DiskIndex, mirror: MirrorSource) ->
             )
         ),
         "cat:astro-ph.CO OR cat:astro-ph* OR cat:hep-ph",
+        str(  # windows ANDed with categories, ORed: one merge of ranges with different windows
+            or_(
+                and_(
+                    submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 10)),
+                    or_(cat("astro-ph.GA"), cat("gr-qc")),
+                ),
+                and_(submitted_between(datetime(2007, 1, 1), datetime(2012, 12, 31)), cat("hep-ph")),
+            )
+        ),
+        str(  # a window around an OR whose second part has its own window: not the postings alone
+            and_(
+                submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 30)),
+                or_(
+                    cat("astro-ph.SR"),
+                    and_(submitted_between(datetime(2018, 4, 10), datetime(2019, 1, 1)), cat("astro-ph.GA")),
+                ),
+            )
+        ),
         "lastUpdatedDate:[201804010000 TO 201804302359]",
         *[str(au(n)) for n in names],
         *[str(and_(au(n), submitted_between(datetime(2017, 1, 1), datetime(2019, 1, 1)))) for n in names[:10]],
@@ -312,3 +330,28 @@ def test_a_stopped_postings_page_leaves_no_read_transaction_open(disk: DiskIndex
     assert not disk.conn().in_transaction
     total, page = disk.search_entries(q, max_results=50)
     assert total > 50 and len(page) == 50 and not disk.conn().in_transaction
+
+
+def test_which_plans_are_answered_from_the_postings_alone() -> None:
+    """Only a plan whose hits are exactly posting ranges of `cat_q` carries them (`Plan.cats`): categories, a v1
+    window pushed into all of them, ORs of such plans; not when another condition still has to hold."""
+    from academiceval.sources.mirror.disk_query import plan
+    from academiceval.sources.query import andnot, parse_query, updated_between
+
+    april, may = (
+        submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 30)),
+        submitted_between(datetime(2018, 5, 1), datetime(2018, 5, 31)),
+    )
+    cats = or_(cat("astro-ph.GA"), cat("gr-qc"))
+    alone = [cats, and_(april, cats), and_(cats, april), or_(and_(april, cats), and_(may, cat("hep-ph")))]
+    not_alone = [
+        and_(april, or_(cat("gr-qc"), and_(may, cat("hep-ph")))),  # the outer window still cuts the inner one
+        and_(updated_between(datetime(2018, 4, 1), datetime(2018, 4, 30)), cats),  # a last-updated window
+        and_(and_(april, cats), au("Del Maestro")),
+        andnot(and_(april, cats), cat("astro-ph.CO")),
+        or_(and_(april, cats), au("Del Maestro")),
+    ]
+    for q in alone:
+        assert plan(parse_query(str(q))).cats, str(q)
+    for q in not_alone:
+        assert not plan(parse_query(str(q))).cats, str(q)
