@@ -7,26 +7,32 @@
 2. indexes it with `DiskIndex` in a child process (peak RSS: VmHWM of the writer + `ru_maxrss` of its parse worker);
 3. appends 1% more lines and times the incremental update (only the new lines are read);
 4. runs the queries `graph update` issues through `MirrorSource` (what collect/update call): date-window +
-   category pages of 2,000 records (a month, widened until it holds a full page; oldest first) three ways,
-   interleaved query by query over 5 passes: light entries (`sources.entries.search_entries`, what `graph
-   update` scans a window with, reading every hit's date and author keys), `MirrorSource.search` (a page of
-   `PaperMeta`), and the named baseline `search_page` + `.meta` (full `MirrorRecord`s, the path before); then
-   author queries restricted to a window (`author_query`, pages of 100). The load average is printed with every
-   figure.
+   category pages of 2,000 records (a month, widened until it holds a full page; oldest first) six ways,
+   interleaved query by query in a shuffled order over 5 passes: light entries (`sources.entries.search_entries`,
+   what `graph update` scans a window with, reading every hit's date and author keys); the same entries with the
+   hits ordered from their `rec` rows (`run_query(from_postings=False)`, the order before `_postings_page`);
+   the index part alone (total + the page's ordered ids) both ways; `MirrorSource.search` (a page of
+   `PaperMeta`); and the named baseline `search_page` + `.meta` (full `MirrorRecord`s). Both orders must give
+   the same totals and pages for every query, or the script stops. Then author queries restricted to a window
+   (`author_query`, pages of 100). The load average is printed with every figure.
 
 The last line is exactly
 `mirror_scale: records N, index_s S, records_per_s R, peak_rss_mb M, page2000_p95_ms P (…), query_p50_ms Q50,
-query_p95_ms Q95 (load average …)` — `page2000_p95_ms` over the window pages as entries (the PaperMeta page's
-in brackets),
-`query_*` over those and the author queries together; peak RSS = index writer (VmHWM) + parse worker.
+query_p95_ms Q95 (load average …)` — `page2000_p95_ms` over the window pages as entries (in brackets: the
+same pages in the order before, and the PaperMeta page), `query_*` over those and the author queries together;
+peak RSS = index writer (VmHWM) + parse worker. `--reuse DIR` runs only step 4 on the snapshot and index a
+`--keep` run left in DIR (index_s, records_per_s and peak_rss_mb are then `-`).
 
     nice python benchmarks/mirror_scale.py --records 100000
     nice python benchmarks/mirror_scale.py --records 2700000 --workdir /tmp/mirror_scale   # deleted afterwards
+    nice python benchmarks/mirror_scale.py --records 2700000 --workdir /tmp/ms2700k --keep  # kept, then:
+    nice python benchmarks/mirror_scale.py --reuse /tmp/ms2700k                             # queries only
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -192,6 +198,7 @@ def queries(
     from academiceval.sources.entries import search_entries
     from academiceval.sources.mirror import MirrorSource
     from academiceval.sources.mirror.disk import DiskIndex
+    from academiceval.sources.mirror.disk_query import run_query
 
     src = MirrorSource(mirror, index=DiskIndex(db, mirror))
     rng = random.Random(5)
@@ -227,8 +234,21 @@ def queries(
         _, page = src.index.search_page(q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending")
         return len([r.meta for r in page])
 
-    paths = {"entries (graph update)": via_entries, "MirrorSource.search": via_source,
-             "search_page records (baseline)": via_records}  # fmt: skip
+    def ordered(q: str, *, from_postings: bool, decode: Any = list) -> tuple[int, list[Any]]:
+        return run_query(src.index, q, start=0, max_results=2000, sort_by="submittedDate", sort_order="ascending",
+                         decode=decode, from_postings=from_postings)  # fmt: skip
+
+    def via_entries_rows(q: str) -> int:  # entries, the hits ordered from their rec rows (the order before)
+        _, page = ordered(q, from_postings=False, decode=src.index.entries_by_rid)
+        return sum(len(e.author_keys) for e in page if e.published)
+
+    for q in window_qs:  # the A/B below compares two orders of the same pages: they must be the same pages
+        if ordered(q, from_postings=True) != ordered(q, from_postings=False):
+            raise SystemExit(f"the postings order and the rec-row order differ for {q}")
+    paths = {"entries (graph update)": via_entries, "entries, rec-row order (before)": via_entries_rows,
+             "index only, postings order": functools.partial(ordered, from_postings=True),
+             "index only, rec-row order (before)": functools.partial(ordered, from_postings=False),
+             "MirrorSource.search": via_source, "search_page records (baseline)": via_records}  # fmt: skip
     times: dict[str, list[float]] = {k: [] for k in paths}
     cpu: dict[str, list[float]] = {k: [] for k in paths}
     for _ in range(passes):
@@ -255,14 +275,18 @@ def queries(
     for k in paths:
         print(f"  window pages via {k}: {len(times[k])} ({passes} passes): wall {_pct(times[k])}; CPU {_pct(cpu[k])} "
               f"({load()})")  # fmt: skip
-    base_runs = times["search_page records (baseline)"]
-    for k in ("entries (graph update)", "MirrorSource.search"):
+    for k, base in (("entries (graph update)", "search_page records (baseline)"),
+                    ("MirrorSource.search", "search_page records (baseline)"),
+                    ("entries (graph update)", "entries, rec-row order (before)"),
+                    ("index only, postings order", "index only, rec-row order (before)")):  # fmt: skip
+        base_runs = times[base]
         ratio = statistics.median(base_runs) / statistics.median(times[k])
         wins = sum(a < b for a, b in zip(times[k], base_runs, strict=True))
         if (ratio > 1) != (wins > len(base_runs) / 2) and abs(ratio - 1) > 0.02:
             raise SystemExit(f"refusing the page speed ratio {ratio:.2f} of {k}: it contradicts the pairwise wins")
-        print(f"  page speed-up of {k} over the baseline (median wall): {ratio:.2f}x; faster in {wins} of "
-              f"{len(base_runs)} interleaved pairs")  # fmt: skip
+        cpu_ratio = statistics.median(cpu[base]) / statistics.median(cpu[k])
+        print(f"  speed-up of {k} over {base} (median wall): {ratio:.2f}x (CPU {cpu_ratio:.2f}x); faster in {wins} "
+              f"of {len(base_runs)} interleaved pairs")  # fmt: skip
     entries = search_entries(src, window_qs[0], max_results=2000, sort_by="submittedDate", sort_order="ascending")
     t0 = time.perf_counter()
     for e in entries.items[:200]:
@@ -273,7 +297,8 @@ def queries(
           f"({load()})")  # fmt: skip
     if breakdown:
         page_breakdown(src, window_qs)
-    return {"window": times["entries (graph update)"], "window_meta": times["MirrorSource.search"], "author": author}
+    return {"window": times["entries (graph update)"], "window_meta": times["MirrorSource.search"],
+            "window_before": times["entries, rec-row order (before)"], "author": author}  # fmt: skip
 
 
 def page_breakdown(src: Any, window_qs: list[Any]) -> None:
@@ -358,9 +383,12 @@ def main() -> int:
     ap.add_argument(
         "--breakdown", action="store_true", help="also: where a window page's time goes (GC, profile, codecs)"
     )
+    ap.add_argument("--reuse", type=Path, default=None, help="only the queries, on the index a --keep run left here")
     args = ap.parse_args()
     if args.passes < 5:
         raise SystemExit("--passes must be at least 5")
+    if args.reuse is not None:
+        return reuse(args)
     n = args.records
     work = args.workdir
     if REPO in work.resolve().parents:
@@ -399,21 +427,41 @@ def main() -> int:
         )
         times = queries(mirror, db, pool, args.window_queries, args.author_queries, passes=args.passes,
                         breakdown=args.breakdown)  # fmt: skip
-        allq = times["window"] + times["author"]
-        q = statistics.quantiles(allq, n=20)
-        page95 = statistics.quantiles(times["window"], n=20)[18]
-        meta95 = statistics.quantiles(times["window_meta"], n=20)[18]
-        print(
-            f"mirror_scale: records {n}, index_s {built['seconds']:.1f}, "
-            f"records_per_s {n / built['seconds']:.0f}, peak_rss_mb {built['rss_mb'] + built['worker_rss_mb']:.0f}, "
-            f"page2000_p95_ms {page95 * 1000:.1f} (entries; PaperMeta page {meta95 * 1000:.1f}), "
-            f"query_p50_ms {statistics.median(allq) * 1000:.1f}, "
-            f"query_p95_ms {q[18] * 1000:.1f} ({load()})"
-        )
+        build = (f"{built['seconds']:.1f}", f"{n / built['seconds']:.0f}",
+                 f"{built['rss_mb'] + built['worker_rss_mb']:.0f}")  # fmt: skip
+        print(last_line(n, build, times))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def reuse(args: argparse.Namespace) -> int:
+    """Step 4 alone on the snapshot and index a `--keep` run left in `args.reuse` (a 2.7M build is ~30 min; the
+    queries are drawn from the same seeds, so they are the queries of that run)."""
+    mirror, db = args.reuse / "mirror", args.reuse / "index.sqlite"
+    if not (db.is_file() and (mirror / "arxiv-metadata-oai-snapshot.json").is_file()):
+        raise SystemExit(f"no kept run in {args.reuse}: expected index.sqlite and mirror/ (run with --keep first)")
+    from academiceval.sources.mirror.disk import DiskIndex
+
+    n = len(DiskIndex(db, mirror))
+    print(f"reusing {args.reuse}: {n:,} records, index file {db.stat().st_size / 1e6:,.0f} MB ({load()})")
+    times = queries(mirror, db, material(), args.window_queries, args.author_queries, passes=args.passes,
+                    breakdown=args.breakdown)  # fmt: skip
+    print(last_line(n, ("-", "-", "-"), times))
+    return 0
+
+
+def last_line(n: int, build: tuple[str, str, str], times: dict[str, list[float]]) -> str:
+    allq = times["window"] + times["author"]
+    q = statistics.quantiles(allq, n=20)
+    page95, before95, meta95 = (statistics.quantiles(times[k], n=20)[18] * 1000
+                                for k in ("window", "window_before", "window_meta"))  # fmt: skip
+    return (
+        f"mirror_scale: records {n}, index_s {build[0]}, records_per_s {build[1]}, peak_rss_mb {build[2]}, "
+        f"page2000_p95_ms {page95:.1f} (entries; rec-row order before {before95:.1f}; PaperMeta page {meta95:.1f}), "
+        f"query_p50_ms {statistics.median(allq) * 1000:.1f}, query_p95_ms {q[18] * 1000:.1f} ({load()})"
+    )
 
 
 if __name__ == "__main__":

@@ -74,6 +74,24 @@ def test_query_answers_equal_in_memory(disk: DiskIndex, mirror: MirrorSource) ->
             )
         ),
         "cat:astro-ph.CO OR cat:astro-ph* OR cat:hep-ph",
+        str(  # windows ANDed with categories, ORed: one merge of ranges with different windows
+            or_(
+                and_(
+                    submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 10)),
+                    or_(cat("astro-ph.GA"), cat("gr-qc")),
+                ),
+                and_(submitted_between(datetime(2007, 1, 1), datetime(2012, 12, 31)), cat("hep-ph")),
+            )
+        ),
+        str(  # a window around an OR whose second part has its own window: not the postings alone
+            and_(
+                submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 30)),
+                or_(
+                    cat("astro-ph.SR"),
+                    and_(submitted_between(datetime(2018, 4, 10), datetime(2019, 1, 1)), cat("astro-ph.GA")),
+                ),
+            )
+        ),
         "lastUpdatedDate:[201804010000 TO 201804302359]",
         *[str(au(n)) for n in names],
         *[str(and_(au(n), submitted_between(datetime(2017, 1, 1), datetime(2019, 1, 1)))) for n in names[:10]],
@@ -240,3 +258,100 @@ def test_record_blobs_are_zstd_and_older_zlib_blobs_still_read(disk: DiskIndex) 
     raw = unpack(blob)
     assert unpack(zlib.compress(raw, 1)) == raw == unpack(pack(raw))  # an index built before zstd reads the same
     assert len(blob) < 0.7 * len(raw)
+
+
+@pytest.mark.parametrize("margin", [64, 1])
+def test_pages_ordered_from_the_postings_equal_the_general_order(
+    disk: DiskIndex, margin: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window + categories page ordered from index `cat_q` alone (`disk_query._postings_page`) equals the page
+    ordered from every hit's `rec` row (the path before it): same total, same ids in the same order, for windows of
+    a day to all time around real dates, rare and common categories, parents with children, prefixes, both sort
+    orders, and pages that start and end inside runs of equal v1 dates (the listings' records share their day).
+    With a margin of 1 row around the page, most runs at a page's ends reach past it: every hit is read instead."""
+    from collections import Counter
+    from datetime import UTC, timedelta
+
+    from academiceval.sources.mirror import disk_query
+    from academiceval.sources.mirror.disk_query import plan, run_query
+    from academiceval.sources.query import parse_query
+
+    monkeypatch.setattr(disk_query, "TIE_MARGIN", margin)
+    c = disk.conn()
+    posted = Counter(k for (k,) in c.execute("SELECT cat FROM cat"))
+    common = [k for k, _ in posted.most_common(4)]
+    rare = sorted(k for k, n in posted.items() if n <= 3)[:4]
+    cat_sets = [common[:1], common[:3], rare[:1], rare, [common[0], *rare[:2]], ["astro-ph", "astro-ph.GA", "gr-qc"],
+                ["astro-ph*"], ["astro-ph.CO", "astro-ph*", "hep-ph"]]  # fmt: skip
+    pubs = [p for (p,) in c.execute("SELECT pub FROM rec ORDER BY pub")]
+    rng = random.Random(11)
+    anchors = [datetime.fromtimestamp(pubs[rng.randrange(len(pubs))], UTC).replace(tzinfo=None) for _ in range(3)]
+    spans = [timedelta(days=d) for d in (0, 6, 30, 365, 5 * 365)]
+    windows = [submitted_between(a, a + s) for a in anchors for s in spans] + [None]
+    fast = with_ties = id_order_differs = 0
+    for w in windows:
+        for cats in cat_sets:
+            q = str(or_(*map(cat, cats)) if w is None else and_(w, or_(*map(cat, cats))))
+            fast += bool(plan(parse_query(q)).cats)
+            for order in ("ascending", "descending"):
+                total, every = run_query(disk, q, max_results=None, sort_order=order, decode=list)
+                assert (total, every) == run_query(
+                    disk, q, max_results=None, sort_order=order, decode=list, from_postings=False
+                ), q
+                if not every:
+                    continue
+                dates = dict(c.execute(f"SELECT rid, pub FROM rec WHERE rid IN ({','.join(map(str, every))})"))
+                runs = Counter(dates.values())
+                tied = [i for i, r in enumerate(every) if runs[dates[r]] > 1]
+                with_ties += bool(tied)
+                by_rid = sorted(every, key=lambda r: (dates[r], r), reverse=order == "descending")
+                id_order_differs += by_rid != every
+                starts = {0, 1, total // 3, total - 1, total + 5, *tied[:1], *tied[-1:], *(i + 1 for i in tied[:1])}
+                for start in sorted(starts):
+                    for size in (1, 7, 50):
+                        got = run_query(disk, q, start=start, max_results=size, sort_order=order, decode=list)
+                        assert got == (total, every[start : start + size]), (q, start, size)
+                        before = run_query(
+                            disk, q, start=start, max_results=size, sort_order=order, decode=list, from_postings=False
+                        )
+                        assert got == before, (q, start, size)
+    assert fast == len(windows) * len(cat_sets)  # every one of them took the postings path
+    assert with_ties > 20 and id_order_differs > 5  # runs of equal dates whose rid order is not the id order
+
+
+def test_a_stopped_postings_page_leaves_no_read_transaction_open(disk: DiskIndex) -> None:
+    """The postings page counts and reads in one read transaction; a query stopped by `time_limit` (what `mirror
+    serve` sets) ends it, so the thread's connection does not keep an old state of the index open."""
+    from academiceval.sources.errors import QueryTimeoutError
+
+    q = str(and_(submitted_between(datetime(1990, 1, 1), datetime(2026, 1, 1)), or_(cat("astro-ph"), cat("hep-ph"))))
+    with pytest.raises(QueryTimeoutError), disk.time_limit(1e-9):
+        disk.search_entries(q, max_results=50)
+    assert not disk.conn().in_transaction
+    total, page = disk.search_entries(q, max_results=50)
+    assert total > 50 and len(page) == 50 and not disk.conn().in_transaction
+
+
+def test_which_plans_are_answered_from_the_postings_alone() -> None:
+    """Only a plan whose hits are exactly posting ranges of `cat_q` carries them (`Plan.cats`): categories, a v1
+    window pushed into all of them, ORs of such plans; not when another condition still has to hold."""
+    from academiceval.sources.mirror.disk_query import plan
+    from academiceval.sources.query import andnot, parse_query, updated_between
+
+    april, may = (
+        submitted_between(datetime(2018, 4, 1), datetime(2018, 4, 30)),
+        submitted_between(datetime(2018, 5, 1), datetime(2018, 5, 31)),
+    )
+    cats = or_(cat("astro-ph.GA"), cat("gr-qc"))
+    alone = [cats, and_(april, cats), and_(cats, april), or_(and_(april, cats), and_(may, cat("hep-ph")))]
+    not_alone = [
+        and_(april, or_(cat("gr-qc"), and_(may, cat("hep-ph")))),  # the outer window still cuts the inner one
+        and_(updated_between(datetime(2018, 4, 1), datetime(2018, 4, 30)), cats),  # a last-updated window
+        and_(and_(april, cats), au("Del Maestro")),
+        andnot(and_(april, cats), cat("astro-ph.CO")),
+        or_(and_(april, cats), au("Del Maestro")),
+    ]
+    for q in alone:
+        assert plan(parse_query(str(q))).cats, str(q)
+    for q in not_alone:
+        assert not plan(parse_query(str(q))).cats, str(q)

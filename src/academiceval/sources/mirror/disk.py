@@ -666,10 +666,11 @@ class DiskIndex:
             chunk = rids[i : i + 900]
             q = f"SELECT rid, arxiv_id, pub, akeys FROM rec WHERE rid IN ({','.join('?' * len(chunk))})"
             cols.update((row[0], row) for row in c.execute(q, chunk))
-        day = _utc_day
+        # one `date` per UTC day of the page (a window page spans days to weeks), not one per hit: 0.6 µs each
+        day = {d: _utc_day(d * 86400) for d in {row[2] // 86400 for row in cols.values()}}
         load = self.meta_of_rid
         return [
-            PageEntry(aid, day(pub), tuple(ak.split(SEP)) if ak else (), partial(load, rid))
+            PageEntry(aid, day[pub // 86400], tuple(ak.split(SEP)) if ak else (), partial(load, rid))
             for rid, aid, pub, ak in (cols[r] for r in rids if r in cols)
         ]
 

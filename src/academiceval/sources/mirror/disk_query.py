@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import gc
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,7 +43,10 @@ class Plan:
     sql: str | None  # None: no SQL restriction (every row is a candidate)
     params: list[Any] = field(default_factory=list)
     exact: bool = True
-    cats: tuple[tuple[str, Window], ...] = ()  # the `cat:` terms of this plan, kept apart so ORs of them merge
+    # non-empty: the hits are exactly the records posted under these (category, v1 window) ranges of `cat_q` — a
+    # `cat:` term, an OR of them, or a window ANDed with them (pushed into each); ORs of such plans merge, and their
+    # pages are ordered from the postings alone (`_postings_page`)
+    cats: tuple[tuple[str, Window], ...] = ()
 
 
 def _cat_plan(terms: tuple[tuple[str, Window], ...]) -> Plan:
@@ -101,7 +105,15 @@ def plan(node: Node, window: Window = None) -> Plan:
             left, right = plan(node.left, sub), plan(node.right, sub)
             parts = [p for p in (left, right) if p.sql]
             sql = " AND ".join(f"({p.sql})" for p in parts) or None
-            return Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
+            out = Plan(sql, [x for p in parts for x in p.params], left.exact and right.exact)
+            for side, other in ((node.left, right), (node.right, left)):
+                # window AND (cat OR ...) with the window in every posting range: a posting's `pub` is its record's
+                # (`Prepared.postings`), so the window adds nothing to the postings and the hits are theirs
+                if not (isinstance(side, DateRange) and side.field == "submittedDate" and other.cats):
+                    continue
+                if all(w == _window(side) for _, w in other.cats):
+                    out.cats = other.cats
+            return out
         if node.op == "OR":
             left, right = plan(node.left, window), plan(node.right, window)
             if left.cats and right.cats:  # one posting scan for "cat:a OR cat:b OR ..."
@@ -241,11 +253,16 @@ def run_query(
     sort_by: str = "submittedDate",
     sort_order: str = "descending",
     decode: Callable[[list[int]], list[Any]] | None = None,
+    from_postings: bool = True,
 ) -> tuple[int, list[Any]]:
     """(total hits, the page decoded by `decode` — `idx.records_by_rid` by default, `idx.metas_by_rid` for
-    `MirrorSource`'s pages of bare `PaperMeta`)."""
+    `MirrorSource`'s pages of bare `PaperMeta`). `from_postings=False` orders a window + categories query the way
+    it was ordered before `_postings_page` (every hit's `rec` row, sorted by SQLite): the baseline of
+    `benchmarks/mirror_scale.py --reuse` and of the test that shows both orders equal."""
     with gc_paused():
-        return _run_query(idx, query, start, max_results, sort_by, sort_order, decode or idx.records_by_rid)
+        return _run_query(
+            idx, query, start, max_results, sort_by, sort_order, decode or idx.records_by_rid, from_postings
+        )
 
 
 @contextmanager
@@ -282,7 +299,7 @@ _was_on = False
 
 def _run_query(
     idx: DiskIndex, query: str | Node, start: int, max_results: int | None, sort_by: str, sort_order: str,
-    decode: Callable[[list[int]], list[Any]],
+    decode: Callable[[list[int]], list[Any]], from_postings: bool,
 ) -> tuple[int, list[Any]]:  # fmt: skip
     node = parse_query(query) if isinstance(query, str) else query
     p = plan(node)
@@ -292,6 +309,9 @@ def _run_query(
     order = f"{col} {'DESC' if desc else 'ASC'}, r.arxiv_id {'DESC' if desc else 'ASC'}"
     start = max(0, start)
     c = idx.conn()
+    if p.exact and p.cats and from_postings and col == "r.pub" and len(p.cats) <= MERGED_RANGES:
+        total, rids = _postings_page(c, p.cats, start, max_results, desc)
+        return total, decode(rids)
     if p.exact:  # one evaluation: every hit's rid in order (small ints), then decode only the page
         rids = [r[0] for r in c.execute(f"SELECT r.rid FROM rec r {where} ORDER BY {order}", p.params)]
         page = rids[start:] if max_results is None else rids[start : start + max(0, max_results)]
@@ -303,3 +323,87 @@ def _run_query(
     hits.sort(key=key, reverse=desc)
     page = hits[start:] if max_results is None else hits[start : start + max(0, max_results)]
     return len(hits), decode([h.rid for h in page])
+
+
+MERGED_RANGES = 64  # a compound SELECT may have 500 arms (SQLITE_MAX_COMPOUND_SELECT); a page of more ranges
+# is ordered the general way
+TIE_MARGIN = 64  # rows read on each side of a page, so that the runs of equal dates at its ends are whole
+
+
+def _postings_page(
+    c: Any, cats: tuple[tuple[str, Window], ...], start: int, max_results: int | None, desc: bool
+) -> tuple[int, list[int]]:
+    """(total hits, the page's rids in (v1 date, arXiv id) order) of a query whose hits are these posting ranges,
+    read from index `cat_q` alone: its entries are (cat, pub, rid), so each range of one category comes out in
+    (pub, rid) order, and a `UNION` of the ranges is a merge (SQLite: `MERGE (UNION)`, no sorter) that also drops
+    a record posted under two of them. The general path reads every hit's `rec` row for its date and id and sorts
+    them all: at 2.7M records a month of the astro-ph categories is ~10,000 hits for a page of 2,000 (index part
+    p50 20.4 -> 5.6 ms reading every merged row into Python, 3.1 ms counting them in SQLite and reading only the
+    page; benchmarks/mirror_scale.py, notes/scale.md).
+
+    The merge orders equal dates by rid, and the page's order breaks them by arXiv id; rids do not follow ids
+    (a merged or later-read record keeps its first rid). So the runs of equal dates that touch the page are
+    re-sorted by id (their ids fetched): with second-resolution v1 dates they are few; a listing's day-resolution
+    dates make long runs. The order of whole runs is the dates', so only the page's runs matter: the page is read
+    with `TIE_MARGIN` rows on each side, and if a run at one of its ends reaches the margin's edge, every hit is
+    read instead (what a page without a bound does anyway)."""
+    arms, params = [], []
+    for v, w in cats:
+        cond, ps = _cat_cond(v, w)
+        distinct = "DISTINCT " if v.endswith("*") else ""  # a prefix range holds a record once per category
+        arms.append(f"SELECT {distinct}c.pub, c.rid FROM cat c WHERE {cond}")
+        params += ps
+    way = "DESC" if desc else "ASC"
+    merged = f"{' UNION '.join(arms)} ORDER BY 1 {way}, 2 {way}"
+    if max_results is not None:
+        with _snapshot(c):  # the count and the rows of one state of the index (`mirror serve` reads while it grows)
+            total = c.execute(f"SELECT count(*) FROM ({merged})", params).fetchone()[0]
+            lo, hi = start, min(total, start + max(0, max_results))
+            if lo >= hi:
+                return total, []
+            off = max(0, lo - TIE_MARGIN)
+            rows = c.execute(f"{merged} LIMIT ? OFFSET ?", [*params, hi + TIE_MARGIN - off, off]).fetchall()
+            first, last = rows[lo - off][0], rows[hi - 1 - off][0]
+            if (off == 0 or rows[0][0] != first) and (off + len(rows) == total or rows[-1][0] != last):
+                return total, _in_order(c, rows, lo - off, hi - off, desc)
+    rows = c.execute(merged, params).fetchall()
+    n = len(rows)
+    lo, hi = start, n if max_results is None else min(n, start + max(0, max_results))
+    return n, _in_order(c, rows, lo, hi, desc) if lo < hi else []
+
+
+@contextmanager
+def _snapshot(c: Any) -> Iterator[None]:
+    """A read transaction around the block (WAL: its statements see one state of the file), unless one is open.
+    Ended whatever happens in the block (a `time_limit` interrupt included), so the thread's connection does not
+    keep an old snapshot open; a SELECT that is interrupted does not end it by itself."""
+    if c.in_transaction:
+        yield
+        return
+    c.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if c.in_transaction:
+            c.execute("COMMIT")
+
+
+def _in_order(c: Any, rows: list[tuple[int, int]], lo: int, hi: int, desc: bool) -> list[int]:
+    """The rids of `rows[lo:hi]` ((pub, rid) in merge order) in (pub, arXiv id) order: the runs of equal dates
+    that touch the page, widened to whole runs within `rows`, re-sorted by id."""
+    a, b = lo, hi
+    while a > 0 and rows[a - 1][0] == rows[a][0]:
+        a -= 1
+    while b < len(rows) and rows[b][0] == rows[b - 1][0]:
+        b += 1
+    seg = rows[a:b]
+    pubs = [pub for pub, _ in seg]
+    if len(set(pubs)) < len(pubs):
+        runs = Counter(pubs)
+        tied = [rid for pub, rid in seg if runs[pub] > 1]
+        ids: dict[int, str] = {}
+        for i in range(0, len(tied), 900):
+            chunk = tied[i : i + 900]
+            ids.update(c.execute(f"SELECT rid, arxiv_id FROM rec WHERE rid IN ({','.join('?' * len(chunk))})", chunk))
+        seg.sort(key=lambda t: (t[0], ids.get(t[1], "")), reverse=desc)
+    return [rid for _, rid in seg[lo - a : hi - a]]
