@@ -445,7 +445,10 @@ class SampleWorker:
 
             async def worker() -> None:
                 for s, epochs, prep, keys in prepared:  # one shared iterator: each sample is taken by one worker
-                    await self._ask_epochs(s, prep, epochs, keys)
+                    if len(epochs) == 1:  # (without `_ask_epochs`' coroutine layer: most samples have one epoch)
+                        await self._ask(s, prep, epochs[0], keys[0])
+                    else:
+                        await self._ask_epochs(s, prep, epochs, keys)
 
         else:  # preparation that tokenizes or retrieves: one sample at a time in the pool, overlapping requests
             it = iter(units)
