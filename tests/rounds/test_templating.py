@@ -101,3 +101,53 @@ def test_template_globals_overlay_the_environment_and_stay_per_template(tmp_path
     assert PromptEnvironment(cache_size=5).cache is not None and not isinstance(
         PromptEnvironment(cache_size=5).cache, dict
     )
+
+
+MACROS = """\
+{%- macro plain(a, b) -%}[{{ a }}|{{ b }}]{%- endmacro -%}
+{%- macro defaults(a, b="B") -%}<{{ a }}/{{ b }}>{%- endmacro -%}
+{%- macro catch_all(a) -%}({{ a }};{{ varargs | join(",") }};{{ kwargs | dictsort | join(",") }}){%- endmacro -%}
+{%- macro wrap(a) -%}{{ a }}:{{ caller() }}{%- endmacro -%}
+{%- macro named_caller(a, caller=none) -%}{{ a }}{{ caller }}{%- endmacro -%}
+{%- macro nothing() -%}{%- endmacro -%}
+"""
+USES = """\
+{%- import "m.j2" as m -%}
+{{ m.plain(x, "<b>") }} {{ m.defaults(x) }} {{ m.defaults(x, b=x) }} {{ m.defaults(a=x) }}
+{{ m.catch_all(x) }} {{ m.catch_all(x, 1, 2) }} {{ m.catch_all(x, k=3) }}
+{% call m.wrap(x) %}inside {{ x }}{% endcall %} {{ m.named_caller(x, "c") }} {{ m.named_caller(x) }} [{{ m.nothing() }}]
+{%- for i in [1, 2] %} {{ m.plain(i, loop.index) }}{% endfor %}
+{%- set f = m.plain %} {{ f(x, x) }} {{ m.plain(*[x, "y"]) }}
+"""
+
+
+def test_macro_calls_render_as_in_jinja2_with_and_without_autoescape(tmp_path, monkeypatch):
+    """`PromptContext.call` takes a short path for a call with exactly a macro's positional arguments; every kind of
+    call (defaults, keywords, varargs/kwargs, caller blocks, calls in loops, through a variable, with autoescape on
+    or off) renders what jinja2's own path renders, and the wrong calls raise the same errors."""
+    (tmp_path / "m.j2").write_text(MACROS)
+    (tmp_path / "use.j2").write_text(USES)
+    (tmp_path / "bad.j2").write_text('{%- import "m.j2" as m -%}{{ m.plain(1, 2, 3) }}')
+    for autoescape in (False, True):
+        loader = jinja2.FileSystemLoader(str(tmp_path))
+        opts = dict(loader=loader, undefined=jinja2.StrictUndefined, autoescape=autoescape)
+        ours, theirs = PromptEnvironment(**opts), jinja2.Environment(**opts)
+        for x in ("plain", "<em>&'\"", "ünïcode — ∑"):
+            got = ours.get_template("use.j2").render(x=x)
+            assert got == theirs.get_template("use.j2").render(x=x)
+            assert ("&lt;b&gt;" in got) is autoescape  # the caller's autoescape reaches the macro
+        for env in (ours, theirs):
+            try:
+                env.get_template("bad.j2").render()
+                raise AssertionError("three arguments to a two-argument macro must fail")
+            except TypeError as e:
+                assert "takes not more than 2 argument(s)" in str(e)
+
+    # the short path is taken: a plain positional call renders without jinja2's Macro.__call__
+    def refuse(*args, **kwargs):
+        raise AssertionError("Macro.__call__ was used")
+
+    (tmp_path / "short.j2").write_text('{%- import "m.j2" as m -%}{{ m.plain(1, "2") }}{{ m.nothing() }}')
+    env = PromptEnvironment(loader=jinja2.FileSystemLoader(str(tmp_path)), undefined=jinja2.StrictUndefined)
+    monkeypatch.setattr(jinja2.runtime.Macro, "__call__", refuse)
+    assert env.get_template("short.j2").render() == "[1|2]"

@@ -6,6 +6,7 @@ requests in flight), and cache rows visible to their writer before the commit.""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import json
 import sqlite3
@@ -17,7 +18,7 @@ import pytest
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
 from academiceval.models.cache import ResponseCache
 from academiceval.runs.config import RunConfig
-from academiceval.runs.runner import run_round
+from academiceval.runs.runner import GC_GEN0_THRESHOLD, run_round
 from academiceval.store.artifacts import read_run_records
 
 IDENT = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}
@@ -203,7 +204,12 @@ def test_memo_json_is_json_dumps_with_default_str():
 
     extras = {"full_tokens": 812, "tokenizer": "tiktoken:o200k_base", "retrieved": [{"id": "c1", "score": 0.5}]}
     for prep in (
-        Prepared(prompt="p", prompt_sha256="ab" * 32),
+        Prepared(prompt="p", prompt_sha256="ab" * 32),  # a plain rendering: the formatted memo
+        Prepared(prompt="p", prompt_sha256=hashlib.sha256(b"x").hexdigest()),
+        Prepared(prompt="p", prompt_sha256='not/hex "quoted" é'),  # anything to escape: encoded
+        Prepared(prompt="p", prompt_sha256="ab" * 32, input_tokens=False, tokens_cut=0.0),  # json writes these apart
+        Prepared(prompt="p", prompt_sha256="ab" * 32, reason=""),
+        Prepared(prompt="p", prompt_sha256="ab" * 32, extras={"k": 1}),
         Prepared(
             prompt="p",
             prompt_sha256="cd" * 32,
@@ -227,8 +233,16 @@ def test_the_garbage_collector_is_unfrozen_after_a_run_even_a_failed_one(sample_
     srv = fake_server()
     cfg = RunConfig(model="openai/fake-model", base_url=srv.url, max_connections=4)
     frozen: list[int] = []
-    s = run_round(tmp_path / "a", sample_round, cfg, progress=lambda done, total: frozen.append(gc.get_freeze_count()))
+    thresholds: list[tuple[int, int, int]] = []
+    before = gc.get_threshold()
+
+    def watch(done: int, total: int) -> None:
+        frozen.append(gc.get_freeze_count())
+        thresholds.append(gc.get_threshold())
+
+    s = run_round(tmp_path / "a", sample_round, cfg, progress=watch)
     assert s.total("done") == 48 and max(frozen) > 0 and gc.get_freeze_count() == 0  # frozen during the phase only
+    assert set(thresholds) == {(max(before[0], GC_GEN0_THRESHOLD), *before[1:])} and gc.get_threshold() == before
 
     def fail(done: int, total: int) -> None:
         if done >= 5:
@@ -236,4 +250,4 @@ def test_the_garbage_collector_is_unfrozen_after_a_run_even_a_failed_one(sample_
 
     with pytest.raises(RuntimeError, match="progress display died"):
         run_round(tmp_path / "b", sample_round, cfg, progress=fail)
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before

@@ -327,7 +327,7 @@ class ResponseCache:
             if rows:
                 conn.executemany(
                     "INSERT OR REPLACE INTO response VALUES (?,?,?,?,?,?)",
-                    [(k, b, m, sha, c.model_dump_json(), at) for k, b, m, sha, c, at in rows.values()],
+                    [(k, b, m, sha, _completion_json(c).decode(), at) for k, b, m, sha, c, at in rows.values()],
                 )
             if memos:
                 conn.executemany("INSERT OR REPLACE INTO prompt_memo VALUES (?,?)", memos.items())
@@ -352,6 +352,11 @@ class ResponseCache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+# `completion.model_dump_json()` without its Python-level wrapper (the same text: its defaults are these); every
+# answer a run caches is serialised once, at the commit
+_completion_json = Completion.__pydantic_serializer__.to_json
 
 
 def _is_damage(error: sqlite3.DatabaseError) -> bool:

@@ -100,7 +100,7 @@ class RetryStats:
 _DEFAULT_POLICY = RetryPolicy()
 
 
-async def _attempt(
+async def attempt(
     backend: Backend,
     prompt: str,
     options: GenerationOptions,
@@ -148,11 +148,28 @@ async def generate_with_retry(
     policy = policy or _DEFAULT_POLICY
     stats = stats if stats is not None else RetryStats()
     try:  # the common case, without tenacity's per-call set-up (it costs more than the request on loopback)
-        return await _attempt(backend, prompt, options, sample, limiter, stats)
+        return await attempt(backend, prompt, options, sample, limiter, stats)
     except TransientBackendError as first:
         if policy.max_attempts <= 1:
             raise
         first_error = first
+    return await retry_after(first_error, backend, prompt, options, sample, limiter=limiter, policy=policy, stats=stats)
+
+
+async def retry_after(
+    first_error: TransientBackendError,
+    backend: Backend,
+    prompt: str,
+    options: GenerationOptions,
+    sample: Sample | None = None,
+    *,
+    limiter: AdaptiveLimiter | None,
+    policy: RetryPolicy,
+    stats: RetryStats,
+) -> Completion:
+    """The attempts after a first one that failed with `first_error` (transient; `policy.max_attempts` > 1):
+    `generate_with_retry` past its first attempt. `models.generate.Generator` makes the first attempt itself (one
+    coroutine layer less per request) and comes here only when it failed."""
     budget = _WaitBudget(policy)
     state = RetryCallState(None, None, (), {})
     state.attempt_number = 1
@@ -173,7 +190,7 @@ async def generate_with_retry(
         reraise=True,
         before_sleep=before_sleep,
     )
-    return await retrying(_attempt, backend, prompt, options, sample, limiter, stats)
+    return await retrying(attempt, backend, prompt, options, sample, limiter, stats)
 
 
 def _shifted(state: RetryCallState) -> RetryCallState:
