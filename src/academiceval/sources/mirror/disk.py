@@ -57,6 +57,7 @@ from academiceval.sources.mirror.disk_query import gc_paused, run_query
 from academiceval.sources.mirror.disk_rows import (
     LINE_FORMATS,
     SEP,
+    Parsed,
     Prepared,
     dt_of,
     parse_chunk,
@@ -414,28 +415,29 @@ class DiskIndex:
                 # at most `ahead` chunks parsed but not yet written: memory stays bounded if the writer is slower
                 ahead = threading.Semaphore(2 * workers + 2)
                 results = (
-                    pool.imap(parse_chunk, _gated(chunks, ahead, stop), chunksize=1)
+                    pool.imap(_parse_paused, _gated(chunks, ahead, stop), chunksize=1)
                     if pool
-                    else map(parse_chunk, chunks)
+                    else map(_parse_paused, chunks)
                 )
                 for parsed in results:
                     if pool:
                         ahead.release()
-                    for n, end, item in parsed:
-                        lineno, pos = n, end
-                        rep.lines_read += 1
-                        if isinstance(item, RecordParseError):
-                            errors.append(item)
-                            nerr += 1
-                            rep.errors += 1
-                        elif item is not None:
-                            pending.append(item)
-                            nrec += 1
-                    if len(pending) >= batch:
-                        self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep)
-                        pending, errors = [], []
-                        if progress:
-                            progress(f"{path.name} line {lineno:,}", pos, st.st_size)
+                    with gc_paused():  # the writer's side of _parse_paused
+                        for n, end, item in parsed:
+                            lineno, pos = n, end
+                            rep.lines_read += 1
+                            if isinstance(item, RecordParseError):
+                                errors.append(item)
+                                nerr += 1
+                                rep.errors += 1
+                            elif item is not None:
+                                pending.append(item)
+                                nrec += 1
+                        if len(pending) >= batch:
+                            self._commit_lines(found, head, pos, lineno, nrec, nerr, pending, errors, rep)
+                            pending, errors = [], []
+                            if progress:
+                                progress(f"{path.name} line {lineno:,}", pos, st.st_size)
             finally:
                 if pool is not None:
                     stop.set()  # a feeder thread waiting at the gate must be let go, or terminate() waits forever
@@ -773,6 +775,16 @@ def _utc_day(t: int) -> date:
 
 def _authors_json(authors: Iterable[Author]) -> str:
     return json.dumps([a.model_dump() for a in authors], ensure_ascii=False)
+
+
+def _parse_paused(args: tuple[str, str, list[tuple[int, int, bytes]]]) -> Parsed:
+    """`parse_chunk` with the cyclic garbage collector paused (in the parse worker; the writer pauses it while it
+    stores a chunk's rows). A chunk of 1,000 lines allocates dicts, lists and models for each record (none in a
+    cycle) and keeps them until it is handed on, so the young collections they trigger walk and promote them
+    again and again; paused, each chunk's objects are walked about once, when the pause ends. The whole build:
+    11% less CPU at 300k records, 7% at 60k, 5 of 5 interleaved rounds (benchmarks/mirror_build_ab.py)."""
+    with gc_paused():
+        return parse_chunk(args)
 
 
 def _gated(items: Iterator[Any], gate: threading.Semaphore, stop: threading.Event) -> Iterator[Any]:
