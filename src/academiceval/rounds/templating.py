@@ -15,6 +15,12 @@ Each macro call (`{{ b.body_block(body) }}`, `{{ r.abstract() }}`: three per wri
 positional arguments and nothing else needs none of that: `PromptContext.call` hands them to the macro's function
 directly, as `Macro.__call__` itself ends up doing (~10 → ~7 µs per abstract prompt); every other call takes
 jinja2's own path.
+
+`Template.render(**vars)` copies the variables into a dict, hands it to `Template.new_context`, which calls the
+module function `runtime.new_context`, which copies it again over the template's globals and builds the context.
+`PromptTemplate.render` builds the same context (the same parent dict: globals, then the variables over them; the
+same context class, name, blocks and globals) in one step and runs the same `root_render_func` with the same error
+handling (~6.1 → ~5.0 µs per abstract prompt). Positional arguments and async environments take jinja2's path.
 """
 
 from __future__ import annotations
@@ -47,13 +53,30 @@ class PromptContext(Context):
         return super().call(__obj, *args, **kwargs)
 
 
+class PromptTemplate(jinja2.Template):
+    """A jinja2 template whose keyword-only `render` builds its context in one step (see the module docstring)."""
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        env = self.environment
+        if args or env.is_async:
+            return super().render(*args, **kwargs)
+        # = runtime.new_context(env, name, blocks, dict(**kwargs), shared=False, globals, locals=None)
+        ctx = env.context_class(env, {**self.globals, **kwargs}, self.name, self.blocks, globals=self.globals)
+        try:
+            return env.concat(self.root_render_func(ctx))  # type: ignore[no-any-return]
+        except Exception:
+            env.handle_exception()
+
+
 class PromptEnvironment(jinja2.Environment):
     """A `jinja2.Environment` whose templates' globals are a plain dict (see the module docstring), with an
     unbounded template cache (`cache_size=-1`, a plain dict) unless told otherwise: a prompt environment holds a
     few dozen templates, and jinja2's default LRU cache takes a lock and reorders a queue on every look-up (three
-    per prompt: the template and the two macro files it imports). Its templates render with `PromptContext`."""
+    per prompt: the template and the two macro files it imports). Its templates are `PromptTemplate`s and render
+    with `PromptContext`."""
 
     context_class = PromptContext
+    template_class = PromptTemplate
 
     def __init__(self, **options: Any) -> None:
         options.setdefault("cache_size", -1)
