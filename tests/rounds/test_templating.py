@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 
 from academiceval.errors import ConfigError
-from academiceval.rounds import prompts
+from academiceval.rounds import prompts, templating
 from academiceval.rounds.prompts import VARIANTS, render_prompt
 from academiceval.rounds.templating import PromptEnvironment, PromptTemplate
 from academiceval.store.artifacts import load_round
@@ -154,6 +154,13 @@ def test_macro_calls_render_as_in_jinja2_with_and_without_autoescape(tmp_path, m
     env = PromptEnvironment(loader=jinja2.FileSystemLoader(str(tmp_path)), undefined=jinja2.StrictUndefined)
     monkeypatch.setattr(jinja2.runtime.Macro, "__call__", refuse)
     assert env.get_template("short.j2").render() == "[1|2]"
+    monkeypatch.undo()
+
+    # a jinja2 without the private names the short path uses: jinja2's own path, the same text
+    monkeypatch.setattr(templating, "_PLAIN_MACRO_CALLS", False)
+    env = PromptEnvironment(loader=jinja2.FileSystemLoader(str(tmp_path)), undefined=jinja2.StrictUndefined)
+    plain = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tmp_path)), undefined=jinja2.StrictUndefined)
+    assert env.get_template("use.j2").render(x="y") == plain.get_template("use.j2").render(x="y")
 
 
 def test_prompt_template_render_is_jinja2s_render_on_a_real_round(corpus, tmp_path, monkeypatch):

@@ -31,13 +31,18 @@ from typing import Any
 import jinja2
 from jinja2.runtime import Context, Macro
 
+# The short path uses two private names of jinja2 3.1's Macro; a jinja2 without them takes jinja2's own path
+# (slower, same text), and tests/rounds/test_templating.py compares both paths against jinja2's rendering.
+_PLAIN_MACRO_CALLS = hasattr(Macro, "_invoke") and "_argument_count" in Macro.__init__.__code__.co_names
+
 
 class PromptContext(Context):
     """jinja2's template context with a short path for plain macro calls (see the module docstring)."""
 
     def call(__self, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # jinja2's own signature
         if (
-            type(__obj) is Macro
+            _PLAIN_MACRO_CALLS
+            and type(__obj) is Macro
             and not kwargs
             and len(args) == __obj._argument_count
             and not (__obj.caller or __obj.catch_kwargs or __obj.catch_varargs)
