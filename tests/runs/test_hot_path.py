@@ -204,9 +204,9 @@ def test_memo_json_is_json_dumps_with_default_str():
 
     extras = {"full_tokens": 812, "tokenizer": "tiktoken:o200k_base", "retrieved": [{"id": "c1", "score": 0.5}]}
     for prep in (
-        Prepared(prompt="p", prompt_sha256="ab" * 32),  # a plain rendering: the formatted memo
+        Prepared(prompt="p", prompt_sha256="ab" * 32),  # a plain rendering
         Prepared(prompt="p", prompt_sha256=hashlib.sha256(b"x").hexdigest()),
-        Prepared(prompt="p", prompt_sha256='not/hex "quoted" é'),  # anything to escape: encoded
+        Prepared(prompt="p", prompt_sha256='not/hex "quoted" é'),  # something to escape
         Prepared(prompt="p", prompt_sha256="ab" * 32, input_tokens=False, tokens_cut=0.0),  # json writes these apart
         Prepared(prompt="p", prompt_sha256="ab" * 32, reason=""),
         Prepared(prompt="p", prompt_sha256="ab" * 32, extras={"k": 1}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -26,9 +27,7 @@ def short_metric_names(keys: list[str]) -> dict[str, str]:
     """A metric's name for a narrow table: a long name (`bertscore-all-MiniLM-L6-v2-L6-window`) by its family
     (`bertscore`) when no other metric shown shares that family; the full names are printed under the table."""
     family = {k: k.split("-", 1)[0] if len(k) > 12 else k for k in keys}
-    counts: dict[str, int] = {}
-    for f in family.values():
-        counts[f] = counts.get(f, 0) + 1
+    counts = Counter(family.values())
     return {k: family[k] if counts[family[k]] == 1 and family[k] not in keys else k for k in keys}
 
 

@@ -38,11 +38,6 @@ def length_instruction_for(option: bool | None, tasks: set[str] | frozenset[str]
 
 
 _MEMO_JSON = json.JSONEncoder(default=str)  # one encoder for every memo (json.dumps builds one per call)
-# the memo of a plain rendering, as _MEMO_JSON writes it (`Prepared.memo_json`; tests/runs/test_hot_path.py)
-_PLAIN_MEMO = (
-    '{"prompt_sha256": "%s", "input_tokens": 0, "tokens_cut": 0, "truncation": "none", "skipped": false, '
-    '"reason": null, "extras": {}}'
-)
 
 
 @dataclass
@@ -59,21 +54,6 @@ class Prepared:
 
     def memo_json(self) -> str:
         """Everything but the prompt text (the response cache's prompt memo)."""
-        sha = self.prompt_sha256
-        if (  # a plain rendering (every field but the hash at its default): its memo, formatted, not encoded
-            self.extras == {}
-            and self.input_tokens == 0
-            and self.tokens_cut == 0
-            and type(self.input_tokens) is int  # an int zero, not False or 0.0 (json writes those apart)
-            and type(self.tokens_cut) is int
-            and self.truncation == "none"
-            and self.skipped is False
-            and self.reason is None
-            and type(sha) is str
-            and sha.isascii()
-            and sha.isalnum()  # nothing to escape
-        ):
-            return _PLAIN_MEMO % sha
         d = {
             "prompt_sha256": self.prompt_sha256,
             "input_tokens": self.input_tokens,
